@@ -1,0 +1,50 @@
+"""The errors symscalar raises.
+
+Every error that concerns the static/dynamic contract names the value, where it came from,
+and the fix, so that a user never has to read a traceback from inside the tracer.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SymscalarError",
+    "DynamicValueError",
+    "StaticValueRequiredError",
+    "TraceCheckError",
+    "UnsupportedOperationError",
+    "CheckFailedError",
+    "BackendUnavailableError",
+]
+
+
+class SymscalarError(Exception):
+    """Base class of every error symscalar raises."""
+
+
+class DynamicValueError(SymscalarError, TypeError):
+    """A dynamic value was implicitly turned into a Python value at trace time.
+
+    ``bool(d)``, ``int(d)``, ``float(d)`` and ``d.__index__()`` (so ``if d > 0:``,
+    ``range(d)``, ``lst[d]``) need the concrete value, which a dynamic value does not have
+    until the compiled program runs.
+    """
+
+
+class StaticValueRequiredError(SymscalarError, TypeError):
+    """A dynamic value reached a parameter that must be a compile-time constant."""
+
+
+class TraceCheckError(SymscalarError):
+    """``check_trace`` found a malformed trace (use before definition, wrong meta, ...)."""
+
+
+class UnsupportedOperationError(SymscalarError, NotImplementedError):
+    """A torch function or method that symscalar cannot trace was called on a traced value."""
+
+
+class CheckFailedError(SymscalarError, RuntimeError):
+    """A runtime check recorded with ``symscalar.check`` failed when the program ran."""
+
+
+class BackendUnavailableError(SymscalarError, RuntimeError):
+    """The requested backend cannot run these inputs (no CUDA, nvFuser not installed, ...)."""

@@ -1,0 +1,569 @@
+"""``symscalar.jit``: trace once per static configuration, run many times.
+
+A jitted function's parameters are tensors, static values or dynamic values, decided by their
+annotations (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
+dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or by
+``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values and the tensor
+metadata (shape, dtype, device, requires_grad); dynamic values are inputs of the compiled
+program, so a new dynamic value is a cache hit. ``specialize(d)`` adds a guard ``d == value``
+to the entry being traced.
+
+The per-call path is a generated Python function with the user's signature: it builds the key
+inline, looks it up, and calls the compiled entry. Everything else (validation with clear
+errors, tracing, compiling) happens on a miss, under a lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import itertools
+import threading
+import typing
+from collections.abc import Callable
+from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
+
+import torch
+
+from symscalar import grad as grad_transform
+from symscalar import torch_backend
+from symscalar.errors import BackendUnavailableError
+from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
+from symscalar.tracing import TensorProxy, TraceBuilder, tracing
+from symscalar.types import (
+    BoolLike,
+    DynamicBool,
+    DynamicFloat,
+    DynamicInt,
+    FloatLike,
+    IntLike,
+    NumberLike,
+    NumberProxy,
+    StaticBool,
+    StaticDims,
+    StaticFloat,
+    StaticInt,
+    StaticShape,
+)
+
+__all__ = ["jit", "JitFunction", "CacheInfo"]
+
+P = ParamSpec("P")
+R = TypeVar("R", covariant=True)
+
+# Parameter kinds
+TENSOR, STATIC, AUTO = "tensor", "static", "auto"
+DYN_INT, DYN_FLOAT, DYN_BOOL, DYN_NUMBER = "DynamicInt", "DynamicFloat", "DynamicBool", "NumberLike"
+_DYNAMIC_KINDS = (DYN_INT, DYN_FLOAT, DYN_BOOL, DYN_NUMBER)
+
+_KIND_OF_HINT: dict[Any, str] = {
+    DynamicInt: DYN_INT, IntLike: DYN_INT,
+    DynamicFloat: DYN_FLOAT, FloatLike: DYN_FLOAT,
+    DynamicBool: DYN_BOOL, BoolLike: DYN_BOOL,
+    NumberLike: DYN_NUMBER,
+    StaticInt: STATIC, StaticFloat: STATIC, StaticBool: STATIC, StaticDims: STATIC,
+    StaticShape: STATIC, int: STATIC, float: STATIC, bool: STATIC,
+}
+_KIND_OF_NAME = {getattr(h, "__name__", str(h)): k for h, k in _KIND_OF_HINT.items()}
+_KIND_OF_NAME.update({"Tensor": TENSOR, "torch.Tensor": TENSOR})
+
+_BACKENDS = ("auto", "torch", "nvfuser")
+
+
+class CacheInfo(NamedTuple):
+    """Like ``functools.lru_cache``'s: calls that found an entry, calls that traced, entries."""
+
+    hits: int
+    misses: int
+    entries: int
+
+
+class JitFunction(Protocol, Generic[P, R]):  # type: ignore[misc]
+    """What ``symscalar.jit`` returns: the function, plus inspection methods."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    def last_trace(self) -> Trace | None: ...
+    def last_backward_trace(self) -> Trace | None: ...
+    def cache_info(self) -> CacheInfo: ...
+    def cache_clear(self) -> None: ...
+
+
+@dataclasses.dataclass
+class Entry:
+    """One compiled program: the trace and what runs it."""
+
+    trace: Trace
+    run: Callable[..., Any]  # called with the call's tensors and dynamic values
+    guards: tuple[tuple[ScalarVar, Any], ...]
+    backward_trace: Trace | None = None
+
+
+class _Guarded:
+    """Cache value for a key whose entries carry ``specialize`` guards."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Callable[..., bool], Entry]] = []
+        self.last: Entry | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        for guard, entry in self.entries:
+            if guard(*args):
+                self.last = entry
+                return entry.run(*args)
+        return _MISS
+
+
+_MISS = object()
+
+
+def _hint_kind(hint: Any) -> str:
+    if hint is inspect.Parameter.empty or hint is None:
+        return AUTO
+    if isinstance(hint, str):
+        return _KIND_OF_NAME.get(hint.rsplit(".", 1)[-1] if hint != "torch.Tensor" else hint, AUTO)
+    for known, kind in _KIND_OF_HINT.items():
+        if hint is known:
+            return kind
+    if isinstance(hint, type) and issubclass(hint, torch.Tensor):
+        return TENSOR
+    return AUTO
+
+
+def _param_kinds(
+    fn: Callable[..., Any], sig: inspect.Signature, static: Any, dynamic: Any
+) -> dict[str, str]:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 - unresolvable forward references: use the strings
+        hints = dict(getattr(fn, "__annotations__", {}))
+    names = list(sig.parameters)
+    kinds = {name: _hint_kind(hints.get(name, inspect.Parameter.empty)) for name in names}
+
+    def resolve(items: Any, what: str) -> list[str]:
+        items = [items] if isinstance(items, (str, int)) else list(items or ())
+        out = []
+        for item in items:
+            name = names[item] if isinstance(item, int) and -len(names) <= item < len(names) else item
+            if name not in kinds:
+                raise ValueError(
+                    f"jit({fn.__qualname__}, {what}=...): {item!r} is not a parameter; "
+                    f"the parameters are {names}"
+                )
+            out.append(name)
+        return out
+
+    static_names = resolve(static, "static")
+    dynamic_names = resolve(dynamic, "dynamic")
+    for name in set(static_names) & set(dynamic_names):
+        raise ValueError(f"jit({fn.__qualname__}): parameter {name!r} is both static and dynamic")
+    for name in static_names:
+        kinds[name] = STATIC
+    for name in dynamic_names:
+        if kinds[name] not in _DYNAMIC_KINDS:
+            kinds[name] = DYN_NUMBER
+    return kinds
+
+
+def _auto_key(v: Any) -> Any:
+    """Key of an unannotated argument: tensors by metadata, numbers static by value."""
+    if isinstance(v, torch.Tensor):
+        return (v.shape, v.dtype, v.device, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return (type(v), tuple(_auto_key(x) for x in v))
+    if isinstance(v, dict):
+        return (dict, tuple((k, _auto_key(x)) for k, x in v.items()))
+    return (type(v), v)
+
+
+def _auto_leaves(v: Any) -> tuple[torch.Tensor, ...]:
+    if isinstance(v, torch.Tensor):
+        return (v,)
+    if isinstance(v, (tuple, list)):
+        return tuple(t for x in v for t in _auto_leaves(x))
+    if isinstance(v, dict):
+        return tuple(t for x in v.values() for t in _auto_leaves(x))
+    return ()
+
+
+def _generate_dispatch(
+    fn: Callable[..., Any], sig: inspect.Signature, kinds: dict[str, str], state: _JitState
+) -> Callable[..., Any]:
+    """Generate the per-call function: the user's signature, the key inline, one lookup."""
+    namespace: dict[str, Any] = {
+        "_cache": state.cache, "_miss": state.miss, "_MISS": _MISS, "_state": state,
+        "_next_call": state.calls.__next__, "_auto_key": _auto_key,
+        "_auto_leaves": _auto_leaves, "_Tensor": torch.Tensor,
+    }
+    params, key, call, all_args = [], [], [], []
+    seen_kw_only = False
+    for i, (name, p) in enumerate(sig.parameters.items()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(
+                f"symscalar.jit does not support *args/**kwargs (parameter {name!r} of "
+                f"{fn.__qualname__}); list the parameters explicitly"
+            )
+        if p.kind is p.KEYWORD_ONLY and not seen_kw_only:
+            params.append("*")
+            seen_kw_only = True
+        text = name
+        if p.default is not p.empty:
+            namespace[f"_d{i}"] = p.default
+            text += f"=_d{i}"
+        params.append(text)
+        if p.kind is p.POSITIONAL_ONLY and (
+            i + 1 == len(sig.parameters)
+            or list(sig.parameters.values())[i + 1].kind is not p.POSITIONAL_ONLY
+        ):
+            params.append("/")
+        all_args.append(name)
+        kind = kinds[name]
+        if kind == TENSOR:
+            key += [f"{name}.shape", f"{name}.dtype", f"{name}.device", f"{name}.requires_grad"]
+            call.append(name)
+        elif kind == STATIC:
+            key += [f"type({name})", name]
+        elif kind == AUTO:
+            key.append(
+                f"({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad) "
+                f"if type({name}) is _Tensor else _auto_key({name})"
+            )
+            call.append(f"*(({name},) if type({name}) is _Tensor else _auto_leaves({name}))")
+        else:
+            key.append(f"type({name})")
+            call.append({DYN_INT: f"int({name})", DYN_FLOAT: f"float({name})",
+                         DYN_BOOL: f"bool({name})"}.get(kind, name))
+    key_src = "(" + "".join(f"{k}, " for k in key) + ")"
+    args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
+    source = f"""
+def {fn.__name__}({", ".join(params)}):
+    _next_call()
+    try:
+        entry = _cache[{key_src}]
+    except (KeyError, AttributeError, TypeError):
+        return _miss({args_src})
+    _state.last = entry
+    out = entry({", ".join(call)})
+    if out is _MISS:
+        return _miss({args_src})
+    return out
+
+def _key_of({", ".join(all_args)}):
+    return {key_src}
+
+def _call_args_of({", ".join(all_args)}):
+    return ({"".join(f"{c}, " for c in call)})
+"""
+    exec(compile(source, f"<symscalar.jit dispatch of {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
+    state.key_of = namespace["_key_of"]
+    state.call_args_of = namespace["_call_args_of"]
+    dispatch: Callable[..., Any] = namespace[fn.__name__]
+    dispatch.__source__ = source  # type: ignore[attr-defined]
+    return dispatch
+
+
+class _JitState:
+    """Everything a jitted function owns: its cache, counters and the miss path."""
+
+    def __init__(
+        self, fn: Callable[..., Any], static: Any, dynamic: Any, backend: str
+    ) -> None:
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+        self.fn = fn
+        self.backend = backend
+        self.sig = inspect.signature(fn)
+        self.kinds = _param_kinds(fn, self.sig, static, dynamic)
+        self.cache: dict[Any, Callable[..., Any]] = {}
+        self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
+        self.calls = itertools.count()
+        self.misses = 0
+        self.lock = threading.RLock()
+        self.last: Any = None
+        self.key_of: Callable[..., Any]
+        self.call_args_of: Callable[..., Any]
+
+    # -- the miss path ---------------------------------------------------------------------
+
+    def miss(self, args: tuple[Any, ...]) -> Any:
+        self._validate(args)
+        key = self.key_of(*args)
+        call_args = self.call_args_of(*args)
+        with self.lock:
+            value = self.cache.get(key)
+            if value is not None:
+                out = value(*call_args)
+                if out is not _MISS:
+                    self.last = value
+                    return out
+            self.misses += 1
+            entry = self._compile(args)
+            value = self._insert(key, value, entry)
+        self.last = value
+        out = value(*call_args)
+        assert out is not _MISS, "a freshly traced entry must accept the call it was traced for"
+        return out
+
+    def _insert(self, key: Any, value: Any, entry: Entry) -> Any:
+        if not entry.guards:
+            self.cache[key] = entry.run
+            self.entries[id(entry.run)] = entry
+            return entry.run
+        guarded = value if isinstance(value, _Guarded) else _Guarded()
+        guarded.entries.append((_guard_function(entry), entry))
+        self.cache[key] = guarded
+        return guarded
+
+    def _where(self, name: str) -> str:
+        return f"parameter '{name}' of {self.fn.__qualname__}"
+
+    def _validate(self, args: tuple[Any, ...]) -> None:
+        for name, value in zip(self.sig.parameters, args):
+            kind = self.kinds[name]
+            if kind == TENSOR and not isinstance(value, torch.Tensor):
+                raise TypeError(
+                    f"{self._where(name)} is annotated torch.Tensor but got "
+                    f"{type(value).__name__}"
+                )
+            if kind in _DYNAMIC_KINDS:
+                _check_dynamic_value(kind, value, self._where(name))
+            if kind in (STATIC, AUTO):
+                try:
+                    hash(_auto_key(value))
+                except TypeError:
+                    raise TypeError(
+                        f"{self._where(name)} is static, so its value is part of the cache key "
+                        f"and must be hashable; got {type(value).__name__}. Pass a tuple "
+                        "instead of a list, or declare the parameter dynamic."
+                    ) from None
+
+    def _compile(self, args: tuple[Any, ...]) -> Entry:
+        fn = self.fn
+        builder = TraceBuilder(fn.__name__)
+        pos, kw = [], {}
+        for (name, p), value in zip(self.sig.parameters.items(), args):
+            traced = self._proxy(builder, name, self.kinds[name], value)
+            if p.kind is p.KEYWORD_ONLY:
+                kw[name] = traced
+            else:
+                pos.append(traced)
+        with tracing(builder):
+            result = fn(*pos, **kw)
+        leaves, render = _flatten_output(result, fn.__qualname__)
+        trace = builder.build(leaves)
+        check_trace(trace)
+        backend = self._backend_for(trace)
+        captured = builder.captured_tensors()
+        requires_grad = [
+            isinstance(value, torch.Tensor) and value.requires_grad
+            for value in (*self.call_args_of(*args), *captured)
+        ]
+        backward: Trace | None
+        if any(
+            r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
+        ):
+            run, backward = grad_transform.autograd_runner(
+                trace, render, captured, backend, requires_grad
+            )
+        else:
+            run = backend.compile_trace(trace, render)
+            backward = None
+            if captured:
+                run = _append_captured(run, captured)
+        return Entry(trace, run, tuple(builder.guards), backward)
+
+    def _backend_for(self, trace: Trace) -> Any:
+        if self.backend == "nvfuser":
+            raise BackendUnavailableError(
+                "backend='nvfuser' is not available yet in this version of symscalar; use "
+                "backend='torch' (or 'auto')"
+            )
+        return torch_backend
+
+    def _proxy(self, builder: TraceBuilder, name: str, kind: str, value: Any) -> Any:
+        if kind == TENSOR:
+            return builder.tensor_input(TensorVar(tuple(value.shape), value.dtype, value.device))
+        if kind in _DYNAMIC_KINDS:
+            py_type = _dynamic_python_type(kind, value)
+            return builder.scalar_input(py_type, py_type(value), self._where(name))
+        if kind == AUTO:
+            return _map_tensors(value, lambda t: builder.tensor_input(
+                TensorVar(tuple(t.shape), t.dtype, t.device)))
+        return value
+
+    # -- inspection ------------------------------------------------------------------------
+
+    def last_entry(self) -> Entry | None:
+        last = self.last
+        if isinstance(last, _Guarded):
+            return last.last
+        return self.entries.get(id(last))
+
+    def last_trace(self) -> Trace | None:
+        entry = self.last_entry()
+        return entry.trace if entry else None
+
+    def last_backward_trace(self) -> Trace | None:
+        entry = self.last_entry()
+        return entry.backward_trace if entry else None
+
+    def cache_info(self) -> CacheInfo:
+        calls = int(repr(self.calls)[6:-1])
+        entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
+        return CacheInfo(calls - self.misses, self.misses, entries)
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.cache.clear()
+            self.entries.clear()
+            self.last = None
+
+
+def _dynamic_python_type(kind: str, value: Any) -> type:
+    if kind == DYN_NUMBER:
+        return bool if isinstance(value, bool) else int if isinstance(value, int) else float
+    return {DYN_INT: int, DYN_FLOAT: float, DYN_BOOL: bool}[kind]
+
+
+def _check_dynamic_value(kind: str, value: Any, where: str) -> None:
+    ok = {
+        DYN_INT: isinstance(value, int),
+        DYN_FLOAT: isinstance(value, (int, float)),
+        DYN_BOOL: isinstance(value, bool),
+        DYN_NUMBER: isinstance(value, (int, float)),
+    }[kind] and not isinstance(value, torch.Tensor)
+    if not ok:
+        hint = (
+            " (a tensor is not a number: pass a Python number, or annotate the parameter "
+            "torch.Tensor)" if isinstance(value, torch.Tensor) else ""
+        )
+        raise TypeError(f"{where} is {kind} but got {type(value).__name__} {value!r}{hint}")
+
+
+def _map_tensors(v: Any, f: Callable[[torch.Tensor], Any]) -> Any:
+    if isinstance(v, torch.Tensor):
+        return f(v)
+    if isinstance(v, (tuple, list)):
+        return type(v)(_map_tensors(x, f) for x in v)
+    if isinstance(v, dict):
+        return {k: _map_tensors(x, f) for k, x in v.items()}
+    return v
+
+
+def _append_captured(run: Callable[..., Any], captured: tuple[torch.Tensor, ...]) -> Callable[..., Any]:
+    def run_with_captured(*args: Any) -> Any:
+        return run(*args, *captured)
+
+    return run_with_captured
+
+
+def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[str]], str]]:
+    """Flatten the traced function's result into trace outputs, and a renderer that rebuilds
+    the same structure as a Python expression over the output names."""
+    leaves: list[Any] = []
+
+    def walk(v: Any) -> Callable[[list[str]], str]:
+        if isinstance(v, (TensorProxy, NumberProxy)):
+            i = len(leaves)
+            leaves.append(v)
+            return lambda names: names[i]
+        if v is None or isinstance(v, (bool, int, float, str)):
+            text = format_static(v)
+            return lambda names: text
+        if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
+            parts = [walk(x) for x in v]
+            open_, close = ("(", ")") if isinstance(v, tuple) else ("[", "]")
+            comma = "," if isinstance(v, tuple) and len(v) == 1 else ""
+            return lambda names: open_ + ", ".join(p(names) for p in parts) + comma + close
+        if type(v) is dict:
+            items = [(format_static(k), walk(x)) for k, x in v.items()]
+            return lambda names: "{" + ", ".join(f"{k}: {p(names)}" for k, p in items) + "}"
+        if isinstance(v, torch.Tensor):
+            raise TypeError(
+                f"{where} returned a tensor that was not computed from its inputs (a captured "
+                "or newly created eager tensor); return traced values only"
+            )
+        raise TypeError(
+            f"{where} returned a {type(v).__name__}; jitted functions return tensors, numbers, "
+            "None, strings and tuples/lists/dicts of those"
+        )
+
+    render = walk(result)
+    return leaves, render
+
+
+def _guard_function(entry: Entry) -> Callable[..., bool]:
+    """A function of the call's inputs that is true when every specialize() guard holds."""
+    trace = entry.trace
+    wanted = {var for var, _ in entry.guards}
+    needed: list[Any] = []
+    for eqn in reversed(trace.eqns):
+        if any(out in wanted for out in eqn.outs):
+            needed.append(eqn)
+            wanted.update(a for a in eqn.args if isinstance(a, ScalarVar))
+    guard_trace = Trace(
+        trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in entry.guards), "guard"
+    )
+    expected = tuple(value for _, value in entry.guards)
+    compute = torch_backend.compile_trace(guard_trace)
+    n_inputs = len(trace.inputs)
+
+    def guard(*args: Any) -> bool:
+        # captured tensors are not needed by scalar-only guard computations
+        padded = args + (None,) * (n_inputs - len(args))
+        return bool(compute(*padded) == expected)
+
+    return guard
+
+
+@typing.overload
+def jit(
+    fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+) -> JitFunction[P, R]: ...
+@typing.overload
+def jit(
+    fn: None = None, *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    static: Any = (),
+    dynamic: Any = (),
+    backend: str = "auto",
+) -> Any:
+    """Compile ``fn`` by tracing it; static values are baked in, dynamic values are inputs.
+
+    Args:
+        fn: the function. Parameters annotated ``torch.Tensor`` are tensors; ``DynamicInt``,
+            ``DynamicFloat``, ``DynamicBool``, ``IntLike``, ``FloatLike`` or ``NumberLike``
+            make a number dynamic; ``StaticInt``, ``int``, ``float`` or no annotation make
+            it static (part of the cache key).
+        static: parameter names (or positions) to treat as static, overriding annotations.
+        dynamic: parameter names (or positions) to treat as dynamic numbers.
+        backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
+
+    Returns:
+        A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
+        ``cache_info()`` and ``cache_clear()``.
+
+    Example:
+        >>> @symscalar.jit
+        ... def f(x: torch.Tensor, scale: DynamicFloat, dim: StaticInt) -> torch.Tensor:
+        ...     return torch.sum(x * scale, dim)
+        >>> f(torch.ones(2, 3), 0.5, 1)   # traces
+        >>> f(torch.ones(2, 3), 2.0, 1)   # cache hit: scale is a runtime input
+    """
+    if fn is None:
+        return functools.partial(jit, static=static, dynamic=dynamic, backend=backend)
+    if not callable(fn):
+        raise TypeError(f"jit() takes a function, got {type(fn).__name__}")
+    state = _JitState(fn, static, dynamic, backend)
+    dispatch = _generate_dispatch(fn, state.sig, state.kinds, state)
+    functools.update_wrapper(dispatch, fn)
+    dispatch.__signature__ = state.sig  # type: ignore[attr-defined]
+    dispatch.last_trace = state.last_trace  # type: ignore[attr-defined]
+    dispatch.last_backward_trace = state.last_backward_trace  # type: ignore[attr-defined]
+    dispatch.cache_info = state.cache_info  # type: ignore[attr-defined]
+    dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
+    dispatch._symscalar_state = state  # type: ignore[attr-defined]
+    return dispatch

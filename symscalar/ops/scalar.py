@@ -1,0 +1,114 @@
+"""Arithmetic on dynamic scalars and runtime checks.
+
+``DynamicInt.__add__`` and friends bind these primitives (``scalar_add`` ...). They run on
+Python numbers in every backend: scalar work happens on the host, and its results feed
+tensor ops as runtime scalar inputs.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from symscalar.errors import CheckFailedError
+from symscalar.trace import Atom, Primitive, ScalarVar
+
+__all__ = ["SCALAR_BINARY", "SCALAR_UNARY", "check_p"]
+
+
+def _python_type(a: Atom) -> type:
+    if isinstance(a, ScalarVar):
+        return a.dtype
+    if isinstance(a, bool):
+        return bool
+    if isinstance(a, int):
+        return int
+    if isinstance(a, float):
+        return float
+    raise TypeError(f"scalar operand must be a number, got {type(a).__name__}")
+
+
+def _arith_meta(a: Atom, b: Atom) -> ScalarVar:
+    types = {_python_type(a), _python_type(b)}
+    return ScalarVar(float if float in types else int)
+
+
+def _float_meta(a: Atom, b: Atom) -> ScalarVar:
+    _arith_meta(a, b)
+    return ScalarVar(float)
+
+
+def _bool_meta(a: Atom, b: Atom) -> ScalarVar:
+    _arith_meta(a, b)
+    return ScalarVar(bool)
+
+
+def _logical_meta(a: Atom, b: Atom) -> ScalarVar:
+    for x in (a, b):
+        if _python_type(x) is not bool:
+            raise TypeError("logical operators take DynamicBool/bool operands")
+    return ScalarVar(bool)
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int and b < 0:
+        raise ValueError(
+            f"DynamicInt ** DynamicInt with a negative exponent ({a} ** {b}): the result would "
+            "not be an int; use a float base or exponent"
+        )
+    return a**b
+
+
+_BINARY: dict[str, tuple[Callable[..., Any], Callable[..., ScalarVar]]] = {
+    "add": (operator.add, _arith_meta),
+    "sub": (operator.sub, _arith_meta),
+    "mul": (operator.mul, _arith_meta),
+    "truediv": (operator.truediv, _float_meta),
+    "floordiv": (operator.floordiv, _arith_meta),
+    "mod": (operator.mod, _arith_meta),
+    "pow": (_pow, _arith_meta),
+    "lt": (operator.lt, _bool_meta),
+    "le": (operator.le, _bool_meta),
+    "gt": (operator.gt, _bool_meta),
+    "ge": (operator.ge, _bool_meta),
+    "eq": (operator.eq, _bool_meta),
+    "ne": (operator.ne, _bool_meta),
+    "and": (operator.and_, _logical_meta),
+    "or": (operator.or_, _logical_meta),
+    "xor": (operator.xor, _logical_meta),
+}
+
+
+def _same_type_meta(a: Atom) -> ScalarVar:
+    return ScalarVar(_python_type(a))
+
+
+def _not_meta(a: Atom) -> ScalarVar:
+    if _python_type(a) is not bool:
+        raise TypeError("~ takes a DynamicBool")
+    return ScalarVar(bool)
+
+
+_UNARY: dict[str, tuple[Callable[..., Any], Callable[..., ScalarVar]]] = {
+    "neg": (operator.neg, _same_type_meta),
+    "abs": (abs, _same_type_meta),
+    "not": (operator.not_, _not_meta),
+}
+
+SCALAR_BINARY = {name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _BINARY.items()}
+SCALAR_UNARY = {name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _UNARY.items()}
+
+
+def _check_impl(pred: Any, *, message: str) -> None:
+    if not pred:
+        raise CheckFailedError(message)
+
+
+def _check_meta(pred: Atom, *, message: str) -> None:
+    if _python_type(pred) is not bool:
+        raise TypeError("symscalar.check takes a DynamicBool or bool")
+
+
+# A runtime assertion recorded by symscalar.check(pred, message); it has no outputs.
+check_p = Primitive("check", _check_impl, _check_meta)

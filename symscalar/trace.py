@@ -1,0 +1,379 @@
+"""The IR: a tiny single-assignment trace of primitive applications.
+
+A ``Trace`` has inputs (tensor and dynamic-scalar variables), a list of ``Eqn``\\ s and outputs.
+Values are positional arguments of an equation (variables, or static literals such as the
+``2.0`` of ``x * 2.0``); static parameters (reduction dims, shapes, dtypes) are keyword
+parameters recorded on it. ``check_trace`` re-runs every primitive's meta function and rejects
+a dynamic value in a static parameter: every trace, forward or backward, is checked before a
+backend sees it.
+
+``str(trace)`` is runnable Python (``import torch``, ``from symscalar import prims``) with a type
+comment on each line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import torch
+
+from symscalar.errors import StaticValueRequiredError, TraceCheckError
+from symscalar.types import NumberProxy, current_tracer
+
+__all__ = [
+    "TensorVar",
+    "ScalarVar",
+    "Var",
+    "Atom",
+    "Eqn",
+    "Trace",
+    "Primitive",
+    "PRIMITIVES",
+    "prims",
+    "check_trace",
+    "eval_trace",
+    "python_source",
+    "contains_dynamic",
+    "dce",
+]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TensorVar:
+    """A tensor value of a trace. Identity is the variable: two TensorVars are never equal."""
+
+    shape: tuple[int, ...]  # static sizes
+    dtype: torch.dtype
+    device: torch.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def type_str(self) -> str:
+        return f"{dtype_short_name(self.dtype)}[{', '.join(map(str, self.shape))}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ScalarVar:
+    """A dynamic scalar value of a trace (a runtime input or a value computed from inputs)."""
+
+    dtype: type  # int, float or bool: the Python type of the runtime value
+
+    def type_str(self) -> str:
+        return self.dtype.__name__
+
+
+Var = TensorVar | ScalarVar
+# What an equation's positional argument can be: a variable or a static literal.
+Atom = TensorVar | ScalarVar | int | float | bool | complex | None
+
+
+_DTYPE_SHORT = {
+    torch.float64: "f64", torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8",
+    torch.uint8: "u8", torch.bool: "b8", torch.complex64: "c64", torch.complex128: "c128",
+}
+
+
+def dtype_short_name(dtype: torch.dtype) -> str:
+    return _DTYPE_SHORT.get(dtype, str(dtype).removeprefix("torch."))
+
+
+class Primitive:
+    """An operation of the IR: its name, meta function and lowerings, defined once in ``ops/``.
+
+    Attributes:
+        name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
+        impl: the torch lowering, called as ``impl(*values, **static_params)``.
+        meta: ``meta(*atoms, **static_params)`` returns the output variable(s) for variable
+            inputs; it validates the inputs and raises a clear error for bad ones.
+        vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
+        nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
+        multiple_results: whether ``meta``/``impl`` return a tuple.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        meta: Callable[..., Any],
+        *,
+        multiple_results: bool = False,
+    ) -> None:
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is already registered")
+        self.name = name
+        self.impl = impl
+        self.meta = meta
+        self.multiple_results = multiple_results
+        self.vjp: Callable[..., Any] | None = None
+        self.nvfuser: Callable[..., Any] | None = None
+        PRIMITIVES[name] = self
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive: recorded in the current trace, or run eagerly outside one."""
+        tracer = current_tracer.get()
+        if tracer is None:
+            return self.impl(*args, **params)
+        return tracer.bind(self, args, params)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+class _Prims:
+    """``symscalar.prims.<name>(...)`` runs a primitive eagerly; printed traces call these."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        try:
+            return PRIMITIVES[name].impl
+        except KeyError:
+            raise AttributeError(f"symscalar has no primitive {name!r}") from None
+
+
+prims = _Prims()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Eqn:
+    """One primitive application: ``outs = prim(*args, **params)``."""
+
+    prim: Primitive  # what is applied
+    args: tuple[Atom, ...]  # values: variables or static literals, positional
+    params: Mapping[str, Any]  # static parameters, by keyword; never contain a variable
+    outs: tuple[Var, ...]  # fresh variables defined by this equation
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Trace:
+    """A program: ``outputs = f(*inputs)`` as a list of equations in order."""
+
+    inputs: tuple[Var, ...]  # tensor and dynamic-scalar inputs, in call order
+    eqns: tuple[Eqn, ...]  # single assignment: each variable is defined once
+    outputs: tuple[Atom, ...]  # variables or static literals
+    name: str = "f"  # the function name used when printing
+
+    def __str__(self) -> str:
+        return python_source(self)
+
+    def input_names(self) -> list[str]:
+        names = _Namer(self)
+        return [names[v] for v in self.inputs]
+
+
+def is_var(x: object) -> bool:
+    return isinstance(x, (TensorVar, ScalarVar))
+
+
+def contains_dynamic(value: Any) -> bool:
+    """Whether a static-parameter value holds a dynamic scalar (a proxy or a ScalarVar)."""
+    if isinstance(value, (NumberProxy, ScalarVar, TensorVar)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(contains_dynamic(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(contains_dynamic(v) for v in value.values())
+    return False
+
+
+# ----------------------------------------------------------------------------------------
+# Printing as runnable Python
+
+
+class _Namer:
+    """Names variables ``t0, t1, ...`` (tensors) and ``s0, s1, ...`` (scalars) in order of
+    definition; the names never shadow a builtin or each other."""
+
+    def __init__(self, trace: Trace) -> None:
+        self._names: dict[Var, str] = {}
+        self._counts = {"t": 0, "s": 0}
+        for v in trace.inputs:
+            self.define(v)
+        for eqn in trace.eqns:
+            for v in eqn.outs:
+                self.define(v)
+
+    def define(self, v: Var) -> None:
+        prefix = "t" if isinstance(v, TensorVar) else "s"
+        self._names[v] = f"{prefix}{self._counts[prefix]}"
+        self._counts[prefix] += 1
+
+    def __getitem__(self, v: Var) -> str:
+        try:
+            return self._names[v]
+        except KeyError:
+            raise TraceCheckError(f"variable {v} is used but never defined") from None
+
+    def atom(self, a: Atom) -> str:
+        return self[a] if is_var(a) else format_static(a)
+
+
+def format_static(value: Any) -> str:
+    """A Python expression for a static value (numbers, dtypes, devices, tuples, strings)."""
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return f"float({str(value)!r})"
+        return repr(value)
+    if isinstance(value, torch.dtype):
+        return str(value)
+    if isinstance(value, torch.device):
+        return f"torch.device({str(value)!r})"
+    if isinstance(value, tuple):
+        inner = ", ".join(format_static(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_static(v) for v in value) + "]"
+    return repr(value)
+
+
+def python_source(
+    trace: Trace,
+    callee: Callable[[Primitive], str] = lambda p: f"prims.{p.name}",
+    header: bool = True,
+    render_outputs: Callable[[list[str]], str] | None = None,
+) -> str:
+    """The trace as Python source defining ``def <trace.name>(*inputs)``.
+
+    ``callee`` names the function each primitive is called through (backends bind the
+    lowerings to global names instead of ``prims.<name>``); ``render_outputs`` turns the
+    output expressions into the returned expression (default: a tuple).
+    """
+    names = _Namer(trace)
+    lines = ["import torch", "from symscalar import prims", "", ""] if header else []
+    params = ", ".join(names[v] for v in trace.inputs)
+    lines.append(f"def {trace.name}({params}):")
+    if trace.inputs:
+        types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
+        lines.append(f"    # {types}")
+    for eqn in trace.eqns:
+        args = [names.atom(a) for a in eqn.args]
+        args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
+        call = f"{callee(eqn.prim)}({', '.join(args)})"
+        if not eqn.outs:
+            lines.append(f"    {call}")
+            continue
+        targets = ", ".join(names[v] for v in eqn.outs)
+        if eqn.prim.multiple_results and len(eqn.outs) == 1:
+            targets += ","
+        comment = ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
+        lines.append(f"    {targets} = {call}  # {comment}")
+    outs = [names.atom(a) for a in trace.outputs]
+    if render_outputs is None:
+        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    else:
+        lines.append(f"    return {render_outputs(outs)}")
+    return "\n".join(lines) + "\n"
+
+
+def _type_comment(v: Var) -> str:
+    if isinstance(v, TensorVar):
+        return f"{v.type_str()} {v.device}"
+    return v.type_str()
+
+
+# ----------------------------------------------------------------------------------------
+# Checking and evaluation
+
+
+def check_trace(trace: Trace) -> None:
+    """Validate a trace: single assignment, defined-before-use, no dynamic value in a static
+    parameter, and every equation's outputs agree with its primitive's meta function.
+
+    Raises:
+        StaticValueRequiredError: a static parameter holds a dynamic value.
+        TraceCheckError: anything else.
+    """
+    defined: set[Var] = set()
+
+    def define(v: Any) -> None:
+        if not is_var(v):
+            raise TraceCheckError(f"{v!r} is not a variable")
+        if v in defined:
+            raise TraceCheckError(f"variable {v} is defined twice (single assignment)")
+        defined.add(v)
+
+    def use(a: Atom, where: str) -> None:
+        if isinstance(a, NumberProxy):
+            raise TraceCheckError(f"{where}: a tracing proxy {a!r} leaked into the trace")
+        if is_var(a) and a not in defined:
+            raise TraceCheckError(f"{where}: variable used before it is defined")
+
+    for v in trace.inputs:
+        define(v)
+    for i, eqn in enumerate(trace.eqns):
+        where = f"equation {i} ({eqn.prim.name})"
+        for a in eqn.args:
+            use(a, where)
+        for key, value in eqn.params.items():
+            if contains_dynamic(value):
+                raise StaticValueRequiredError(
+                    f"{where}: static parameter {key!r} holds a dynamic value ({value!r}). "
+                    "A backend needs a compile-time constant here; whatever produced this trace "
+                    "must compute the parameter from static shapes and static parameters."
+                )
+        expected = eqn.prim.meta(*eqn.args, **eqn.params)
+        if expected is None:
+            expected = ()
+        elif not eqn.prim.multiple_results:
+            expected = (expected,)
+        if len(expected) != len(eqn.outs):
+            raise TraceCheckError(f"{where}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
+        for exp, out in zip(expected, eqn.outs):
+            if _signature(exp) != _signature(out):
+                raise TraceCheckError(
+                    f"{where}: output is {_signature(out)} but the meta function says {_signature(exp)}"
+                )
+            define(out)
+    for a in trace.outputs:
+        use(a, "outputs")
+
+
+def _signature(v: Any) -> tuple[Any, ...]:
+    if isinstance(v, TensorVar):
+        return ("tensor", v.shape, v.dtype, v.device)
+    if isinstance(v, ScalarVar):
+        return ("scalar", v.dtype)
+    return ("literal", v)
+
+
+def eval_trace(trace: Trace, *args: Any) -> tuple[Any, ...]:
+    """Run a trace eagerly with each primitive's torch lowering (the reference semantics)."""
+    if len(args) != len(trace.inputs):
+        raise TypeError(f"trace takes {len(trace.inputs)} inputs, got {len(args)}")
+    env: dict[Var, Any] = dict(zip(trace.inputs, args))
+
+    def read(a: Atom) -> Any:
+        return env[a] if is_var(a) else a
+
+    for eqn in trace.eqns:
+        result = eqn.prim.impl(*map(read, eqn.args), **eqn.params)
+        results = result if eqn.prim.multiple_results else (result,)
+        env.update(zip(eqn.outs, results))
+    return tuple(map(read, trace.outputs))
+
+
+def iter_vars(trace: Trace) -> Iterator[Var]:
+    """Every variable of the trace, inputs first, in definition order."""
+    yield from trace.inputs
+    for eqn in trace.eqns:
+        yield from eqn.outs
+
+
+def dce(trace: Trace) -> Trace:
+    """Drop equations whose results are never used. Equations without outputs (runtime
+    checks) are kept: they exist for their effect."""
+    live = {a for a in trace.outputs if is_var(a)}
+    kept: list[Eqn] = []
+    for eqn in reversed(trace.eqns):
+        if eqn.outs and not any(o in live for o in eqn.outs):
+            continue
+        kept.append(eqn)
+        live.update(a for a in eqn.args if is_var(a))
+    return dataclasses.replace(trace, eqns=tuple(reversed(kept)))

@@ -1,0 +1,466 @@
+"""Static and dynamic scalar types.
+
+A *static* number is a plain Python ``int``/``float``/``bool``: a compile-time constant that is
+baked into the program and is part of the cache key. A *dynamic* number
+(``DynamicInt``/``DynamicFloat``/``DynamicBool``) is a runtime value: an input of the compiled
+program, recorded symbolically while tracing, that can change between calls without a retrace.
+
+Dynamic numbers are deliberately **not** ``int``/``float``/``bool``/``numbers.Number``: code
+that needs a Python value (``if d > 0:``, ``range(d)``, ``int(d)``) fails loudly with
+``DynamicValueError`` instead of silently baking in the value seen while tracing.
+
+The operators of the dynamic classes are typed so that mypy and Pyright infer
+``StaticInt + DynamicInt -> DynamicInt``, ``DynamicInt < int -> DynamicBool`` and
+``DynamicInt / int -> DynamicFloat`` without any plugin. The implicit conversions
+(``__bool__``, ``__int__``, ``__float__``, ``__index__``) exist at run time only, so that type
+checkers also reject ``int(d)``, ``range(d)`` and (with ``truthy-bool``) ``if d:``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import numbers
+from typing import TYPE_CHECKING, Any, Protocol, overload
+
+from typing_extensions import TypeAliasType
+
+from symscalar.errors import CheckFailedError, DynamicValueError
+
+__all__ = [
+    "StaticInt",
+    "StaticFloat",
+    "StaticBool",
+    "StaticDims",
+    "StaticShape",
+    "NumberProxy",
+    "DynamicInt",
+    "DynamicFloat",
+    "DynamicBool",
+    "IntLike",
+    "FloatLike",
+    "BoolLike",
+    "NumberLike",
+    "NumberClasses",
+    "is_static",
+    "is_dynamic",
+    "specialize",
+    "check",
+]
+
+StaticInt = TypeAliasType("StaticInt", int)
+StaticFloat = TypeAliasType("StaticFloat", float)
+StaticBool = TypeAliasType("StaticBool", bool)
+# A reduction's dims: one int, a sequence of ints, or None for "all dims". All static.
+StaticDims = TypeAliasType("StaticDims", "int | tuple[int, ...] | list[int] | None")
+# A target shape (reshape, expand, full): static ints.
+StaticShape = TypeAliasType("StaticShape", "tuple[int, ...] | list[int]")
+
+
+class Tracer(Protocol):
+    """What a dynamic number needs from the tracer that created it (see ``tracing.py``)."""
+
+    def bind(self, prim: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any: ...
+
+    def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy: ...
+
+    def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+    def specialize(self, proxy: NumberProxy) -> int | float | bool: ...
+
+    def check(self, pred: NumberProxy, message: str) -> None: ...
+
+
+# The tracer of the trace being recorded in this thread/context, if any.
+current_tracer: contextvars.ContextVar[Tracer | None] = contextvars.ContextVar(
+    "symscalar_tracer", default=None
+)
+
+
+def _tracer_of(proxy: NumberProxy) -> Tracer:
+    tracer = proxy._tracer
+    if tracer is not current_tracer.get():
+        raise DynamicValueError(
+            f"dynamic value {proxy._name} ({proxy._origin}) was used outside the trace that "
+            "created it; dynamic values only exist while symscalar.jit traces a function. "
+            "Return it from the jitted function instead of storing it."
+        )
+    return tracer
+
+
+class NumberProxy:
+    """Base class of the dynamic numbers. Instances are created by the tracer only."""
+
+    __slots__ = ("_tracer", "_var", "_name", "_origin", "__weakref__")
+    _python_type: type = object
+    _tracer: Tracer
+    _var: Any  # the tracer's handle of this value (a ScalarVar)
+    _name: str  # the name the value has in the printed trace, e.g. "s0"
+    _origin: str  # e.g. "parameter 'n' of f" or "computed from parameter 'n' of f"
+
+    def __init__(self, tracer: Tracer, var: Any, name: str, origin: str) -> None:
+        self._tracer = tracer
+        self._var = var
+        self._name = name
+        self._origin = origin
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._name}, {self._origin})"
+
+    __hash__ = object.__hash__
+
+    @classmethod
+    def __torch_function__(
+        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        tracer = current_tracer.get()
+        if tracer is None:
+            raise DynamicValueError("a dynamic value was passed to a torch function outside a trace")
+        return tracer.torch_function(func, args, kwargs or {})
+
+    if not TYPE_CHECKING:
+        # Run-time only: type checkers must not see these, so that they reject
+        # `int(d)`, `float(d)`, `range(d)`, `lst[d]` and (with truthy-bool) `if d:`.
+
+        def __bool__(self):
+            raise _concretization_error(self, "bool()", "branch on it (if/while/and/or/not)")
+
+        def __int__(self):
+            raise _concretization_error(self, "int()", "turn it into a Python int")
+
+        def __float__(self):
+            raise _concretization_error(self, "float()", "turn it into a Python float")
+
+        def __complex__(self):
+            raise _concretization_error(self, "complex()", "turn it into a Python complex")
+
+        def __index__(self):
+            raise _concretization_error(
+                self, "__index__()", "use it as an index, a size or a range bound"
+            )
+
+
+def _concretization_error(proxy: NumberProxy, what: str, purpose: str) -> DynamicValueError:
+    return DynamicValueError(
+        f"{what} called on dynamic value {proxy._name} ({type(proxy).__name__}, {proxy._origin}): "
+        f"cannot {purpose} while tracing, because a dynamic value is only known when the "
+        "compiled program runs.\n"
+        "Fix it in one of two ways:\n"
+        "  - declare the value static (annotate the parameter `StaticInt`/`StaticFloat`, or pass "
+        "it in jit(fn, static=[...])): each new value then compiles a new program;\n"
+        "  - or call symscalar.specialize(value) to use its current value explicitly: the "
+        "program is guarded on that value and recompiles when it changes.\n"
+        "To keep it dynamic, express the computation with symscalar/torch ops instead, "
+        "e.g. torch.where(...) instead of `if`, or symscalar.check(cond, msg) for a runtime check."
+    )
+
+
+def _binary(name: str, a: Any, b: Any) -> Any:
+    if not isinstance(b, (int, float, NumberProxy)) or isinstance(b, complex):
+        return NotImplemented
+    proxy = a if isinstance(a, NumberProxy) else b
+    return _tracer_of(proxy).scalar_op(name, (a, b))
+
+
+def _unary(name: str, a: NumberProxy) -> Any:
+    return _tracer_of(a).scalar_op(name, (a,))
+
+
+class DynamicInt(NumberProxy):
+    """A dynamic integer: a runtime input of the compiled program (never an ``int``)."""
+
+    __slots__ = ()
+    _python_type = int
+
+    @overload
+    def __add__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __add__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __add__(self, other: Any, /) -> Any:
+        return _binary("add", self, other)
+
+    @overload
+    def __radd__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __radd__(self, other: float, /) -> DynamicFloat: ...
+    def __radd__(self, other: Any, /) -> Any:
+        return _binary("add", other, self)
+
+    @overload
+    def __sub__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __sub__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __sub__(self, other: Any, /) -> Any:
+        return _binary("sub", self, other)
+
+    @overload
+    def __rsub__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rsub__(self, other: float, /) -> DynamicFloat: ...
+    def __rsub__(self, other: Any, /) -> Any:
+        return _binary("sub", other, self)
+
+    @overload
+    def __mul__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __mul__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __mul__(self, other: Any, /) -> Any:
+        return _binary("mul", self, other)
+
+    @overload
+    def __rmul__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rmul__(self, other: float, /) -> DynamicFloat: ...
+    def __rmul__(self, other: Any, /) -> Any:
+        return _binary("mul", other, self)
+
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("truediv", self, other)  # type: ignore[no-any-return]
+
+    def __rtruediv__(self, other: float, /) -> DynamicFloat:
+        return _binary("truediv", other, self)  # type: ignore[no-any-return]
+
+    @overload
+    def __floordiv__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __floordiv__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __floordiv__(self, other: Any, /) -> Any:
+        return _binary("floordiv", self, other)
+
+    @overload
+    def __rfloordiv__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rfloordiv__(self, other: float, /) -> DynamicFloat: ...
+    def __rfloordiv__(self, other: Any, /) -> Any:
+        return _binary("floordiv", other, self)
+
+    @overload
+    def __mod__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __mod__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __mod__(self, other: Any, /) -> Any:
+        return _binary("mod", self, other)
+
+    @overload
+    def __rmod__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rmod__(self, other: float, /) -> DynamicFloat: ...
+    def __rmod__(self, other: Any, /) -> Any:
+        return _binary("mod", other, self)
+
+    # int ** int is an int in Python when the exponent is not negative; a negative dynamic
+    # exponent raises at run time (ValueError) instead of silently changing type.
+    @overload
+    def __pow__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __pow__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    def __pow__(self, other: Any, /) -> Any:
+        return _binary("pow", self, other)
+
+    @overload
+    def __rpow__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rpow__(self, other: float, /) -> DynamicFloat: ...
+    def __rpow__(self, other: Any, /) -> Any:
+        return _binary("pow", other, self)
+
+    def __neg__(self) -> DynamicInt:
+        return _unary("neg", self)  # type: ignore[return-value]
+
+    def __pos__(self) -> DynamicInt:
+        return self
+
+    def __abs__(self) -> DynamicInt:
+        return _unary("abs", self)  # type: ignore[return-value]
+
+    def __lt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("lt", self, other)  # type: ignore[no-any-return]
+
+    def __le__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("le", self, other)  # type: ignore[no-any-return]
+
+    def __gt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("gt", self, other)  # type: ignore[no-any-return]
+
+    def __ge__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("ge", self, other)  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("eq", self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("ne", self, other)  # type: ignore[no-any-return]
+
+    __hash__ = NumberProxy.__hash__
+
+
+class DynamicFloat(NumberProxy):
+    """A dynamic float: a runtime input of the compiled program (never a ``float``)."""
+
+    __slots__ = ()
+    _python_type = float
+
+    def __add__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("add", self, other)  # type: ignore[no-any-return]
+
+    def __radd__(self, other: float, /) -> DynamicFloat:
+        return _binary("add", other, self)  # type: ignore[no-any-return]
+
+    def __sub__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("sub", self, other)  # type: ignore[no-any-return]
+
+    def __rsub__(self, other: float, /) -> DynamicFloat:
+        return _binary("sub", other, self)  # type: ignore[no-any-return]
+
+    def __mul__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("mul", self, other)  # type: ignore[no-any-return]
+
+    def __rmul__(self, other: float, /) -> DynamicFloat:
+        return _binary("mul", other, self)  # type: ignore[no-any-return]
+
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("truediv", self, other)  # type: ignore[no-any-return]
+
+    def __rtruediv__(self, other: float, /) -> DynamicFloat:
+        return _binary("truediv", other, self)  # type: ignore[no-any-return]
+
+    def __floordiv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("floordiv", self, other)  # type: ignore[no-any-return]
+
+    def __rfloordiv__(self, other: float, /) -> DynamicFloat:
+        return _binary("floordiv", other, self)  # type: ignore[no-any-return]
+
+    def __mod__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("mod", self, other)  # type: ignore[no-any-return]
+
+    def __rmod__(self, other: float, /) -> DynamicFloat:
+        return _binary("mod", other, self)  # type: ignore[no-any-return]
+
+    def __pow__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+        return _binary("pow", self, other)  # type: ignore[no-any-return]
+
+    def __rpow__(self, other: float, /) -> DynamicFloat:
+        return _binary("pow", other, self)  # type: ignore[no-any-return]
+
+    def __neg__(self) -> DynamicFloat:
+        return _unary("neg", self)  # type: ignore[return-value]
+
+    def __pos__(self) -> DynamicFloat:
+        return self
+
+    def __abs__(self) -> DynamicFloat:
+        return _unary("abs", self)  # type: ignore[return-value]
+
+    def __lt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("lt", self, other)  # type: ignore[no-any-return]
+
+    def __le__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("le", self, other)  # type: ignore[no-any-return]
+
+    def __gt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("gt", self, other)  # type: ignore[no-any-return]
+
+    def __ge__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+        return _binary("ge", self, other)  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("eq", self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("ne", self, other)  # type: ignore[no-any-return]
+
+    __hash__ = NumberProxy.__hash__
+
+
+class DynamicBool(NumberProxy):
+    """A dynamic bool, e.g. the result of comparing dynamic numbers (never a ``bool``).
+
+    It cannot drive Python control flow; use ``symscalar.check(b, msg)`` for a runtime
+    check, or ``torch.where`` to select values.
+    """
+
+    __slots__ = ()
+    _python_type = bool
+
+    def __and__(self, other: bool | DynamicBool, /) -> DynamicBool:
+        return _binary("and", self, other)  # type: ignore[no-any-return]
+
+    def __rand__(self, other: bool, /) -> DynamicBool:
+        return _binary("and", other, self)  # type: ignore[no-any-return]
+
+    def __or__(self, other: bool | DynamicBool, /) -> DynamicBool:
+        return _binary("or", self, other)  # type: ignore[no-any-return]
+
+    def __ror__(self, other: bool, /) -> DynamicBool:
+        return _binary("or", other, self)  # type: ignore[no-any-return]
+
+    def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool:
+        return _binary("xor", self, other)  # type: ignore[no-any-return]
+
+    def __rxor__(self, other: bool, /) -> DynamicBool:
+        return _binary("xor", other, self)  # type: ignore[no-any-return]
+
+    def __invert__(self) -> DynamicBool:
+        """Logical not (``~b``); ``not b`` would need the concrete value."""
+        return _unary("not", self)  # type: ignore[return-value]
+
+    def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("eq", self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
+        return _binary("ne", self, other)  # type: ignore[no-any-return]
+
+    __hash__ = NumberProxy.__hash__
+
+
+IntLike = TypeAliasType("IntLike", int | DynamicInt)
+FloatLike = TypeAliasType("FloatLike", float | int | DynamicFloat | DynamicInt)
+BoolLike = TypeAliasType("BoolLike", bool | DynamicBool)
+NumberLike = TypeAliasType("NumberLike", bool | int | float | DynamicBool | DynamicInt | DynamicFloat)
+
+# For isinstance checks that must accept static and dynamic numbers alike.
+NumberClasses: tuple[type, ...] = (int, float, NumberProxy)
+
+
+def is_dynamic(value: object) -> bool:
+    """True for a dynamic number (``DynamicInt``/``DynamicFloat``/``DynamicBool``)."""
+    return isinstance(value, NumberProxy)
+
+
+def is_static(value: object) -> bool:
+    """True for a static number: a Python ``int``/``float``/``bool`` (also numpy scalars)."""
+    return isinstance(value, numbers.Number) and not isinstance(value, NumberProxy)
+
+
+@overload
+def specialize(value: DynamicBool | bool) -> bool: ...
+@overload
+def specialize(value: DynamicInt | int) -> int: ...
+@overload
+def specialize(value: DynamicFloat | float) -> float: ...
+def specialize(value: NumberLike) -> int | float | bool:
+    """Return the concrete value of ``value`` and guard the compiled program on it.
+
+    For a dynamic value, the cache entry being traced becomes valid only for calls where the
+    value equals what it is now; another value is a cache miss and compiles a new entry. The
+    guard is visible in the trace. A static value is returned unchanged.
+
+    Example:
+        >>> @symscalar.jit
+        ... def f(x: Tensor, n: DynamicInt) -> Tensor:
+        ...     return x.sum(symscalar.specialize(n))  # n now selects a reduction axis
+    """
+    if isinstance(value, NumberProxy):
+        return _tracer_of(value).specialize(value)
+    return value
+
+
+def check(pred: BoolLike, message: str = "symscalar.check failed") -> None:
+    """Assert ``pred``: at run time for a dynamic bool, at trace time for a static one.
+
+    A dynamic predicate is recorded in the program and evaluated on every call; when it is
+    false the call raises ``symscalar.errors.CheckFailedError(message)``.
+    """
+    if isinstance(pred, NumberProxy):
+        _tracer_of(pred).check(pred, message)
+    elif not pred:
+        raise CheckFailedError(message)
