@@ -19,6 +19,8 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import keyword
+import re
 import threading
 import typing
 from collections.abc import Callable
@@ -186,15 +188,34 @@ def _auto_leaves(v: Any) -> tuple[torch.Tensor, ...]:
     return ()
 
 
+_DYNAMIC_KEY = {
+    DYN_INT: "_ss_as_int.get(_ss_type({0}))",
+    DYN_FLOAT: "_ss_as_float.get(_ss_type({0}))",
+    DYN_BOOL: "_ss_as_bool.get(_ss_type({0}))",
+    DYN_NUMBER: "_ss_type({0})",
+}
+
+
 def _generate_dispatch(
     fn: Callable[..., Any], sig: inspect.Signature, kinds: dict[str, str], state: _JitState
 ) -> Callable[..., Any]:
     """Generate the per-call function: the user's signature, the key inline, one lookup."""
+    # Every global of the generated code starts with _ss_ so that no parameter name of the
+    # user's function (even `type` or `float`) can shadow it.
     namespace: dict[str, Any] = {
-        "_cache": state.cache, "_miss": state.miss, "_MISS": _MISS, "_state": state,
-        "_next_call": state.calls.__next__, "_auto_key": _auto_key,
-        "_auto_leaves": _auto_leaves, "_Tensor": torch.Tensor,
+        "_ss_cache": state.cache, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
+        "_ss_next_call": state.calls.__next__, "_ss_auto_key": _auto_key,
+        "_ss_auto_leaves": _auto_leaves, "_ss_Tensor": torch.Tensor, "_ss_type": type,
+        "_ss_int": int, "_ss_float": float, "_ss_bool": bool,
+        # The key of a dynamic value is its kind, not its value: an int passed for a
+        # DynamicFloat is converted and shares the float entry; anything else misses and is
+        # rejected with a clear error by the miss path.
+        "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
+        "_ss_as_bool": {bool: bool},
     }
+    for name in sig.parameters:
+        if name.startswith("_ss_"):
+            raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({name!r})")
     params, key, call, all_args = [], [], [], []
     seen_kw_only = False
     for i, (name, p) in enumerate(sig.parameters.items()):
@@ -208,8 +229,8 @@ def _generate_dispatch(
             seen_kw_only = True
         text = name
         if p.default is not p.empty:
-            namespace[f"_d{i}"] = p.default
-            text += f"=_d{i}"
+            namespace[f"_ss_d{i}"] = p.default
+            text += f"=_ss_d{i}"
         params.append(text)
         if p.kind is p.POSITIONAL_ONLY and (
             i + 1 == len(sig.parameters)
@@ -222,42 +243,42 @@ def _generate_dispatch(
             key += [f"{name}.shape", f"{name}.dtype", f"{name}.device", f"{name}.requires_grad"]
             call.append(name)
         elif kind == STATIC:
-            key += [f"type({name})", name]
+            key += [f"_ss_type({name})", name]
         elif kind == AUTO:
             key.append(
                 f"({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad) "
-                f"if type({name}) is _Tensor else _auto_key({name})"
+                f"if _ss_type({name}) is _ss_Tensor else _ss_auto_key({name})"
             )
-            call.append(f"*(({name},) if type({name}) is _Tensor else _auto_leaves({name}))")
+            call.append(f"*(({name},) if _ss_type({name}) is _ss_Tensor else _ss_auto_leaves({name}))")
         else:
-            key.append(f"type({name})")
-            call.append({DYN_INT: f"int({name})", DYN_FLOAT: f"float({name})",
-                         DYN_BOOL: f"bool({name})"}.get(kind, name))
+            key.append(_DYNAMIC_KEY[kind].format(name))
+            call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
+                         DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     source = f"""
-def {fn.__name__}({", ".join(params)}):
-    _next_call()
+def _ss_dispatch({", ".join(params)}):
+    _ss_next_call()
     try:
-        entry = _cache[{key_src}]
+        _ss_entry = _ss_cache[{key_src}]
     except (KeyError, AttributeError, TypeError):
-        return _miss({args_src})
-    _state.last = entry
-    out = entry({", ".join(call)})
-    if out is _MISS:
-        return _miss({args_src})
-    return out
+        return _ss_miss({args_src})
+    _ss_state.last = _ss_entry
+    _ss_out = _ss_entry({", ".join(call)})
+    if _ss_out is _ss_MISS:
+        return _ss_miss({args_src})
+    return _ss_out
 
-def _key_of({", ".join(all_args)}):
+def _ss_key_of({", ".join(all_args)}):
     return {key_src}
 
-def _call_args_of({", ".join(all_args)}):
+def _ss_call_args_of({", ".join(all_args)}):
     return ({"".join(f"{c}, " for c in call)})
 """
     exec(compile(source, f"<symscalar.jit dispatch of {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
-    state.key_of = namespace["_key_of"]
-    state.call_args_of = namespace["_call_args_of"]
-    dispatch: Callable[..., Any] = namespace[fn.__name__]
+    state.key_of = namespace["_ss_key_of"]
+    state.call_args_of = namespace["_ss_call_args_of"]
+    dispatch: Callable[..., Any] = namespace["_ss_dispatch"]
     dispatch.__source__ = source  # type: ignore[attr-defined]
     return dispatch
 
@@ -329,7 +350,7 @@ class _JitState:
                 _check_dynamic_value(kind, value, self._where(name))
             if kind in (STATIC, AUTO):
                 try:
-                    hash(_auto_key(value))
+                    hash(value if kind == STATIC else _auto_key(value))
                 except TypeError:
                     raise TypeError(
                         f"{self._where(name)} is static, so its value is part of the cache key "
@@ -339,7 +360,7 @@ class _JitState:
 
     def _compile(self, args: tuple[Any, ...]) -> Entry:
         fn = self.fn
-        builder = TraceBuilder(fn.__name__)
+        builder = TraceBuilder(_identifier(fn.__name__))
         pos, kw = [], {}
         for (name, p), value in zip(self.sig.parameters.items(), args):
             traced = self._proxy(builder, name, self.kinds[name], value)
@@ -417,6 +438,14 @@ class _JitState:
             self.cache.clear()
             self.entries.clear()
             self.last = None
+
+
+def _identifier(name: str) -> str:
+    """A valid, non-keyword Python identifier for generated code (``<lambda>`` -> ``_lambda_``)."""
+    name = re.sub(r"\W", "_", name) or "f"
+    if keyword.iskeyword(name) or name[0].isdigit():
+        name = f"_{name}"
+    return name
 
 
 def _dynamic_python_type(kind: str, value: Any) -> type:
