@@ -49,7 +49,7 @@ from symscalar.types import (
     StaticShape,
 )
 
-__all__ = ["jit", "JitFunction", "CacheInfo"]
+__all__ = ["jit", "JitFunction", "CacheInfo", "grad", "value_and_grad"]
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)
@@ -299,6 +299,7 @@ class _JitState:
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
         self.misses = 0
+        self.calls_before_clear = 0
         self.lock = threading.RLock()
         self.last: Any = None
         self.key_of: Callable[..., Any]
@@ -428,8 +429,12 @@ class _JitState:
         entry = self.last_entry()
         return entry.backward_trace if entry else None
 
+    def _count_calls(self) -> int:
+        # itertools.count: next() is atomic under the GIL, so concurrent calls are all counted
+        return int(repr(self.calls)[6:-1])
+
     def cache_info(self) -> CacheInfo:
-        calls = int(repr(self.calls)[6:-1])
+        calls = self._count_calls() - self.calls_before_clear
         entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
         return CacheInfo(calls - self.misses, self.misses, entries)
 
@@ -438,6 +443,8 @@ class _JitState:
             self.cache.clear()
             self.entries.clear()
             self.last = None
+            self.misses = 0
+            self.calls_before_clear = self._count_calls()
 
 
 def _identifier(name: str) -> str:
@@ -596,3 +603,73 @@ def jit(
     dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
+
+
+def value_and_grad(
+    fn: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
+    **jit_options: Any,
+) -> Callable[..., tuple[torch.Tensor, Any]]:
+    """Like ``jax.value_and_grad``: a function returning ``(fn(*args), gradients)``.
+
+    ``fn`` is jitted (``jit_options`` are passed to ``jit``) and must return a tensor with
+    one element. The gradients are with respect to the tensor arguments at ``argnums`` (an
+    int gives one gradient, a tuple a tuple); they are computed by the backward trace of the
+    jitted function, so dynamic values change without a retrace.
+
+    Example:
+        >>> loss_and_grad = symscalar.value_and_grad(loss, argnums=(0, 1))
+        >>> loss_value, (gw, gb) = loss_and_grad(w, b, x, lr)
+    """
+    jitted = jit(fn, **jit_options)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, Any]:
+        args_list = list(args)
+        inputs = []
+        for i in nums:
+            if not -len(args_list) <= i < len(args_list):
+                raise TypeError(f"argnums={argnums} but {fn.__qualname__} got {len(args_list)} positional arguments")
+            value = args_list[i]
+            if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
+                raise TypeError(
+                    f"argument {i} of {fn.__qualname__} must be a floating-point tensor to take "
+                    f"its gradient, got {type(value).__name__}"
+                    + (f" of dtype {value.dtype}" if isinstance(value, torch.Tensor) else "")
+                )
+            args_list[i] = value.detach().requires_grad_(True)
+            inputs.append(args_list[i])
+        with torch.enable_grad():
+            out = jitted(*args_list, **kwargs)
+        if not isinstance(out, torch.Tensor) or out.numel() != 1:
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise TypeError(
+                f"{fn.__qualname__} must return a tensor with one element to take a gradient; "
+                f"got {shape}. Reduce it (e.g. .sum()) first."
+            )
+        grads = torch.autograd.grad(out, inputs, allow_unused=True)
+        grads = tuple(torch.zeros_like(t) if g is None else g for g, t in zip(grads, inputs))
+        return out.detach(), grads[0] if isinstance(argnums, int) else grads
+
+    functools.update_wrapper(value_and_grad_fn, fn)
+    for name in ("last_trace", "last_backward_trace", "cache_info", "cache_clear"):
+        setattr(value_and_grad_fn, name, getattr(jitted, name))
+    return value_and_grad_fn
+
+
+def grad(
+    fn: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
+    **jit_options: Any,
+) -> Callable[..., Any]:
+    """Like ``jax.grad``: a function returning the gradients of ``fn``'s one-element result
+    with respect to the tensor arguments at ``argnums``. See ``value_and_grad``."""
+    inner = value_and_grad(fn, argnums, **jit_options)
+
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, **kwargs)[1]
+
+    functools.update_wrapper(grad_fn, fn)
+    for name in ("last_trace", "last_backward_trace", "cache_info", "cache_clear"):
+        setattr(grad_fn, name, getattr(inner, name))
+    return grad_fn
