@@ -11,4 +11,3 @@ from symscalar.ops.reductions import *  # noqa: F403
 from symscalar.ops.shape import *  # noqa: F403
 
 __all__ = [*elementwise.__all__, *reductions.__all__, *shape.__all__, *factories.__all__]
-del scalar
