@@ -21,6 +21,8 @@ import torch
 from torch.autograd.function import once_differentiable
 
 from symscalar.errors import SymscalarError
+from typing_extensions import TypeIs
+
 from symscalar.trace import TensorVar, Trace, Var, check_trace, dce, is_var
 from symscalar.tracing import TraceBuilder, tracing
 from symscalar.ops.factories import full
@@ -28,7 +30,7 @@ from symscalar.ops.factories import full
 __all__ = ["vjp_traces", "autograd_runner", "is_differentiable"]
 
 
-def is_differentiable(v: Any) -> bool:
+def is_differentiable(v: object) -> TypeIs[TensorVar]:
     return isinstance(v, TensorVar) and (v.dtype.is_floating_point or v.dtype.is_complex)
 
 
@@ -54,6 +56,7 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
         if not is_var(v):
             return v
         if v not in residual_of:
+            proxy: Any
             if isinstance(v, TensorVar):
                 proxy = builder.tensor_input(TensorVar(v.shape, v.dtype, v.device))
             else:
@@ -76,9 +79,9 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
     n_cts = 0
     for out in trace.outputs:
         if is_differentiable(out):
-            ct = builder.tensor_input(TensorVar(out.shape, out.dtype, out.device))  # type: ignore[union-attr]
+            ct = builder.tensor_input(TensorVar(out.shape, out.dtype, out.device))
             n_cts += 1
-            accumulate(out, ct, "an output")  # type: ignore[arg-type]
+            accumulate(out, ct, "an output")
 
     with tracing(builder):
         for eqn in reversed(trace.eqns):
@@ -101,7 +104,7 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
                 arg_cts = eqn.prim.vjp(cts[0], outs[0], *args, **eqn.params)
             for a, g in zip(eqn.args, arg_cts):
                 if g is not None and is_differentiable(a):
-                    accumulate(a, g, eqn.prim.name)  # type: ignore[arg-type]
+                    accumulate(a, g, eqn.prim.name)
         grads = []
         for i in wrt:
             v = trace.inputs[i]
@@ -189,7 +192,7 @@ def autograd_runner(
     def run(*args: Any) -> Any:
         all_args = args + captured
         if torch.is_grad_enabled():
-            return unflatten(*TraceFunction.apply(*all_args))
+            return unflatten(*TraceFunction.apply(*all_args))  # type: ignore[no-untyped-call]
         return unflatten(*plain_fn(*all_args))
 
     return run, backward

@@ -81,7 +81,7 @@ class CacheInfo(NamedTuple):
     entries: int
 
 
-class JitFunction(Protocol, Generic[P, R]):  # type: ignore[misc]
+class JitFunction(Protocol, Generic[P, R]):
     """What ``symscalar.jit`` returns: the function, plus inspection methods."""
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
@@ -175,6 +175,8 @@ def _auto_key(v: Any) -> Any:
         return (type(v), tuple(_auto_key(x) for x in v))
     if isinstance(v, dict):
         return (dict, tuple((k, _auto_key(x)) for k, x in v.items()))
+    if type(v) is float:
+        return (float, repr(v))  # 0.0 vs -0.0, NaN: see the static key in _generate_dispatch
     return (type(v), v)
 
 
@@ -206,7 +208,7 @@ def _generate_dispatch(
         "_ss_cache": state.cache, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
         "_ss_next_call": state.calls.__next__, "_ss_auto_key": _auto_key,
         "_ss_auto_leaves": _auto_leaves, "_ss_Tensor": torch.Tensor, "_ss_type": type,
-        "_ss_int": int, "_ss_float": float, "_ss_bool": bool,
+        "_ss_int": int, "_ss_float": float, "_ss_bool": bool, "_ss_repr": repr,
         # The key of a dynamic value is its kind, not its value: an int passed for a
         # DynamicFloat is converted and shares the float entry; anything else misses and is
         # rejected with a clear error by the miss path.
@@ -243,7 +245,9 @@ def _generate_dispatch(
             key += [f"{name}.shape", f"{name}.dtype", f"{name}.device", f"{name}.requires_grad"]
             call.append(name)
         elif kind == STATIC:
-            key += [f"_ss_type({name})", name]
+            # floats by repr: 0.0 and -0.0 (equal, same hash) are different programs, and a
+            # NaN (never equal to itself) must still find its entry
+            key += [f"_ss_type({name})", f"_ss_repr({name}) if _ss_type({name}) is _ss_float else {name}"]
         elif kind == AUTO:
             key.append(
                 f"({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad) "

@@ -7,6 +7,7 @@ Python with no interpreter loop. Runs on every device torch supports.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,10 +33,13 @@ def compile_trace(
     """
     namespace: dict[str, Any] = {}
     names: dict[Primitive, str] = {}
+    if trace.name == "torch" or trace.name.startswith("_prim_"):
+        # the generated def must not shadow the module or a lowering it calls
+        trace = dataclasses.replace(trace, name=f"{trace.name}_fn")
 
     def callee(prim: Primitive) -> str:
         if prim not in names:
-            names[prim] = f"_{prim.name}"
+            names[prim] = f"_prim_{prim.name}"
             namespace[names[prim]] = prim.impl
         return names[prim]
 

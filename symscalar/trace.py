@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from typing_extensions import TypeIs
+
 from symscalar.errors import StaticValueRequiredError, TraceCheckError
 from symscalar.types import NumberProxy, current_tracer
 
@@ -168,7 +170,7 @@ class Trace:
         return [names[v] for v in self.inputs]
 
 
-def is_var(x: object) -> bool:
+def is_var(x: object) -> TypeIs[TensorVar | ScalarVar]:
     return isinstance(x, (TensorVar, ScalarVar))
 
 

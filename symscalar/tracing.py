@@ -125,7 +125,7 @@ class TraceBuilder:
                     f"{value!r} belongs to another trace; traced values cannot be stored "
                     "between calls of a jitted function. Return them instead."
                 )
-            return value._var  # type: ignore[no-any-return]
+            return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
         if value is None or isinstance(value, (bool, int, float, complex)):

@@ -276,3 +276,34 @@ def test_import_is_lazy_about_nvfuser_and_thunder():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_static_float_key_distinguishes_signed_zero_and_finds_nan():
+    @symscalar.jit
+    def f(x: torch.Tensor, z: float) -> torch.Tensor:
+        return 1 / (x * z)
+
+    x = torch.ones(1)
+    assert f(x, 0.0).item() == float("inf")
+    assert f(x, -0.0).item() == float("-inf")
+    f(x, float("nan"))
+    f(x, float("nan"))
+    g = symscalar.jit(lambda x, z: 1 / (x * z))  # unannotated: the auto key
+    assert g(x, 0.0).item() == float("inf") and g(x, -0.0).item() == float("-inf")
+    assert f.cache_info().misses == 3
+
+
+def test_function_names_cannot_collide_with_generated_names():
+    def _prim_mul(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def _ss_dispatch(x: torch.Tensor) -> torch.Tensor:
+        return x * 3
+
+    torch.testing.assert_close(symscalar.jit(_prim_mul)(torch.ones(2)), torch.full((2,), 2.0))
+    torch.testing.assert_close(symscalar.jit(_ss_dispatch)(torch.ones(2)), torch.full((2,), 3.0))
+    def torch_(x: torch.Tensor) -> torch.Tensor:
+        return x.to(torch.float64)
+
+    torch_.__name__ = "torch"
+    assert symscalar.jit(torch_)(torch.ones(2)).dtype == torch.float64
