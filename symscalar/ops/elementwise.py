@@ -25,6 +25,7 @@ def _elementwise(name: str, impl: object) -> Primitive:
 # ---- add
 add_p = _elementwise("add", torch.add)
 add_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b))
+add_p.nvfuser = lambda fd, a, b: fd.ops.add(a, b)
 
 
 @defop
@@ -48,6 +49,7 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 # ---- sub
 sub_p = _elementwise("sub", torch.sub)
 sub_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b))
+sub_p.nvfuser = lambda fd, a, b: fd.ops.sub(a, b)
 
 
 @defop
@@ -71,6 +73,7 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 # ---- mul
 mul_p = _elementwise("mul", torch.mul)
 mul_p.vjp = lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))
+mul_p.nvfuser = lambda fd, a, b: fd.ops.mul(a, b)
 
 
 @defop
@@ -92,6 +95,7 @@ def _torch_rmul(input: Tensor, other: NumberLike) -> Tensor:
 # ---- div (true division)
 div_p = _elementwise("div", torch.div)
 div_p.vjp = lambda ct, out, a, b: (grad_for(ct / b, a), grad_for(-ct * out / b, b))
+div_p.nvfuser = lambda fd, a, b: fd.ops.truediv(a, b)
 
 
 @defop
@@ -113,6 +117,7 @@ def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
 # ---- neg
 neg_p = _elementwise("neg", torch.neg)
 neg_p.vjp = lambda ct, out, a: (-ct,)
+neg_p.nvfuser = lambda fd, a: fd.ops.neg(a)
 
 
 @defop
@@ -129,6 +134,7 @@ def _torch_neg(input: Tensor) -> Tensor:
 # ---- exp
 exp_p = _elementwise("exp", torch.exp)
 exp_p.vjp = lambda ct, out, a: (ct * out,)
+exp_p.nvfuser = lambda fd, a: fd.ops.exp(a)
 
 
 @defop
