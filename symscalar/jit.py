@@ -27,8 +27,7 @@ from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 import torch
 
 from symscalar import grad as grad_transform
-from symscalar import torch_backend
-from symscalar.errors import BackendUnavailableError
+from symscalar import nvfuser_backend, torch_backend
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, tracing
 from symscalar.types import (
@@ -87,6 +86,7 @@ class JitFunction(Protocol, Generic[P, R]):  # type: ignore[misc]
     def last_backward_trace(self) -> Trace | None: ...
     def cache_info(self) -> CacheInfo: ...
     def cache_clear(self) -> None: ...
+    def last_fusion(self) -> list[Any]: ...
 
 
 @dataclasses.dataclass
@@ -97,6 +97,7 @@ class Entry:
     run: Callable[..., Any]  # called with the call's tensors and dynamic values
     guards: tuple[tuple[ScalarVar, Any], ...]
     backward_trace: Trace | None = None
+    backend: Any = None  # what compiled it (the nvFuser backend remembers its fusions)
 
 
 class _Guarded:
@@ -370,14 +371,14 @@ class _JitState:
             backward = None
             if captured:
                 run = _append_captured(run, captured)
-        return Entry(trace, run, tuple(builder.guards), backward)
+        return Entry(trace, run, tuple(builder.guards), backward, backend)
 
     def _backend_for(self, trace: Trace) -> Any:
         if self.backend == "nvfuser":
-            raise BackendUnavailableError(
-                "backend='nvfuser' is not available yet in this version of symscalar; use "
-                "backend='torch' (or 'auto')"
-            )
+            nvfuser_backend.check_available(trace)  # BackendUnavailableError saying why
+            return nvfuser_backend.NvFuserBackend()
+        if self.backend == "auto" and nvfuser_backend.usable_for(trace):
+            return nvfuser_backend.NvFuserBackend()
         return torch_backend
 
     def _proxy(self, builder: TraceBuilder, name: str, kind: str, value: Any) -> Any:
@@ -406,6 +407,12 @@ class _JitState:
     def last_backward_trace(self) -> Trace | None:
         entry = self.last_entry()
         return entry.backward_trace if entry else None
+
+    def last_fusion(self) -> list[Any]:
+        entry = self.last_entry()
+        if entry is None or not isinstance(entry.backend, nvfuser_backend.NvFuserBackend):
+            return nvfuser_backend.FusionList()
+        return entry.backend.last_fusions()
 
     def cache_info(self) -> CacheInfo:
         calls = int(repr(self.calls)[6:-1])
@@ -544,7 +551,8 @@ def jit(
 
     Returns:
         A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
-        ``cache_info()`` and ``cache_clear()``.
+        ``cache_info()``, ``cache_clear()`` and ``last_fusion()`` (the nvFuser
+        FusionDefinitions of the last call; empty with the torch backend).
 
     Example:
         >>> @symscalar.jit
@@ -565,5 +573,6 @@ def jit(
     dispatch.last_backward_trace = state.last_backward_trace  # type: ignore[attr-defined]
     dispatch.cache_info = state.cache_info  # type: ignore[attr-defined]
     dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
+    dispatch.last_fusion = state.last_fusion  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
