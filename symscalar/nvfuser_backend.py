@@ -44,6 +44,7 @@ from symscalar.trace import (
     _Namer,
     check_trace,
     contains_dynamic,
+    dce,
     format_static,
     is_var,
 )
@@ -98,7 +99,7 @@ def import_nvfuser() -> types.ModuleType:
         BackendUnavailableError: nvfuser_direct is not installed or fails to import.
     """
     try:
-        import nvfuser_direct  # noqa: PLC0415 - optional dependency, see the docstring
+        import nvfuser_direct  # type: ignore[import-untyped]  # noqa: PLC0415 - optional, see above
     except Exception as e:  # noqa: BLE001 - any import failure means "not available"
         raise BackendUnavailableError(
             f"backend='nvfuser' needs the nvfuser_direct package, which failed to import "
@@ -260,7 +261,7 @@ class Region:
         for k, eqn in enumerate(self.eqns):
             for j, o in enumerate(eqn.outs):
                 index[o] = ("eqn", k, j)
-            args = tuple(index[a] if is_var(a) else ("lit", _freeze(a)) for a in eqn.args)
+            args = tuple(index[a] if isinstance(a, (TensorVar, ScalarVar)) else ("lit", _freeze(a)) for a in eqn.args)
             params = tuple(
                 (key, _size_pattern(_resolved_shape(eqn, key, v)) if key in SIZE_PARAMS else _freeze(v))
                 for key, v in eqn.params.items()
@@ -337,7 +338,7 @@ def build_fusion(region: Region, layouts: Sequence[tuple[tuple[Any, ...], tuple[
             else:
                 env[v] = fd.define_scalar(dtype=getattr(nv.DataType, _SCALAR_DTYPE_NAMES[v.dtype]))
         for eqn in region.eqns:
-            args = [env[a] if is_var(a) else _constant(fd, nv, a) for a in eqn.args]
+            args = [env[a] if isinstance(a, (TensorVar, ScalarVar)) else _constant(fd, nv, a) for a in eqn.args]
             params = {key: _lower_param(fd, nv, eqn, key, value) for key, value in eqn.params.items()}
             result = eqn.prim.nvfuser(fd, *args, **params)  # type: ignore[misc]
             results = result if eqn.prim.multiple_results else (result,)
@@ -408,7 +409,8 @@ class FusionList(list[Any]):
 
 def partition(trace: Trace) -> list[tuple[str, Any]]:
     """Host equations first (they read only scalars), then runs of fusible equations as
-    regions and the rest as torch steps, in trace order."""
+    regions and the rest as torch steps, in trace order. Dead equations are dropped."""
+    trace = dce(trace)
     host = [e for e in trace.eqns if is_host_eqn(e)]
     rest = [e for e in trace.eqns if not is_host_eqn(e)]
     groups: list[tuple[str, list[Eqn]]] = []
@@ -445,9 +447,9 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
             fn_name = f"_fusion{len(regions)}"
             namespace[fn_name] = region
             regions.append(region)
-            args = ", ".join(names[v] for v in region.inputs)
+            inputs = ", ".join(names[v] for v in region.inputs)
             targets = "".join(f"{names[v]}, " for v in region.outputs)
-            lines.append(f"    {targets}= {fn_name}({args})")
+            lines.append(f"    {targets}= {fn_name}({inputs})")
             continue
         eqn = payload
         fn_name = f"_prim_{eqn.prim.name}"

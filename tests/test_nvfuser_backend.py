@@ -177,6 +177,31 @@ def test_reshape_expand_full_convert() -> None:
     assert len(scalars) == 1 + nb.lower(trace, [None, None, 0.5]).regions[0].sizes.__len__()
 
 
+def half_scale_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a * s
+
+
+@needs_nvfuser
+def test_trace_dtype_is_the_contract() -> None:
+    # nvFuser promotes f16 * double to f32, torch keeps f16: the backend casts to the trace's dtype.
+    trace = trace_of(half_scale_fn, torch.randn(3, dtype=torch.float16), 2.0)
+    assert trace.outputs[0].dtype == torch.float16  # type: ignore[union-attr]
+    (fd,) = fusions_of(trace, None, 2.0)
+    assert re.search(r"fd\.ops\.cast\(tv\d+, dtype=DataType\.Half\)", repr(fd))
+    assert fd.fusion.outputs()[0].dtype() == nb.nvfuser_dtype(torch.float16)
+
+
+def dead_code_fn(a: torch.Tensor) -> Any:
+    torch.exp(a)
+    return a * 2.0
+
+
+@needs_nvfuser
+def test_dead_equations_are_not_lowered() -> None:
+    (fd,) = fusions_of(trace_of(dead_code_fn, torch.randn(3)), None)
+    assert "fd.ops.exp" not in repr(fd)
+
+
 @needs_nvfuser
 def test_size_one_dims_are_broadcast_constants() -> None:
     def f(a: torch.Tensor, b: torch.Tensor) -> Any:
