@@ -478,3 +478,73 @@ def test_execution_reuses_fusions_for_new_batch() -> None:
         out = f(torch.randn(9, 3, device="cuda"), 2.0)
     assert [id(x) for x in f.last_fusion()] == [id(x) for x in first]
     assert out.shape == (3,)
+
+
+# ----------------------------------------------------------------------------------------
+# The plan's dataflow, on the CPU: regions run through the torch lowerings of their equations
+
+
+def _run_region_in_torch(region: nb.Region, *args: Any) -> list[Any]:
+    sub = Trace(region.inputs, region.eqns, region.outputs, "region")
+    return list(symscalar.eval_trace(sub, *args))
+
+
+def mixed_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    t = s * 2.0 + 1.0
+    x = torch.exp(a * t)
+    y = _unlowered_p.bind(x - b)
+    z = (y * s).to(torch.int8).to(torch.float32)
+    return (z + x).sum(0) / t, t
+
+
+@needs_nvfuser
+def test_plan_dataflow_matches_torch_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nb.Region, "__call__", _run_region_in_torch)
+    a, b = torch.randn(5, 3), torch.randn(3)
+    trace = trace_of(mixed_fn, a, b, 0.7)
+    forward, backward = vjp_traces(trace, [0, 1])
+    for t in (trace, forward, backward):
+        inputs = [torch.randn(v.shape) if isinstance(v, TensorVar) else 0.3 for v in t.inputs]
+        plan = nb.build_plan(t)
+        assert any(k == "fusion" for k, _ in plan.steps)
+        expected = symscalar.eval_trace(t, *inputs)
+        got = plan.run(*inputs)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e)
+
+
+def torch_only_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return _unlowered_p.bind(a).to(torch.int8), s * 2.0 + 1.0
+
+
+@needs_nvfuser
+def test_plan_without_fusions_runs_on_cpu() -> None:
+    a = torch.randn(4, 2) * 10
+    trace = trace_of(torch_only_fn, a, 1.5)
+    run = nb.compile_trace(trace)
+    assert run.plan.regions == ()
+    out, scalar = run(a, 1.5)
+    torch.testing.assert_close(out, torch.relu(a).to(torch.int8))
+    assert scalar == 4.0
+
+
+@needs_nvfuser
+def test_autograd_runner_lowers_forward_and_backward() -> None:
+    # The path jit takes with backend="nvfuser", up to execution (which needs CUDA).
+    trace = trace_of(exp_sum_scale_fn, torch.randn(4, 3), 0.5)
+    backend = nb.NvFuserBackend()
+    _, backward = symscalar.grad.autograd_runner(
+        trace, lambda names: names[0], (), backend, [True, False]
+    )
+    assert [p.trace.name for p in backend.plans] == [
+        "exp_sum_scale_fn_forward", "exp_sum_scale_fn_backward", "exp_sum_scale_fn"
+    ]
+    assert backend.last_fusions() == []  # nothing has run yet
+    for plan in backend.plans[:2]:
+        (region,) = plan.regions
+        region.fusion_for([nb.TensorMeta.contiguous(v.shape, v.dtype) for v in region.inputs if isinstance(v, TensorVar)])
+    fusions = backend.last_fusions()
+    assert len(fusions) == 2
+    assert str(fusions).count("def nvfuser_fusion") == 2
+    assert "fd.ops.sum" in repr(fusions[0]) and "fd.ops.expand" in repr(fusions[1])
