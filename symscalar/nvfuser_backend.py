@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from symscalar.errors import BackendUnavailableError, StaticValueRequiredError
+from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
 from symscalar.trace import (
     Eqn,
     ScalarVar,
@@ -213,9 +213,10 @@ def _resolved_shape(eqn: Eqn, key: str, value: Any) -> tuple[int, ...]:
     out = eqn.outs[0]
     if isinstance(out, TensorVar) and len(out.shape) == len(value):
         return out.shape
-    raise StaticValueRequiredError(
-        f"primitive {eqn.prim.name}: size parameter {key!r}={value!r} does not match the "
-        "shape of its result"
+    raise TraceCheckError(
+        f"primitive {eqn.prim.name}: parameter {key!r}={value!r} is read as a shape by the "
+        "nvFuser backend but does not match the shape of its result; name it differently "
+        "(see SIZE_PARAMS)"
     )
 
 
@@ -318,40 +319,54 @@ def check_static_params(eqn: Eqn) -> None:
 
 
 def build_fusion(region: Region, layouts: Sequence[tuple[tuple[Any, ...], tuple[int, ...]]]) -> Any:
-    """Lower ``region`` to a new FusionDefinition (three phases: inputs, equations, outputs)."""
+    """Lower ``region`` to a new FusionDefinition (three phases: inputs, equations, outputs).
+
+    Args:
+        region: the region.
+        layouts: nvFuser's ``(contiguity, stride_order)`` of each tensor input, in order.
+    """
     for eqn in region.eqns:
         check_static_params(eqn)
     nv = import_nvfuser()
     fd = nv.FusionDefinition()
-    with fd:
-        env: dict[Var, Any] = {}
-        layout_of = dict(zip(region.tensor_positions, layouts))
-        for i, v in enumerate(region.inputs):
-            if isinstance(v, TensorVar):
-                contiguity, stride_order = layout_of[i]
-                env[v] = fd.define_tensor(
-                    shape=[1 if s == 1 else -1 for s in v.shape],
-                    contiguity=list(contiguity),
-                    dtype=nvfuser_dtype(v.dtype),
-                    stride_order=list(stride_order),
-                )
-            else:
-                env[v] = fd.define_scalar(dtype=getattr(nv.DataType, _SCALAR_DTYPE_NAMES[v.dtype]))
-        for eqn in region.eqns:
-            args = [env[a] if isinstance(a, (TensorVar, ScalarVar)) else _constant(fd, nv, a) for a in eqn.args]
-            params = {key: _lower_param(fd, nv, eqn, key, value) for key, value in eqn.params.items()}
-            result = eqn.prim.nvfuser(fd, *args, **params)  # type: ignore[misc]
-            results = result if eqn.prim.multiple_results else (result,)
-            for out, r in zip(eqn.outs, results):
-                assert isinstance(out, TensorVar)
-                # nvFuser's type promotion differs from torch's for scalar operands (f16 * double
-                # is f32 in nvFuser, f16 in torch): the trace's dtype is the contract.
-                if r.dtype() != nvfuser_dtype(out.dtype):
-                    r = fd.ops.cast(r, nvfuser_dtype(out.dtype))
-                env[out] = r
-        for v in region.outputs:
-            fd.add_output(env[v])
+    # Enter and leave the definition by hand: FusionDefinition.__exit__ prints any exception
+    # it sees to stdout; ours propagate with their own message instead.
+    fd.__enter__()
+    try:
+        _define(fd, nv, region, layouts)
+    finally:
+        fd.__exit__(None, None, None)
     return fd
+
+
+def _define(fd: Any, nv: Any, region: Region, layouts: Sequence[tuple[tuple[Any, ...], tuple[int, ...]]]) -> None:
+    env: dict[Var, Any] = {}
+    layout_of = dict(zip(region.tensor_positions, layouts))
+    for i, v in enumerate(region.inputs):
+        if isinstance(v, TensorVar):
+            contiguity, stride_order = layout_of[i]
+            env[v] = fd.define_tensor(
+                shape=[1 if s == 1 else -1 for s in v.shape],
+                contiguity=list(contiguity),
+                dtype=nvfuser_dtype(v.dtype),
+                stride_order=list(stride_order),
+            )
+        else:
+            env[v] = fd.define_scalar(dtype=getattr(nv.DataType, _SCALAR_DTYPE_NAMES[v.dtype]))
+    for eqn in region.eqns:
+        args = [env[a] if isinstance(a, (TensorVar, ScalarVar)) else _constant(fd, nv, a) for a in eqn.args]
+        params = {key: _lower_param(fd, nv, eqn, key, value) for key, value in eqn.params.items()}
+        result = eqn.prim.nvfuser(fd, *args, **params)  # type: ignore[misc]
+        results = result if eqn.prim.multiple_results else (result,)
+        for out, r in zip(eqn.outs, results):
+            assert isinstance(out, TensorVar)
+            # nvFuser's type promotion differs from torch's for scalar operands (f16 * double is
+            # f32 in nvFuser, f16 in torch): the trace's dtype is the contract.
+            if r.dtype() != nvfuser_dtype(out.dtype):
+                r = fd.ops.cast(r, nvfuser_dtype(out.dtype))
+            env[out] = r
+    for v in region.outputs:
+        fd.add_output(env[v])
 
 
 def _constant(fd: Any, nv: Any, value: Any) -> Any:
