@@ -196,11 +196,19 @@ def is_fusible(eqn: Eqn) -> bool:
 
 
 def _freeze(value: Any) -> Any:
+    """A static value as a cache-key part: ``1``, ``True`` and ``1.0`` differ, and so do
+    ``0.0`` and ``-0.0`` (which compare equal but lower to different constants)."""
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, Mapping):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    return (type(value).__name__, value) if isinstance(value, (bool, int, float, complex)) else value
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, complex):
+        return ("complex", value.real.hex(), value.imag.hex())
+    if isinstance(value, (bool, int)):
+        return (type(value).__name__, value)
+    return value
 
 
 def _size_pattern(shape: Sequence[int]) -> tuple[int | None, ...]:

@@ -286,6 +286,20 @@ def test_new_dynamic_value_or_batch_reuses_fusions(fn: Callable[..., Any], extra
     assert after.hits >= before.hits + 4
 
 
+def mul_zero_fn(a: torch.Tensor, z: float) -> Any:
+    return a * z
+
+
+def test_static_literals_key_by_value_and_type() -> None:
+    def key(z: Any) -> Any:
+        (region,) = [r for k, r in nb.partition(trace_of(mul_zero_fn, torch.randn(3), z)) if k == "fusion"]
+        return region.structure
+
+    assert key(0.0) != key(-0.0)  # equal as floats, different constants
+    assert key(1.0) != key(1) != key(True)
+    assert key(2.5) == key(2.5)
+
+
 @needs_nvfuser
 def test_new_static_value_is_a_new_fusion() -> None:
     (d0,) = fusions_of(trace_of(sum_d_fn, torch.randn(4, 3), 0), None)
