@@ -87,27 +87,35 @@ _SCALAR_DTYPE_NAMES = {float: "Double", int: "Int", bool: "Bool", complex: "Comp
 # The deferred import
 
 
-@functools.cache
 def import_nvfuser() -> types.ModuleType:
     """The ``nvfuser_direct`` module, imported on first use.
-
-    This is the one deferred import of symscalar, on purpose: nvFuser is an optional
-    dependency that loads CUDA libraries (over a second), so ``import symscalar`` must neither
-    need it nor pay for it. The result (or the failure) is cached.
 
     Raises:
         BackendUnavailableError: nvfuser_direct is not installed or fails to import.
     """
+    result = _import_nvfuser()
+    if isinstance(result, BackendUnavailableError):
+        raise result
+    return result
+
+
+@functools.cache
+def _import_nvfuser() -> types.ModuleType | BackendUnavailableError:
+    """This is the one deferred import of symscalar, on purpose: nvFuser is an optional
+    dependency that loads CUDA libraries (over a second), so ``import symscalar`` must neither
+    need it nor pay for it. The module, or the error saying why it is unavailable, is cached."""
     try:
         import nvfuser_direct  # type: ignore[import-untyped]  # noqa: PLC0415 - optional, see above
     except Exception as e:  # noqa: BLE001 - any import failure means "not available"
-        raise BackendUnavailableError(
+        error = BackendUnavailableError(
             f"backend='nvfuser' needs the nvfuser_direct package, which failed to import "
             f"({type(e).__name__}: {e}). Install the wheel matching your torch and CUDA, e.g. "
             "`pip install nvfuser-cu128-torch210` for torch 2.10 + CUDA 12.8, or use "
             "backend='torch'."
-        ) from e
-    return nvfuser_direct
+        )
+        error.__cause__ = e
+        return error
+    return nvfuser_direct  # type: ignore[no-any-return]
 
 
 def nvfuser_available() -> bool:

@@ -412,7 +412,7 @@ def test_nvfuser_backend_rejects_cpu_tensors() -> None:
 
 
 def test_missing_nvfuser_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    nb.import_nvfuser.cache_clear()
+    nb._import_nvfuser.cache_clear()
     monkeypatch.setitem(sys.modules, "nvfuser_direct", None)
     try:
         with pytest.raises(BackendUnavailableError, match=r"nvfuser_direct.*failed to import.*pip install"):
@@ -424,7 +424,7 @@ def test_missing_nvfuser_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
             nb.check_available(cuda_trace)
     finally:
         monkeypatch.undo()
-        nb.import_nvfuser.cache_clear()
+        nb._import_nvfuser.cache_clear()
 
 
 def test_auto_uses_torch_for_cpu_tensors() -> None:
