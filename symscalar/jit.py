@@ -29,8 +29,7 @@ from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 import torch
 
 from symscalar import grad as grad_transform
-from symscalar import torch_backend
-from symscalar.errors import BackendUnavailableError
+from symscalar import nvfuser_backend, torch_backend
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, tracing
 from symscalar.types import (
@@ -89,6 +88,7 @@ class JitFunction(Protocol, Generic[P, R]):
     def last_backward_trace(self) -> Trace | None: ...
     def cache_info(self) -> CacheInfo: ...
     def cache_clear(self) -> None: ...
+    def last_fusion(self) -> list[Any]: ...
 
 
 @dataclasses.dataclass
@@ -99,6 +99,7 @@ class Entry:
     run: Callable[..., Any]  # called with the call's tensors and dynamic values
     guards: tuple[tuple[ScalarVar, Any], ...]
     backward_trace: Trace | None = None
+    backend: Any = None  # what compiled it (the nvFuser backend remembers its fusions)
 
 
 class _Guarded:
@@ -402,14 +403,14 @@ class _JitState:
             backward = None
             if captured:
                 run = _append_captured(run, captured)
-        return Entry(trace, run, tuple(builder.guards), backward)
+        return Entry(trace, run, tuple(builder.guards), backward, backend)
 
     def _backend_for(self, trace: Trace) -> Any:
         if self.backend == "nvfuser":
-            raise BackendUnavailableError(
-                "backend='nvfuser' is not available yet in this version of symscalar; use "
-                "backend='torch' (or 'auto')"
-            )
+            nvfuser_backend.check_available(trace)  # BackendUnavailableError saying why
+            return nvfuser_backend.NvFuserBackend()
+        if self.backend == "auto" and nvfuser_backend.usable_for(trace):
+            return nvfuser_backend.NvFuserBackend()
         return torch_backend
 
     def _proxy(self, builder: TraceBuilder, name: str, kind: str, value: Any) -> Any:
@@ -442,6 +443,12 @@ class _JitState:
     def _count_calls(self) -> int:
         # itertools.count: next() is atomic under the GIL, so concurrent calls are all counted
         return int(repr(self.calls)[6:-1])
+
+    def last_fusion(self) -> list[Any]:
+        entry = self.last_entry()
+        if entry is None or not isinstance(entry.backend, nvfuser_backend.NvFuserBackend):
+            return nvfuser_backend.FusionList()
+        return entry.backend.last_fusions()
 
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
@@ -590,7 +597,8 @@ def jit(
 
     Returns:
         A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
-        ``cache_info()`` and ``cache_clear()``.
+        ``cache_info()``, ``cache_clear()`` and ``last_fusion()`` (the nvFuser
+        FusionDefinitions of the last call; empty with the torch backend).
 
     Example:
         >>> @symscalar.jit
@@ -611,6 +619,7 @@ def jit(
     dispatch.last_backward_trace = state.last_backward_trace  # type: ignore[attr-defined]
     dispatch.cache_info = state.cache_info  # type: ignore[attr-defined]
     dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
+    dispatch.last_fusion = state.last_fusion  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
 

@@ -35,6 +35,7 @@ def _elementwise(name: str, impl: object) -> Primitive:
 # ---- add
 add_p = _elementwise("add", torch.add)
 add_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b))
+add_p.nvfuser = lambda fd, a, b: fd.ops.add(a, b)
 
 
 @defop
@@ -58,6 +59,7 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 # ---- sub
 sub_p = _elementwise("sub", torch.sub)
 sub_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b))
+sub_p.nvfuser = lambda fd, a, b: fd.ops.sub(a, b)
 
 
 @defop
@@ -81,6 +83,7 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 # ---- mul
 mul_p = _elementwise("mul", torch.mul)
 mul_p.vjp = lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))
+mul_p.nvfuser = lambda fd, a, b: fd.ops.mul(a, b)
 
 
 @defop
@@ -112,6 +115,18 @@ def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = N
 div_p.vjp = _div_vjp
 
 
+def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> Any:
+    quotient = fd.ops.truediv(a, b)
+    if rounding_mode == "trunc":
+        return fd.ops.trunc(quotient)
+    if rounding_mode == "floor":
+        return fd.ops.floor(quotient)
+    return quotient
+
+
+div_p.nvfuser = _div_nvfuser
+
+
 @defop
 def div(a: TensorOrNumber, b: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """``a / b``: true division (integer inputs give a floating result), or rounded toward
@@ -138,6 +153,7 @@ def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
 # ---- neg
 neg_p = _elementwise("neg", torch.neg)
 neg_p.vjp = lambda ct, out, a: (-ct,)
+neg_p.nvfuser = lambda fd, a: fd.ops.neg(a)
 
 
 @defop
@@ -154,6 +170,7 @@ def _torch_neg(input: Tensor) -> Tensor:
 # ---- exp
 exp_p = _elementwise("exp", torch.exp)
 exp_p.vjp = lambda ct, out, a: (ct * out,)
+exp_p.nvfuser = lambda fd, a: fd.ops.exp(a)
 
 
 @defop

@@ -36,6 +36,7 @@ def _full_impl(fill: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device:
 
 
 full_p = Primitive("full", _full_impl, torch_meta(_full_impl))
+full_p.nvfuser = lambda fd, fill, *, shape, dtype, device: fd.ops.full(shape, fill, dtype)
 
 
 @defop
@@ -303,6 +304,7 @@ def _convert_impl(x: Any, *, dtype: torch.dtype) -> Any:
 
 convert_element_type_p = Primitive("convert_element_type", _convert_impl, torch_meta(_convert_impl))
 convert_element_type_p.vjp = lambda ct, out, x, *, dtype: (ct.to(x.dtype),)
+convert_element_type_p.nvfuser = lambda fd, x, *, dtype: fd.ops.cast(x, dtype)
 
 
 @defop

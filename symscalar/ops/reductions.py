@@ -62,6 +62,7 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
 
 
 sum_p.vjp = _sum_vjp
+sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(x, dims, keepdim, *([dtype] if dtype else []))
 
 
 @defop

@@ -74,6 +74,7 @@ def _reshape_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
 
 reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl))
 reshape_p.vjp = lambda ct, out, x, *, shape: (ct.reshape(x.shape),)
+reshape_p.nvfuser = lambda fd, x, *, shape: fd.ops.reshape(x, shape)
 
 
 @defop
@@ -160,6 +161,7 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
 
 expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl))
 expand_p.vjp = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
+expand_p.nvfuser = lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape))))
 
 
 @defop

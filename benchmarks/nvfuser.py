@@ -1,0 +1,214 @@
+"""How well symscalar's nvFuser backend fuses common chains, forward and backward.
+
+With a CUDA GPU (and an nvfuser_direct wheel matching torch/CUDA): times fused forward +
+backward of scale+bias+gelu, softmax and layer_norm chains for symscalar.jit(backend="nvfuser"),
+eager torch and thunder.jit (its nvFuser executor).
+
+Without one: lowers the same functions' forward and backward traces for CPU-side metadata and
+prints, per trace, the number of fusion regions (and torch/host steps) and the time to lower
+each fusion (median of 7 builds) and of a whole ``lower()`` call whose fusions come from the
+cache (check_trace, partition, code generation).
+
+The chains are written with the ops symscalar has: gelu is the sigmoid approximation
+``x * sigmoid(1.702 x)`` as exp/div; softmax is ``exp(x) / exp(x).sum(-1)`` when the softmax op
+is not available; layer_norm uses ``torch.rsqrt`` when it can be traced, else it divides by
+``var + eps`` (the same reductions and broadcasts; labelled ``layer_norm*``).
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/nvfuser.py``
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+import symscalar
+from symscalar import DynamicFloat
+from symscalar import nvfuser_backend as nb
+from symscalar.errors import SymscalarError
+from symscalar.grad import vjp_traces
+from symscalar.trace import TensorVar, Trace
+
+BATCH, HIDDEN = 2048, 1024
+
+
+def scale_bias_gelu(x: torch.Tensor, bias: torch.Tensor, scale: DynamicFloat) -> Any:
+    y = x * scale + bias
+    return y / (1.0 + torch.exp(y * -1.702))
+
+
+def softmax(x: torch.Tensor, scale: DynamicFloat) -> Any:
+    y = x * scale
+    try:
+        return torch.softmax(y, -1)
+    except SymscalarError:
+        e = torch.exp(y)
+        return e / e.sum(-1, keepdim=True)
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: DynamicFloat) -> Any:
+    n = x.shape[-1]
+    mean = x.sum(-1, keepdim=True) / n
+    centered = x - mean
+    var = (centered * centered).sum(-1, keepdim=True) / n
+    shifted = var + eps
+    try:
+        normed = centered * torch.rsqrt(shifted)
+    except SymscalarError:
+        normed = centered / shifted
+    return normed * weight + bias
+
+
+def _inputs(name: str, device: str) -> tuple[list[torch.Tensor], float]:
+    x = torch.randn(BATCH, HIDDEN, device=device)
+    if name == "scale_bias_gelu":
+        return [x, torch.randn(HIDDEN, device=device)], 0.5
+    if name == "softmax":
+        return [x], 0.125
+    return [x, torch.randn(HIDDEN, device=device), torch.randn(HIDDEN, device=device)], 1e-5
+
+
+CASES: list[tuple[str, Callable[..., Any]]] = [
+    ("scale_bias_gelu", scale_bias_gelu),
+    ("softmax", softmax),
+    ("layer_norm", layer_norm),
+]
+
+
+def _label(name: str, trace: Trace) -> str:
+    if name == "layer_norm" and "prims.rsqrt(" not in str(trace):
+        return "layer_norm*"
+    if name == "softmax" and "prims.softmax(" not in str(trace):
+        return "softmax (exp/sum/div)"
+    return name
+
+
+def _trace(fn: Callable[..., Any], tensors: list[torch.Tensor], scalar: float) -> Trace:
+    f = symscalar.jit(fn, backend="torch")
+    with torch.no_grad():
+        f(*tensors, scalar)
+    trace = f.last_trace()
+    assert trace is not None
+    return trace
+
+
+def _lower_stats(trace: Trace) -> dict[str, Any]:
+    metas = [None if isinstance(v, TensorVar) else 1.0 for v in trace.inputs]
+    plan = nb.lower(trace, metas)
+    builds = []
+    for region in plan.regions:
+        layouts = list(region.fusions)[0]
+        for _ in range(7):
+            t0 = time.perf_counter()
+            nb.build_fusion(region, layouts)
+            builds.append(time.perf_counter() - t0)
+    built = statistics.median(builds) if builds else 0.0
+    reps = 20
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        nb.lower(trace, metas)
+    cached = (time.perf_counter() - t0) / reps
+    kinds = [k for k, _ in plan.steps]
+    return {
+        "eqns": len(trace.eqns),
+        "regions": len(plan.regions),
+        "torch": kinds.count("torch"),
+        "host": kinds.count("host"),
+        "scalar_inputs": sum(sum(1 for v in fd.fusion.inputs() if not v.is_tensor()) for fd in plan.fusions),
+        "build_ms": 1e3 * built,
+        "cached_ms": 1e3 * cached,
+    }
+
+
+def lowering_table() -> None:
+    """The CPU-side report: fusion regions and lowering time, forward and backward."""
+    header = (
+        f"{'function':<24}{'pass':<10}{'eqns':>5}{'regions':>8}{'torch':>6}{'host':>5}"
+        f"{'scalar in':>10}{'build ms/fusion':>16}{'lower() ms, cached':>20}"
+    )
+    print(f"nvFuser lowering without a GPU (batch {BATCH}, hidden {HIDDEN}; 'scalar in' counts "
+          "dynamic scalars and size inputs)")
+    print(header)
+    print("-" * len(header))
+    for name, fn in CASES:
+        tensors, scalar = _inputs(name, "cpu")
+        trace = _trace(fn, tensors, scalar)
+        forward, backward, _ = vjp_traces(trace, list(range(len(tensors))))
+        for label, t in (("forward", forward), ("backward", backward)):
+            s = _lower_stats(t)
+            print(
+                f"{_label(name, trace):<24}{label:<10}{s['eqns']:>5}{s['regions']:>8}{s['torch']:>6}"
+                f"{s['host']:>5}{s['scalar_inputs']:>10}{s['build_ms']:>16.2f}{s['cached_ms']:>20.3f}"
+            )
+
+
+def _time_cuda(step: Callable[[], Any], iters: int = 50, warmup: int = 10) -> float:
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def _fwd_bwd(f: Callable[..., Any], tensors: list[torch.Tensor], scalar: float) -> Callable[[], Any]:
+    def step() -> Any:
+        for t in tensors:
+            t.grad = None
+        out = f(*tensors, scalar)
+        out.backward(torch.ones_like(out))
+        return out
+
+    return step
+
+
+def gpu_table() -> None:
+    """Median fwd+bwd time per call (ms) for eager torch, thunder.jit and symscalar+nvFuser."""
+    thunder: Any = None
+    try:
+        import thunder  # noqa: PLC0415 - optional comparison, only in this script
+    except Exception as e:  # noqa: BLE001
+        print(f"thunder unavailable: {e}")
+    print(f"fused forward + backward on {torch.cuda.get_device_name()} (batch {BATCH}, hidden {HIDDEN}), median ms")
+    print(f"{'function':<24}{'eager':>10}{'thunder':>10}{'symscalar':>11}{'fusions':>9}")
+    for name, fn in CASES:
+        tensors, scalar = _inputs(name, "cuda")
+        tensors = [t.requires_grad_() for t in tensors]
+        eager = _time_cuda(_fwd_bwd(fn, tensors, scalar))
+        th = float("nan")
+        if thunder is not None:
+            try:
+                th = _time_cuda(_fwd_bwd(thunder.jit(fn), tensors, scalar))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                print(f"thunder failed on {name}: {e}")
+        f = symscalar.jit(fn, backend="nvfuser")
+        ours = _time_cuda(_fwd_bwd(f, tensors, scalar))
+        trace = f.last_trace()
+        assert trace is not None
+        print(f"{_label(name, trace):<24}{eager:>10.3f}{th:>10.3f}{ours:>11.3f}{len(f.last_fusion()):>9}")
+
+
+def main() -> None:
+    if torch.cuda.is_available() and nb.nvfuser_available():
+        gpu_table()
+    else:
+        why = "no CUDA device" if not torch.cuda.is_available() else "nvfuser_direct does not import"
+        print(f"({why}: printing the lowering report instead of timings)\n")
+    if nb.nvfuser_available():
+        lowering_table()
+    else:
+        print("nvfuser_direct is not importable: nothing to lower")
+
+
+if __name__ == "__main__":
+    main()
