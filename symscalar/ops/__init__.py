@@ -4,17 +4,13 @@ Importing this package registers every primitive and every torch spelling it imp
 """
 
 from symscalar.ops import scalar as scalar
-from symscalar.ops.elementwise import add, div, exp, mul, neg, sub
+from symscalar.ops import elementwise as _elementwise
+from symscalar.ops import reductions as _reductions
+from symscalar.ops.elementwise import *  # noqa: F403 - the family lists its ops in __all__
 from symscalar.ops.factories import full, to, zeros_like
-from symscalar.ops.reductions import (
-    amax, amin, argmax, argmin, log_softmax, logsumexp, mean, prod, softmax, std, std_mean, sum, var,
-    var_mean,
-)
+from symscalar.ops.reductions import *  # noqa: F403 - the family lists its ops in __all__
 from symscalar.ops.shape import expand, reshape
 
 __all__ = [
-    "add", "sub", "mul", "div", "neg", "exp",
-    "sum", "mean", "amax", "amin", "prod", "var", "std", "var_mean", "std_mean", "logsumexp",
-    "softmax", "log_softmax", "argmax", "argmin",
-    "reshape", "expand", "full", "zeros_like", "to",
+    *_elementwise.__all__, *_reductions.__all__, "reshape", "expand", "full", "zeros_like", "to",
 ]
