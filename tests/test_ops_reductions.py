@@ -3,12 +3,15 @@ static contract of every reduction spelling; backward traces free of dynamic sta
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import symscalar
 from symscalar import DynamicBool, DynamicFloat, DynamicInt, StaticBool, StaticDims, ops
@@ -536,3 +539,46 @@ def test_bad_inputs_raise_clear_errors() -> None:
         symscalar.jit(lambda_free(lambda x: x.var(0, True, correction=0)))(x)
     with pytest.raises(TypeError, match="correction must be an int or a float"):
         symscalar.jit(lambda_free(lambda x: ops.var(x, correction="1")))(x)
+
+
+# ----------------------------------------------------------------------------------------
+# Random shapes and dims (size-1 dims, 1-d and 3-d inputs, every dims subset)
+
+_CORRECTION = {"var_c0": 0, "std_mean": 1, "var_mean": 2}  # of the GRAD_CASES below
+_PROPERTY_OPS = ["sum", "mean", "amax", "prod", "var_c0", "std_mean", "var_mean", "logsumexp", "log_softmax"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+    name=st.sampled_from(_PROPERTY_OPS),
+    keepdim=st.booleans(),
+)
+def test_random_shapes_and_dims(shape: list[int], data: Any, name: str, keepdim: bool) -> None:
+    ndim = len(shape)
+    picked = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim, unique_by=lambda d: d % ndim))
+    dim = picked[0] if len(picked) == 1 else tuple(picked)
+    count = math.prod(shape[d] for d in picked)
+    assume(count > _CORRECTION.get(name, -1))  # else the variance is nan or inf
+    _grad_check_against_torch(GRAD_CASES[name], torch.rand(shape, dtype=torch.float64) + 0.5, dim, keepdim)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_forward_and_grad_with_torch_backend() -> None:
+    def f(x: torch.Tensor, s: DynamicFloat) -> Any:
+        y = x * s
+        return y.mean(1), torch.softmax(y, -1), y.var(0), torch.logsumexp(y, (0, 1)), y.amax(-1), y.prod(1)
+
+    jf = symscalar.jit(f, backend="torch")
+    x = torch.rand(3, 4, dtype=torch.float64, device="cuda") + 0.5
+    for scale in (0.5, 2.0):
+        xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        got, want = jf(xs, scale), f(xr, scale)
+        for g, w in zip(got, want, strict=True):
+            assert g.device == w.device
+            torch.testing.assert_close(g, w)
+        cts = [torch.randn_like(w) for w in want]
+        torch.testing.assert_close(torch.autograd.grad(got, xs, cts), torch.autograd.grad(want, xr, cts))
+    assert jf.cache_info().misses == 1
