@@ -560,6 +560,8 @@ def test_bad_inputs_raise_clear_errors() -> None:
         symscalar.jit(lambda_free(lambda x: x.prod(keepdim=True)))(x)
     with pytest.raises(TypeError, match="prod"):  # torch's own argument parser rejects it first
         symscalar.jit(lambda_free(lambda x: torch.prod(x, keepdim=True)))(x)
+    with pytest.raises(TypeError, match="dim must be one int"):
+        symscalar.jit(lambda_free(lambda x: x.prod((0, 1))))(x)
     with pytest.raises(TypeError, match="either `unbiased`"):
         symscalar.jit(lambda_free(lambda x: x.var(0, True, correction=0)))(x)
     with pytest.raises(TypeError, match="correction must be an int or a float"):
