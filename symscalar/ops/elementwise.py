@@ -941,7 +941,9 @@ clamp_p.vjp = _clamp_vjp
 
 
 @defop
-def clamp(x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:  # noqa: A002
+def clamp(  # noqa: A002 - torch's parameter names
+    x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
+) -> Tensor:
     """``x`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:
