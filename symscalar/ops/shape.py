@@ -10,8 +10,8 @@ each other, so a backward trace only ever holds these primitives with static par
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import torch
 
@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 _slice = builtins.slice
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -60,6 +61,18 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     return shape
 
 
+def _each(*torch_functions: Any) -> Callable[[F], F]:
+    """``@implements`` once per spelling, so that an error names the spelling the user wrote
+    (``torch.Tensor.view``, not the ``torch.Tensor.reshape`` it shares a handler with)."""
+
+    def register(handler: F) -> F:
+        for func in torch_functions:
+            implements(func)(handler)
+        return handler
+
+    return register
+
+
 def _numel(shape: Sequence[int]) -> int:
     n = 1
     for s in shape:
@@ -90,7 +103,7 @@ def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
     return reshape(input, shape)
 
 
-@implements(torch.Tensor.reshape, torch.Tensor.view)
+@_each(torch.Tensor.reshape, torch.Tensor.view)
 def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
         raise UnsupportedOperationError(
@@ -100,7 +113,7 @@ def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape) -> Tensor:
     return reshape(input, _shape_arg(shape))
 
 
-@implements(torch.Tensor.reshape_as, torch.Tensor.view_as)
+@_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
 def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, tuple(other.shape))
 
@@ -118,7 +131,7 @@ def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Ten
     return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@implements(torch.flatten, torch.Tensor.flatten)
+@_each(torch.flatten, torch.Tensor.flatten)
 def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
     return flatten(input, start_dim, end_dim)
 
@@ -135,7 +148,7 @@ def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
     return reshape(x, shape)
 
 
-@implements(torch.squeeze, torch.Tensor.squeeze)
+@_each(torch.squeeze, torch.Tensor.squeeze)
 def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     return squeeze(input, dim)
 
@@ -148,7 +161,7 @@ def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
     return reshape(x, shape[:d] + (1,) + shape[d:])
 
 
-@implements(torch.unsqueeze, torch.Tensor.unsqueeze)
+@_each(torch.unsqueeze, torch.Tensor.unsqueeze)
 def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
     return unsqueeze(input, dim)
 
@@ -273,17 +286,17 @@ def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return permute(x, tuple(perm))
 
 
-@implements(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
+@_each(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
 def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-@implements(torch.swapaxes, torch.Tensor.swapaxes)
+@_each(torch.swapaxes, torch.Tensor.swapaxes)
 def _torch_swapaxes(input: Tensor, axis0: StaticInt, axis1: StaticInt) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
-@implements(torch.t, torch.Tensor.t)
+@_each(torch.t, torch.Tensor.t)
 def _torch_t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -371,7 +384,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     return _slice_dims(x, {d: _slice(begin, begin + length)})
 
 
-@implements(torch.narrow, torch.Tensor.narrow)
+@_each(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
     if not isinstance(start, int):
         raise UnsupportedOperationError(
@@ -381,15 +394,13 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
-def _check_index_item(item: Any) -> None:
+def _check_index_item(item: Any, op: str) -> None:
     if isinstance(item, NumberProxy):
-        raise StaticValueRequiredError(_static_message("torch.Tensor.__getitem__", "indices", item))
+        raise StaticValueRequiredError(_static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
-                raise StaticValueRequiredError(
-                    _static_message("torch.Tensor.__getitem__", "indices", bound)
-                )
+                raise StaticValueRequiredError(_static_message(op, "indices", bound))
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -407,22 +418,26 @@ def _check_index_item(item: Any) -> None:
 @defop
 def getitem(x: Tensor, indices: Any) -> Tensor:
     """Basic indexing ``x[indices]`` with static ints, slices, None and Ellipsis."""
+    return _getitem(x, indices, "symscalar.ops.getitem")
+
+
+def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     items = indices if isinstance(indices, tuple) else (indices,)
     for item in items:
-        _check_index_item(item)
-    if sum(1 for i in items if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        _check_index_item(item, op)
     consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
     if consuming > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     bounds: dict[int, builtins.slice] = {}
     out_shape: list[int] = []  # the sliced dim each result dim comes from; -1: a new dim
     dim = 0
+    expanded = False  # as torch: the first ellipsis takes the unindexed dims, later ones none
     for item in items:
         if item is Ellipsis:
-            for _ in range(x.ndim - consuming):
+            for _ in range(0 if expanded else x.ndim - consuming):
                 out_shape.append(dim)
                 dim += 1
+            expanded = True
         elif item is None:
             out_shape.append(-1)
         elif isinstance(item, int):
@@ -443,7 +458,7 @@ def getitem(x: Tensor, indices: Any) -> Tensor:
 
 @implements(torch.Tensor.__getitem__)
 def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
-    return getitem(input, indices)
+    return _getitem(input, indices, "torch.Tensor.__getitem__")
 
 
 # ---- cat, stack
@@ -475,7 +490,7 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.cat, torch.concat, torch.concatenate)
+@_each(torch.cat, torch.concat, torch.concatenate)
 def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat(tensors, dim)
 
@@ -531,7 +546,7 @@ def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: Stati
     return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.split, torch.Tensor.split)
+@_each(torch.split, torch.Tensor.split)
 def _torch_split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return split(tensor, split_size_or_sections, dim)
 
@@ -550,7 +565,7 @@ def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...
     return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.chunk, torch.Tensor.chunk)
+@_each(torch.chunk, torch.Tensor.chunk)
 def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return chunk(input, chunks, dim)
 
@@ -563,7 +578,7 @@ def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return tuple(squeeze(p, d) for p in pieces)
 
 
-@implements(torch.unbind, torch.Tensor.unbind)
+@_each(torch.unbind, torch.Tensor.unbind)
 def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return unbind(input, dim)
 
@@ -599,7 +614,7 @@ def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
 
 
 # ---- clone, contiguous: values are immutable in a trace, so these are the identity
-@implements(torch.clone, torch.Tensor.clone)
+@_each(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     return input
 
