@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 import symscalar
@@ -74,6 +76,8 @@ CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
     ("unbind_one_used", lambda x: x.unbind()[1], ((3, 2),)),
     ("narrow", lambda x: x.narrow(1, 1, 2), ((2, 4),)),
     ("narrow_negative", lambda x: torch.narrow(x, -1, -3, 2), ((2, 4),)),
+    ("select", lambda x: x.select(1, -1), ((2, 4, 3),)),
+    ("torch_select", lambda x: torch.select(x, -3, 1), ((2, 4, 3),)),
     ("flip", lambda x: torch.flip(x, (0, -1)), ((2, 3, 4),)),
     ("flip_varargs", lambda x: x.flip(1), ((2, 3),)),
     ("clone", lambda x: x.clone() * 2, ((2, 3),)),
@@ -233,6 +237,9 @@ DYNAMIC_CASES: list[tuple[str, str, Callable[[torch.Tensor, Any], Any]]] = [
     ("torch.narrow", "start", lambda x, n: torch.narrow(x, 0, n, 1)),
     ("torch.Tensor.narrow", "length", lambda x, n: x.narrow(0, 0, n)),
     ("symscalar.ops.narrow", "start", lambda x, n: symscalar.ops.narrow(x, 0, n, 1)),
+    ("torch.Tensor.select", "dim", lambda x, n: x.select(n, 0)),
+    ("torch.select", "index", lambda x, n: torch.select(x, 0, n)),
+    ("symscalar.ops.select", "index", lambda x, n: symscalar.ops.select(x, 0, n)),
     ("torch.flip", "dims", lambda x, n: torch.flip(x, (n,))),
     ("torch.Tensor.flip", "dims", lambda x, n: x.flip(n)),
     ("symscalar.ops.flip", "dims", lambda x, n: symscalar.ops.flip(x, [n])),
@@ -292,6 +299,7 @@ def test_tensor_index_is_unsupported() -> None:
         (lambda x: x.unsqueeze(3), IndexError, "Dimension out of range"),
         (lambda x: x.transpose(0, 2), IndexError, "Dimension out of range"),
         (lambda x: x.narrow(0, 2, 2), RuntimeError, "exceeds dimension size"),
+        (lambda x: x.select(1, 4), IndexError, "out of range"),
         (lambda x: torch.stack([x, x.T]), RuntimeError, "equal size"),
         (lambda x: x.expand(4), RuntimeError, "must be greater or equal"),
     ],
@@ -307,3 +315,37 @@ def test_bad_input_raises_clear_error(fn: Any, error: type[Exception], match: st
 def test_view_as_dtype_is_unsupported() -> None:
     with pytest.raises(UnsupportedOperationError, match="Tensor.to"):
         jit(lambda x: x.view(torch.int32))(torch.randn(3, 4))
+
+
+# ---- random basic indexing against eager (slice/zero_pad and their vjps)
+
+_bound = st.none() | st.integers(-7, 7)
+
+
+@st.composite
+def _shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=1, max_size=3)))
+    index: list[Any] = []
+    for size in shape[: draw(st.integers(0, len(shape)))]:
+        if size > 0 and draw(st.booleans()):
+            index.append(draw(st.integers(-size, size - 1)))
+        else:
+            index.append(slice(draw(_bound), draw(_bound), draw(st.none() | st.integers(1, 3))))
+        if draw(st.integers(0, 4)) == 0:
+            index.append(draw(st.sampled_from([None, Ellipsis])))
+    return shape, tuple(index)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_shape_and_index())
+def test_random_basic_indexing(case: tuple[tuple[int, ...], tuple[Any, ...]]) -> None:
+    shape, index = case
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    f = jit(lambda x: x[index])
+    got, want = f(x), x[index]
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)
+    weight = torch.randn(want.shape, dtype=torch.float64)
+    (g,) = torch.autograd.grad((got * weight).sum(), x)
+    (w,) = torch.autograd.grad((want * weight).sum(), x)
+    torch.testing.assert_close(g, w)

@@ -9,12 +9,12 @@ from symscalar.ops.factories import arange, full, full_like, ones, ones_like, to
 from symscalar.ops.reductions import sum
 from symscalar.ops.shape import (
     broadcast_in_dim, cat, chunk, expand, flatten, flip, getitem, narrow, permute, reshape,
-    split, squeeze, stack, transpose, unbind, unsqueeze,
+    select, split, squeeze, stack, transpose, unbind, unsqueeze,
 )
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "exp", "sum", "reshape", "expand", "full", "zeros_like", "to",
     "zeros", "ones", "full_like", "ones_like", "arange", "broadcast_in_dim", "cat", "chunk",
-    "flatten", "flip", "getitem", "narrow", "permute", "split", "squeeze", "stack", "transpose",
+    "flatten", "flip", "getitem", "narrow", "permute", "select", "split", "squeeze", "stack", "transpose",
     "unbind", "unsqueeze",
 ]

@@ -23,7 +23,7 @@ from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
     "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
-    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "flip", "getitem",
+    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "select", "flip", "getitem",
 ]
 
 _slice = builtins.slice
@@ -391,6 +391,22 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
             f"narrow(): `start` must be a static int, got {type(start).__name__}"
         )
     return narrow(input, dim, start, length)
+
+
+@defop
+def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    """Element ``index`` (may be negative) of dim ``dim``, that dim removed."""
+    d = canonical_dim(dim, x.ndim)
+    size = x.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
+    i = index % size
+    return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
+
+
+@_each(torch.select, torch.Tensor.select)
+def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    return select(input, dim, index)
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
