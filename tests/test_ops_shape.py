@@ -349,3 +349,78 @@ def test_random_basic_indexing(case: tuple[tuple[int, ...], tuple[Any, ...]]) ->
     (g,) = torch.autograd.grad((got * weight).sum(), x)
     (w,) = torch.autograd.grad((want * weight).sum(), x)
     torch.testing.assert_close(g, w)
+
+
+# ---- lightning-thunder's OpInfo samples, each mapped to the torch call it stands for
+
+opinfos = pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder is not installed")
+
+
+def _squeeze_dims(x: Any, dim: Any) -> Any:
+    if dim is None:
+        return torch.squeeze(x)
+    return x.squeeze(tuple(dim)) if isinstance(dim, (tuple, list)) else x.squeeze(dim)
+
+
+# thunder OpInfo name -> torch spelling called as f(first_arg, *rest, **kwargs)
+THUNDER_REFERENCES: dict[str, Callable[..., Any]] = {
+    "reshape": lambda x, *a: torch.reshape(x, *a),
+    "permute": lambda x, *a: x.permute(*a),
+    "transpose": lambda x, *a: x.permute(*a),
+    "torch_transpose": lambda x, *a: torch.transpose(x, *a),
+    "squeeze_torch": _squeeze_dims,
+    "cat_wrapper": lambda xs, **k: torch.cat(xs, **k),
+    "stack_wrapper": lambda xs, **k: torch.stack(xs, **k),
+    "split": lambda x, *a: torch.split(x, *a),
+    "chunk": lambda x, *a: torch.chunk(x, *a),
+    "flip": lambda x, *a: torch.flip(x, *a),
+    "getitem": lambda x, index: x[index],
+    "expand": lambda x, *a: x.expand(*a),
+    "flatten": lambda x, *a: torch.flatten(x, *a),
+    "unbind": lambda x, *a: torch.unbind(x, *a),
+    "select": lambda x, *a: torch.select(x, *a),
+    "t": lambda x: x.t(),
+    "matrix_transpose": lambda x: x.mT,
+    "reverse_dims_T": lambda x: x.permute(tuple(reversed(range(x.ndim)))),
+}
+_BY_NAME = {op.name: op for op in opinfos.opinfos}
+
+
+def _is_basic_index(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
+
+
+@pytest.mark.parametrize("name", sorted(THUNDER_REFERENCES))
+def test_thunder_samples(name: str) -> None:
+    ref = THUNDER_REFERENCES[name]
+    checked = 0
+    for sample in _BY_NAME[name].sample_inputs("cpu", torch.float64):
+        if checked == 30:
+            break  # enough to cover each op's sample kinds; keeps the file fast
+        tensors = sample.args if name in ("cat_wrapper", "stack_wrapper") else sample.args[:1]
+        if sum(t.numel() for t in tensors) > 4096:
+            continue
+        if name in ("cat_wrapper", "stack_wrapper"):
+            first, rest = [a.detach().requires_grad_() for a in sample.args], ()
+        else:
+            first, rest = sample.args[0].detach().requires_grad_(), sample.args[1:]
+        if name == "matrix_transpose" and first.ndim == 0:
+            continue  # torch: deprecated identity on 0-d tensors
+        f = jit(lambda x: ref(x, *rest, **sample.kwargs))
+        if name == "getitem" and not _is_basic_index(rest[0]):
+            with pytest.raises(UnsupportedOperationError, match="advanced indexing"):
+                f(first)
+            continue
+        got, want = _leaves(f(first)), _leaves(ref(first, *rest, **sample.kwargs))
+        inputs = first if isinstance(first, list) else [first]
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+        weights = [torch.randn(w.shape, dtype=w.dtype) for w in want]
+        got_grads = torch.autograd.grad(sum((g * c).sum() for g, c in zip(got, weights)), inputs)
+        want_grads = torch.autograd.grad(sum((w * c).sum() for w, c in zip(want, weights)), inputs)
+        for g, w in zip(got_grads, want_grads):
+            torch.testing.assert_close(g, w)
+        checked += 1
+    assert checked > 0
