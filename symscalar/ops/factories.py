@@ -15,7 +15,8 @@ import torch
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.trace import Primitive
-from symscalar.tracing import defop, implements
+from symscalar.ops.shape import expand, reshape
+from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
 __all__ = [
@@ -41,16 +42,35 @@ full_p = Primitive("full", _full_impl, torch_meta(_full_impl))
 @defop
 def full(
     shape: StaticShape,
-    fill_value: NumberLike,
+    fill_value: NumberLike | Tensor,
     *,
     dtype: torch.dtype | None = None,
     device: torch.device | str | None = None,
 ) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (which may be dynamic)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (which may be dynamic, or a 0-d
+    tensor as torch accepts: then the fill is broadcast, not read at trace time)."""
+    if isinstance(fill_value, (torch.Tensor, TensorProxy)):
+        return _full_from_tensor(tuple(shape), fill_value, dtype)
     if dtype is None:
         dtype = _default_dtype(fill_value)
     device = torch.device(device) if device is not None else torch.device("cpu")
     return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)  # type: ignore[no-any-return]
+
+
+def _full_from_tensor(shape: tuple[int, ...], fill: Any, dtype: torch.dtype | None) -> Tensor:
+    if fill.ndim != 0:
+        raise RuntimeError(
+            f"full(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
+            f"{tuple(fill.shape)}"
+        )
+    if dtype is None:  # torch reads the value with .item(): its Python type decides
+        if fill.dtype == torch.bool:
+            dtype = torch.bool
+        elif fill.dtype.is_floating_point or fill.dtype.is_complex:
+            dtype = torch.get_default_dtype()
+        else:
+            dtype = torch.int64
+    return expand(reshape(to(fill, dtype), (1,) * len(shape)), shape)
 
 
 def _default_dtype(fill: Any) -> torch.dtype:
@@ -65,7 +85,7 @@ def _default_dtype(fill: Any) -> torch.dtype:
 @implements(torch.full)
 def _torch_full(
     size: StaticShape,
-    fill_value: NumberLike,
+    fill_value: NumberLike | Tensor,
     *,
     dtype: torch.dtype | None = None,
     device: Any = None,
