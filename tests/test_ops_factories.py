@@ -218,3 +218,13 @@ def test_thunder_samples(name: str, dtype: torch.dtype) -> None:
             _same(f(torch.zeros(1)), eager(*args, **kwargs))
         checked += 1
     assert checked > 0
+
+
+def test_size_keyword_forms() -> None:
+    x = torch.randn(2)
+    _same(jit(lambda x: x.new_zeros(size=(2, 3)))(x), x.new_zeros(size=(2, 3)))
+    _same(jit(lambda x: x.new_ones(size=[3]))(x), x.new_ones(size=[3]))
+    with pytest.raises(StaticValueRequiredError, match="torch.ones: parameter 'size'"):
+        _n(lambda x, n: torch.ones(size=(n, 2)))(x, 2)
+    with pytest.raises(StaticValueRequiredError, match="torch.Tensor.new_zeros: parameter 'size'"):
+        _n(lambda x, n: x.new_zeros(size=(n,)))(x, 2)

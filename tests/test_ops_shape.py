@@ -424,3 +424,40 @@ def test_thunder_samples(name: str) -> None:
             torch.testing.assert_close(g, w)
         checked += 1
     assert checked > 0
+
+
+KEYWORD_CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
+    ("reshape_keyword", lambda x: x.reshape(shape=(3, 2)), ((2, 3),)),
+    ("view_keyword", lambda x: x.view(size=(6,)), ((2, 3),)),
+    ("permute_keyword", lambda x: x.permute(dims=(1, 0)), ((2, 3),)),
+    ("expand_keyword", lambda x: x.expand(size=(2, 4, 3)), ((4, 1),)),
+    ("flip_keyword", lambda x: x.flip(dims=(0,)), ((2, 3),)),
+    ("squeeze_varargs", lambda x: x.squeeze(0, 2), ((1, 3, 1),)),
+    ("squeeze_keyword", lambda x: x.squeeze(dim=2), ((1, 3, 1),)),
+    ("cat_keywords", lambda x, y: torch.cat(tensors=[x, y], dim=1), ((2, 3), (2, 1))),
+    ("transpose_keywords", lambda x: x.transpose(dim0=0, dim1=1), ((2, 3),)),
+    ("narrow_keywords", lambda x: torch.narrow(x, dim=1, start=1, length=2), ((2, 3),)),
+    ("unsqueeze_keyword", lambda x: x.unsqueeze(dim=0), ((2, 3),)),
+    ("flatten_keyword", lambda x: x.flatten(start_dim=1), ((2, 3, 2),)),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", [c[1:] for c in KEYWORD_CASES], ids=[c[0] for c in KEYWORD_CASES])
+def test_keyword_forms(fn: Callable[..., Any], shapes: Any) -> None:
+    test_matches_eager_and_autograd(fn, shapes)
+
+
+@pytest.mark.parametrize(
+    "spelling,param,fn",
+    [
+        ("torch.Tensor.reshape", "shape", lambda x, n: x.reshape(shape=(n, -1))),
+        ("torch.Tensor.view", "size", lambda x, n: x.view(size=(n, -1))),
+        ("torch.Tensor.permute", "dims", lambda x, n: x.permute(dims=(n, 0))),
+        ("torch.Tensor.expand", "size", lambda x, n: x.expand(size=(n, 2, 4))),
+        ("torch.Tensor.flip", "dims", lambda x, n: x.flip(dims=(n,))),
+        ("torch.Tensor.squeeze", "dim", lambda x, n: x.squeeze(0, n)),
+        ("torch.Tensor.squeeze", "dim", lambda x, n: x.squeeze(dim=n)),
+    ],
+)
+def test_dynamic_value_in_keyword_form_raises(spelling: str, param: str, fn: Any) -> None:
+    test_dynamic_value_in_static_parameter_raises(spelling, param, fn)

@@ -15,20 +15,13 @@ import torch
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.trace import Primitive
-from symscalar.ops.shape import expand, reshape
+from symscalar.ops.shape import expand, reshape, shape_arg
 from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
 __all__ = [
     "full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "arange", "to",
 ]
-
-
-def _size_arg(size: tuple[Any, ...]) -> tuple[Any, ...]:
-    """torch accepts ``torch.zeros(2, 3)`` and ``torch.zeros((2, 3))``."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-        return tuple(size[0])
-    return tuple(size)
 
 
 # ---- full
@@ -100,7 +93,7 @@ def zeros(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Zeros of shape ``size`` (``zeros(2, 3)`` or ``zeros((2, 3))``), default dtype float."""
-    return full(_size_arg(size), 0, dtype=dtype or torch.get_default_dtype(), device=device)
+    return full(shape_arg("symscalar.ops.zeros", "size", size, {}), 0, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @defop
@@ -108,7 +101,7 @@ def ones(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), default dtype float."""
-    return full(_size_arg(size), 1, dtype=dtype or torch.get_default_dtype(), device=device)
+    return full(shape_arg("symscalar.ops.ones", "size", size, {}), 1, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @implements(torch.zeros)
@@ -119,8 +112,9 @@ def _torch_zeros(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device)
+    return zeros(shape_arg("torch.zeros", "size", size, keywords), dtype=dtype, device=device)
 
 
 @implements(torch.ones)
@@ -131,8 +125,9 @@ def _torch_ones(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return ones(*size, dtype=dtype, device=device)
+    return ones(shape_arg("torch.ones", "size", size, keywords), dtype=dtype, device=device)
 
 
 @defop
@@ -231,8 +226,10 @@ def _tensor_new_zeros(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return full(_size_arg(size), 0, dtype=dtype or input.dtype, device=device or input.device)
+    size = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
+    return full(size, 0, dtype=dtype or input.dtype, device=device or input.device)
 
 
 @implements(torch.Tensor.new_ones)
@@ -244,8 +241,10 @@ def _tensor_new_ones(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return full(_size_arg(size), 1, dtype=dtype or input.dtype, device=device or input.device)
+    size = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
+    return full(size, 1, dtype=dtype or input.dtype, device=device or input.device)
 
 
 def _uninitialized(name: str) -> UnsupportedOperationError:
