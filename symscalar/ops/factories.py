@@ -228,8 +228,8 @@ def _tensor_new_zeros(
     pin_memory: bool = False,
     **keywords: Any,
 ) -> Tensor:
-    size = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
-    return full(size, 0, dtype=dtype or input.dtype, device=device or input.device)
+    shape = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
+    return full(shape, 0, dtype=dtype or input.dtype, device=device or input.device)
 
 
 @implements(torch.Tensor.new_ones)
@@ -243,8 +243,8 @@ def _tensor_new_ones(
     pin_memory: bool = False,
     **keywords: Any,
 ) -> Tensor:
-    size = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
-    return full(size, 1, dtype=dtype or input.dtype, device=device or input.device)
+    shape = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
+    return full(shape, 1, dtype=dtype or input.dtype, device=device or input.device)
 
 
 def _uninitialized(name: str) -> UnsupportedOperationError:
