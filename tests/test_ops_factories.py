@@ -228,3 +228,24 @@ def test_size_keyword_forms() -> None:
         _n(lambda x, n: torch.ones(size=(n, 2)))(x, 2)
     with pytest.raises(StaticValueRequiredError, match="torch.Tensor.new_zeros: parameter 'size'"):
         _n(lambda x, n: x.new_zeros(size=(n,)))(x, 2)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_factories() -> None:
+    def f(x: torch.Tensor, s: DynamicFloat) -> Any:
+        return (
+            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
+            zeros(2, device="cuda"), arange(0, 1, 0.25, device="cuda"),
+        )
+
+    jf = symscalar.jit(f)
+    x = torch.randn(2, 3, device="cuda")
+    for s in (1.5, -2.0):
+        want = (
+            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
+            torch.zeros(2, device="cuda"), torch.arange(0, 1, 0.25, device="cuda"),
+        )
+        for g, w in zip(jf(x, s), want, strict=True):
+            _same(g, w)
+    assert jf.cache_info().misses == 1

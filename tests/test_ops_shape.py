@@ -461,3 +461,24 @@ def test_keyword_forms(fn: Callable[..., Any], shapes: Any) -> None:
 )
 def test_dynamic_value_in_keyword_form_raises(spelling: str, param: str, fn: Any) -> None:
     test_dynamic_value_in_static_parameter_raises(spelling, param, fn)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_values_devices_and_grads() -> None:
+    def f(x: torch.Tensor, y: torch.Tensor) -> Any:
+        a = torch.cat([x[1:, None, ::2], y.unsqueeze(1)], 0).permute(2, 0, 1).flip(0)
+        parts = a.split(1, 0)
+        return torch.stack(parts[::-1], -1).flatten()
+
+    x = torch.randn(3, 4, device="cuda", dtype=torch.float64, requires_grad=True)
+    y = torch.randn(1, 2, device="cuda", dtype=torch.float64, requires_grad=True)
+    jf = jit(f)
+    got, want = jf(x, y), f(x, y)
+    assert got.device == want.device
+    torch.testing.assert_close(got, want)
+    w = torch.randn_like(want)
+    for g, r in zip(torch.autograd.grad((got * w).sum(), (x, y)), torch.autograd.grad((want * w).sum(), (x, y))):
+        assert g.device == r.device
+        torch.testing.assert_close(g, r)
+    assert torch.autograd.gradcheck(jf, (x, y))
