@@ -93,7 +93,8 @@ def zeros(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Zeros of shape ``size`` (``zeros(2, 3)`` or ``zeros((2, 3))``), default dtype float."""
-    return full(shape_arg("symscalar.ops.zeros", "size", size, {}), 0, dtype=dtype or torch.get_default_dtype(), device=device)
+    shape = shape_arg("symscalar.ops.zeros", "size", size, {})
+    return full(shape, 0, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @defop
@@ -101,7 +102,8 @@ def ones(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), default dtype float."""
-    return full(shape_arg("symscalar.ops.ones", "size", size, {}), 1, dtype=dtype or torch.get_default_dtype(), device=device)
+    shape = shape_arg("symscalar.ops.ones", "size", size, {})
+    return full(shape, 1, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @implements(torch.zeros)

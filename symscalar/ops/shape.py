@@ -399,7 +399,9 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     d = canonical_dim(dim, x.ndim)
     size = x.shape[d]
     if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     begin = start % size if start < 0 else start
     if length < 0 or begin + length > size:
         raise RuntimeError(f"start ({begin}) + length ({length}) exceeds dimension size ({size}).")
@@ -573,7 +575,9 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
 
 
 @defop
-def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def split(
+    x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
     d = canonical_dim(dim, x.ndim)
@@ -585,12 +589,16 @@ def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: Stati
 
 
 @_each(torch.split, torch.Tensor.split)
-def _torch_split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def _torch_split(
+    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(tensor, split_size_or_sections, dim)
 
 
 @implements(torch.Tensor.split_with_sizes)
-def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def _tensor_split_with_sizes(
+    input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(input, list(split_sizes), dim)
 
 
