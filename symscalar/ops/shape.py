@@ -10,30 +10,40 @@ each other, so a backward trace only ever holds these primitives with static par
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
-from symscalar.trace import Primitive
+from symscalar.trace import Primitive, contains_dynamic
 from symscalar.tracing import _static_message, defop, implements
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
     "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
-    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "flip", "getitem",
+    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "select", "flip", "getitem",
 ]
 
 _slice = builtins.slice
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
-    """torch accepts ``x.reshape(2, 3)`` and ``x.reshape((2, 3))``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
-        return tuple(shape[0])
-    return tuple(shape)
+def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
+    """A shape or dims list given as torch accepts it: ``x.reshape(2, 3)``,
+    ``x.reshape((2, 3))`` or ``x.reshape(shape=(2, 3))``. The varargs are checked by the
+    handler's annotation; the keyword form is checked here, with the same error."""
+    if keywords:
+        if set(keywords) != {name} or args:
+            raise TypeError(f"{op}() got unexpected arguments {sorted(keywords)}; expected {name!r}")
+        value = keywords[name]
+        if contains_dynamic(value):
+            raise StaticValueRequiredError(_static_message(op, name, value))
+        args = (value,)
+    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+        return tuple(args[0])
+    return tuple(args)
 
 
 def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
@@ -58,6 +68,18 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+def _each(*torch_functions: Any) -> Callable[[F], F]:
+    """``@implements`` once per spelling, so that an error names the spelling the user wrote
+    (``torch.Tensor.view``, not the ``torch.Tensor.reshape`` it shares a handler with)."""
+
+    def register(handler: F) -> F:
+        for func in torch_functions:
+            implements(func)(handler)
+        return handler
+
+    return register
 
 
 def _numel(shape: Sequence[int]) -> int:
@@ -91,17 +113,22 @@ def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
     return reshape(input, shape)
 
 
-@implements(torch.Tensor.reshape, torch.Tensor.view)
-def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape) -> Tensor:
-    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+@implements(torch.Tensor.reshape)
+def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return reshape(input, shape_arg("torch.Tensor.reshape", "shape", shape, keywords))
+
+
+@implements(torch.Tensor.view)
+def _tensor_view(input: Tensor, *shape: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype) or "dtype" in keywords:
         raise UnsupportedOperationError(
             "Tensor.view(dtype) (reinterpreting the bytes) is not supported on traced values; "
             "use Tensor.to(dtype) to convert the values"
         )
-    return reshape(input, _shape_arg(shape))
+    return reshape(input, shape_arg("torch.Tensor.view", "size", shape, keywords))
 
 
-@implements(torch.Tensor.reshape_as, torch.Tensor.view_as)
+@_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
 def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, tuple(other.shape))
 
@@ -119,7 +146,7 @@ def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Ten
     return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@implements(torch.flatten, torch.Tensor.flatten)
+@_each(torch.flatten, torch.Tensor.flatten)
 def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
     return flatten(input, start_dim, end_dim)
 
@@ -136,9 +163,17 @@ def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
     return reshape(x, shape)
 
 
-@implements(torch.squeeze, torch.Tensor.squeeze)
+@implements(torch.squeeze)
 def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     return squeeze(input, dim)
+
+
+@implements(torch.Tensor.squeeze)
+def _tensor_squeeze(input: Tensor, *dim: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    dims = shape_arg("torch.Tensor.squeeze", "dim", dim, keywords)
+    if dims in ((), (None,)):
+        return squeeze(input)
+    return squeeze(input, dims)
 
 
 @defop
@@ -149,7 +184,7 @@ def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
     return reshape(x, shape[:d] + (1,) + shape[d:])
 
 
-@implements(torch.unsqueeze, torch.Tensor.unsqueeze)
+@_each(torch.unsqueeze, torch.Tensor.unsqueeze)
 def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
     return unsqueeze(input, dim)
 
@@ -211,8 +246,8 @@ def _torch_broadcast_to(input: Tensor, size: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.expand)
-def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape) -> Tensor:
-    return expand(input, _shape_arg(sizes))
+def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return expand(input, shape_arg("torch.Tensor.expand", "size", sizes, keywords))
 
 
 @implements(torch.Tensor.expand_as)
@@ -260,8 +295,8 @@ def _torch_permute(input: Tensor, dims: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.permute)
-def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
-    return permute(input, _shape_arg(dims))
+def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return permute(input, shape_arg("torch.Tensor.permute", "dims", dims, keywords))
 
 
 @defop
@@ -275,17 +310,17 @@ def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return permute(x, tuple(perm))
 
 
-@implements(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
+@_each(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
 def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-@implements(torch.swapaxes, torch.Tensor.swapaxes)
+@_each(torch.swapaxes, torch.Tensor.swapaxes)
 def _torch_swapaxes(input: Tensor, axis0: StaticInt, axis1: StaticInt) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
-@implements(torch.t, torch.Tensor.t)
+@_each(torch.t, torch.Tensor.t)
 def _torch_t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -366,14 +401,16 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     d = canonical_dim(dim, x.ndim)
     size = x.shape[d]
     if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     begin = start % size if start < 0 else start
     if length < 0 or begin + length > size:
         raise RuntimeError(f"start ({begin}) + length ({length}) exceeds dimension size ({size}).")
     return _slice_dims(x, {d: _slice(begin, begin + length)})
 
 
-@implements(torch.narrow, torch.Tensor.narrow)
+@_each(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
     if not isinstance(start, int):
         raise UnsupportedOperationError(
@@ -382,16 +419,30 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
     return narrow(input, dim, start, length)
 
 
+@defop
+def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    """Element ``index`` (may be negative) of dim ``dim``, that dim removed."""
+    d = canonical_dim(dim, x.ndim)
+    size = x.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
+    i = index % size
+    return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
+
+
+@_each(torch.select, torch.Tensor.select)
+def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    return select(input, dim, index)
+
+
 # ---- basic indexing: x[1, :, None, ..., ::2]
-def _check_index_item(item: Any) -> None:
+def _check_index_item(item: Any, op: str) -> None:
     if isinstance(item, NumberProxy):
-        raise StaticValueRequiredError(_static_message("torch.Tensor.__getitem__", "indices", item))
+        raise StaticValueRequiredError(_static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
-                raise StaticValueRequiredError(
-                    _static_message("torch.Tensor.__getitem__", "indices", bound)
-                )
+                raise StaticValueRequiredError(_static_message(op, "indices", bound))
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -409,22 +460,26 @@ def _check_index_item(item: Any) -> None:
 @defop
 def getitem(x: Tensor, indices: Any) -> Tensor:
     """Basic indexing ``x[indices]`` with static ints, slices, None and Ellipsis."""
+    return _getitem(x, indices, "symscalar.ops.getitem")
+
+
+def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     items = indices if isinstance(indices, tuple) else (indices,)
     for item in items:
-        _check_index_item(item)
-    if sum(1 for i in items if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        _check_index_item(item, op)
     consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
     if consuming > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     bounds: dict[int, builtins.slice] = {}
     out_shape: list[int] = []  # the sliced dim each result dim comes from; -1: a new dim
     dim = 0
+    expanded = False  # as torch: the first ellipsis takes the unindexed dims, later ones none
     for item in items:
         if item is Ellipsis:
-            for _ in range(x.ndim - consuming):
+            for _ in range(0 if expanded else x.ndim - consuming):
                 out_shape.append(dim)
                 dim += 1
+            expanded = True
         elif item is None:
             out_shape.append(-1)
         elif isinstance(item, int):
@@ -445,7 +500,7 @@ def getitem(x: Tensor, indices: Any) -> Tensor:
 
 @implements(torch.Tensor.__getitem__)
 def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
-    return getitem(input, indices)
+    return _getitem(input, indices, "torch.Tensor.__getitem__")
 
 
 # ---- cat, stack
@@ -477,7 +532,7 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.cat, torch.concat, torch.concatenate)
+@_each(torch.cat, torch.concat, torch.concatenate)
 def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat(tensors, dim)
 
@@ -522,7 +577,9 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
 
 
 @defop
-def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def split(
+    x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
     d = canonical_dim(dim, x.ndim)
@@ -533,13 +590,17 @@ def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: Stati
     return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.split, torch.Tensor.split)
-def _torch_split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+@_each(torch.split, torch.Tensor.split)
+def _torch_split(
+    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(tensor, split_size_or_sections, dim)
 
 
 @implements(torch.Tensor.split_with_sizes)
-def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def _tensor_split_with_sizes(
+    input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(input, list(split_sizes), dim)
 
 
@@ -552,7 +613,7 @@ def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...
     return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
 
 
-@implements(torch.chunk, torch.Tensor.chunk)
+@_each(torch.chunk, torch.Tensor.chunk)
 def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return chunk(input, chunks, dim)
 
@@ -565,7 +626,7 @@ def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return tuple(squeeze(p, d) for p in pieces)
 
 
-@implements(torch.unbind, torch.Tensor.unbind)
+@_each(torch.unbind, torch.Tensor.unbind)
 def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return unbind(input, dim)
 
@@ -596,12 +657,12 @@ def _torch_flip(input: Tensor, dims: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.flip)
-def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
-    return flip(input, _shape_arg(dims))
+def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return flip(input, shape_arg("torch.Tensor.flip", "dims", dims, keywords))
 
 
 # ---- clone, contiguous: values are immutable in a trace, so these are the identity
-@implements(torch.clone, torch.Tensor.clone)
+@_each(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     return input
 
