@@ -95,6 +95,8 @@ class Primitive:
             inputs; it validates the inputs and raises a clear error for bad ones.
         vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
         nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
+        nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
+            lowering handles this equation; where it says no, the equation runs in torch.
         multiple_results: whether ``meta``/``impl`` return a tuple.
     """
 
@@ -114,6 +116,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.vjp: Callable[..., Any] | None = None
         self.nvfuser: Callable[..., Any] | None = None
+        self.nvfuser_supports: Callable[..., bool] | None = None
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
