@@ -6,7 +6,8 @@ that it is (``check_trace``), and this module keeps it so at the boundary:
 
 1. **Partition.** Scalar-only equations (``scalar_mul``, ``check`` ...) run on the host and
    feed fusions as scalar inputs. An equation whose primitive has an nvFuser lowering
-   (``prim.nvfuser``) and whose tensors have dtypes nvFuser supports is *fusible*; runs of
+   (``prim.nvfuser``), whose tensors have dtypes nvFuser supports and whose operands and
+   static parameters its ``prim.nvfuser_supports`` predicate (if any) accepts is *fusible*; runs of
    consecutive fusible equations form one fusion region; anything else runs in torch.
 2. **Lower** each region in three phases: define inputs (tensors with symbolic sizes ``-1``
    except size-1 broadcast dims, contiguity and stride order from the actual strides; each
@@ -193,14 +194,19 @@ def is_host_eqn(eqn: Eqn) -> bool:
 
 
 def is_fusible(eqn: Eqn) -> bool:
-    """Whether nvFuser can run ``eqn``: its primitive has a lowering, its results are tensors
-    and every tensor has a dtype nvFuser supports."""
+    """Whether nvFuser can run ``eqn``: its primitive has a lowering, its results are tensors,
+    every tensor has a dtype nvFuser supports, and the primitive's ``nvfuser_supports``
+    predicate (if any) accepts its operands and static parameters. Anything else runs in
+    torch: a lowering that cannot handle a case says so there, never by a wrong result."""
     if eqn.prim.nvfuser is None or not eqn.outs:
         return False
     if not all(isinstance(o, TensorVar) for o in eqn.outs):
         return False
     tensors = [a for a in (*eqn.args, *eqn.outs) if isinstance(a, TensorVar)]
-    return all(t.dtype in _DTYPE_NAMES for t in tensors)
+    if not all(t.dtype in _DTYPE_NAMES for t in tensors):
+        return False
+    supports = eqn.prim.nvfuser_supports
+    return supports is None or bool(supports(*eqn.args, **eqn.params))
 
 
 def _freeze(value: Any) -> Any:
