@@ -13,6 +13,7 @@ import torch
 
 from symscalar.ops.common import Tensor, grad_for, torch_meta
 from symscalar.ops.factories import full
+from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt
@@ -210,6 +211,7 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 # ---- abs
 abs_p = _elementwise("abs", torch.abs)
 abs_p.vjp = lambda ct, out, a: (ct * torch.sign(a),)  # 0 at 0, like torch's sgn
+abs_p.nvfuser = lambda fd, a: fd.ops.abs(a)
 
 
 @defop
@@ -227,6 +229,8 @@ def _torch_abs(input: Tensor) -> Tensor:
 exp2_p = _elementwise("exp2", torch.exp2)
 _LN2 = math.log(2.0)
 exp2_p.vjp = lambda ct, out, a: (ct * out * _LN2,)
+exp2_p.nvfuser = lambda fd, a: fd.ops.exp2(a)
+exp2_p.nvfuser_supports = floating
 
 
 @defop
@@ -243,6 +247,8 @@ def _torch_exp2(input: Tensor) -> Tensor:
 # ---- expm1
 expm1_p = _elementwise("expm1", torch.expm1)
 expm1_p.vjp = lambda ct, out, a: (ct * (out + 1),)
+expm1_p.nvfuser = lambda fd, a: fd.ops.expm1(a)
+expm1_p.nvfuser_supports = floating
 
 
 @defop
@@ -259,6 +265,8 @@ def _torch_expm1(input: Tensor) -> Tensor:
 # ---- log
 log_p = _elementwise("log", torch.log)
 log_p.vjp = lambda ct, out, a: (ct / a,)
+log_p.nvfuser = lambda fd, a: fd.ops.log(a)
+log_p.nvfuser_supports = floating
 
 
 @defop
@@ -275,6 +283,8 @@ def _torch_log(input: Tensor) -> Tensor:
 # ---- log1p
 log1p_p = _elementwise("log1p", torch.log1p)
 log1p_p.vjp = lambda ct, out, a: (ct / (a + 1),)
+log1p_p.nvfuser = lambda fd, a: fd.ops.log1p(a)
+log1p_p.nvfuser_supports = floating
 
 
 @defop
@@ -291,6 +301,8 @@ def _torch_log1p(input: Tensor) -> Tensor:
 # ---- log2
 log2_p = _elementwise("log2", torch.log2)
 log2_p.vjp = lambda ct, out, a: (ct / (a * _LN2),)
+log2_p.nvfuser = lambda fd, a: fd.ops.log2(a)
+log2_p.nvfuser_supports = floating
 
 
 @defop
@@ -307,6 +319,8 @@ def _torch_log2(input: Tensor) -> Tensor:
 # ---- sqrt
 sqrt_p = _elementwise("sqrt", torch.sqrt)
 sqrt_p.vjp = lambda ct, out, a: (ct / (out * 2),)
+sqrt_p.nvfuser = lambda fd, a: fd.ops.sqrt(a)
+sqrt_p.nvfuser_supports = floating
 
 
 @defop
@@ -323,6 +337,8 @@ def _torch_sqrt(input: Tensor) -> Tensor:
 # ---- rsqrt
 rsqrt_p = _elementwise("rsqrt", torch.rsqrt)
 rsqrt_p.vjp = lambda ct, out, a: (ct * (out * out * out) * -0.5,)
+rsqrt_p.nvfuser = lambda fd, a: fd.ops.rsqrt(a)
+rsqrt_p.nvfuser_supports = floating
 
 
 @defop
@@ -339,6 +355,8 @@ def _torch_rsqrt(input: Tensor) -> Tensor:
 # ---- reciprocal
 reciprocal_p = _elementwise("reciprocal", torch.reciprocal)
 reciprocal_p.vjp = lambda ct, out, a: (-ct * (out * out),)
+reciprocal_p.nvfuser = lambda fd, a: fd.ops.reciprocal(a)
+reciprocal_p.nvfuser_supports = floating
 
 
 @defop
@@ -355,6 +373,8 @@ def _torch_reciprocal(input: Tensor) -> Tensor:
 # ---- sin
 sin_p = _elementwise("sin", torch.sin)
 sin_p.vjp = lambda ct, out, a: (ct * torch.cos(a),)
+sin_p.nvfuser = lambda fd, a: fd.ops.sin(a)
+sin_p.nvfuser_supports = floating
 
 
 @defop
@@ -371,6 +391,8 @@ def _torch_sin(input: Tensor) -> Tensor:
 # ---- cos
 cos_p = _elementwise("cos", torch.cos)
 cos_p.vjp = lambda ct, out, a: (ct * -torch.sin(a),)
+cos_p.nvfuser = lambda fd, a: fd.ops.cos(a)
+cos_p.nvfuser_supports = floating
 
 
 @defop
@@ -387,6 +409,8 @@ def _torch_cos(input: Tensor) -> Tensor:
 # ---- tan
 tan_p = _elementwise("tan", torch.tan)
 tan_p.vjp = lambda ct, out, a: (ct * (out * out + 1),)
+tan_p.nvfuser = lambda fd, a: fd.ops.tan(a)
+tan_p.nvfuser_supports = floating
 
 
 @defop
@@ -403,6 +427,8 @@ def _torch_tan(input: Tensor) -> Tensor:
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
 tanh_p = _elementwise("tanh", torch.tanh)
 tanh_p.vjp = lambda ct, out, a: (ct * (1 - out * out),)
+tanh_p.nvfuser = lambda fd, a: fd.ops.tanh(a)
+tanh_p.nvfuser_supports = floating
 
 
 @defop
@@ -419,6 +445,8 @@ def _torch_tanh(input: Tensor) -> Tensor:
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
 sigmoid_p = _elementwise("sigmoid", torch.sigmoid)
 sigmoid_p.vjp = lambda ct, out, a: (ct * (out * (1 - out)),)
+sigmoid_p.nvfuser = lambda fd, a: fd.ops.sigmoid(a)
+sigmoid_p.nvfuser_supports = floating
 
 
 @defop
@@ -435,6 +463,7 @@ def _torch_sigmoid(input: Tensor) -> Tensor:
 # ---- relu
 relu_p = _elementwise("relu", torch.relu)
 relu_p.vjp = lambda ct, out, a: (torch.where(out > 0, ct, 0),)  # 0 at 0, as torch
+relu_p.nvfuser = lambda fd, a: fd.ops.relu(a)
 
 
 @defop
@@ -464,6 +493,8 @@ def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
 
 
 silu_p.vjp = _silu_vjp
+silu_p.nvfuser = lambda fd, a: fd.ops.silu(a)
+silu_p.nvfuser_supports = floating
 
 
 @defop
@@ -500,6 +531,18 @@ def _gelu_vjp(ct: Any, out: Any, a: Any, *, approximate: str = "none") -> tuple[
 gelu_p.vjp = _gelu_vjp
 
 
+def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
+    x = upcast(fd, a)
+    if approximate == "tanh":
+        inner = fd.ops.mul(fd.ops.add(x, fd.ops.mul(fd.ops.mul(fd.ops.mul(x, x), x), _GELU_KAPPA)), _SQRT_2_OVER_PI)
+        return fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.add(fd.ops.tanh(inner), 1.0))
+    return fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(x, _INV_SQRT_2)), 1.0))
+
+
+gelu_p.nvfuser = _gelu_nvfuser
+gelu_p.nvfuser_supports = floating
+
+
 @defop
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate`` (static) is ``'none'`` or ``'tanh'``."""
@@ -518,6 +561,8 @@ def _torch_gelu(input: Tensor, approximate: str = "none") -> Tensor:
 # ---- erf
 erf_p = _elementwise("erf", torch.erf)
 erf_p.vjp = lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),)
+erf_p.nvfuser = lambda fd, a: fd.ops.erf(a)
+erf_p.nvfuser_supports = floating
 
 
 @defop
@@ -534,6 +579,8 @@ def _torch_erf(input: Tensor) -> Tensor:
 # ---- floor, ceil, round, sign: piecewise constant, zero gradient as in torch
 floor_p = _elementwise("floor", torch.floor)
 floor_p.vjp = _zero_grad
+floor_p.nvfuser = lambda fd, a: fd.ops.floor(a)
+floor_p.nvfuser_supports = floating
 
 
 @defop
@@ -549,6 +596,8 @@ def _torch_floor(input: Tensor) -> Tensor:
 
 ceil_p = _elementwise("ceil", torch.ceil)
 ceil_p.vjp = _zero_grad
+ceil_p.nvfuser = lambda fd, a: fd.ops.ceil(a)
+ceil_p.nvfuser_supports = floating
 
 
 @defop
@@ -564,6 +613,9 @@ def _torch_ceil(input: Tensor) -> Tensor:
 
 round_p = _elementwise("round", torch.round)
 round_p.vjp = _zero_grad
+round_p.nvfuser = lambda fd, a: fd.ops.round(a)  # half to even, like torch
+# decimals != 0 (torch scales by 10**decimals in its own way) and integer inputs run in torch
+round_p.nvfuser_supports = lambda a, *, decimals=0: decimals == 0 and floating(a)
 
 
 @defop
@@ -588,6 +640,7 @@ def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
 
 sign_p = _elementwise("sign", torch.sign)
 sign_p.vjp = _zero_grad
+sign_p.nvfuser = lambda fd, a: fd.ops.sign(a)
 
 
 @defop
@@ -603,6 +656,8 @@ def _torch_sign(input: Tensor) -> Tensor:
 
 # ---- isnan, isfinite, logical_not: boolean results, not differentiable
 isnan_p = _elementwise("isnan", torch.isnan)
+isnan_p.nvfuser = lambda fd, a: fd.ops.isnan(a)
+isnan_p.nvfuser_supports = floating
 
 
 @defop
@@ -617,6 +672,8 @@ def _torch_isnan(input: Tensor) -> Tensor:
 
 
 isfinite_p = _elementwise("isfinite", torch.isfinite)
+isfinite_p.nvfuser = lambda fd, a: fd.ops.isfinite(a)
+isfinite_p.nvfuser_supports = floating
 
 
 @defop
@@ -631,6 +688,7 @@ def _torch_isfinite(input: Tensor) -> Tensor:
 
 
 logical_not_p = _elementwise("logical_not", torch.logical_not)
+logical_not_p.nvfuser = lambda fd, a: fd.ops.logical_not(a)  # nvFuser casts to bool first
 
 
 @defop
@@ -680,6 +738,9 @@ remainder_p.vjp = lambda ct, out, a, b: (
     grad_for(ct, a),
     grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
 )
+remainder_p.nvfuser = lambda fd, a, b: fd.ops.remainder(a, b)  # the sign of b, as torch
+# Integer remainder by zero raises in torch; nvFuser would not: integer inputs run in torch.
+remainder_p.nvfuser_supports = floating
 
 
 @defop
@@ -721,6 +782,9 @@ def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 pow_p.vjp = _pow_vjp
+pow_p.nvfuser = lambda fd, a, b: fd.ops.pow(a, b)
+# Integer powers (negative exponents raise in torch) run in torch.
+pow_p.nvfuser_supports = floating
 
 
 @defop
@@ -753,6 +817,8 @@ def _select_vjp(ct: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[An
 
 maximum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a < b, a > b)
 minimum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a > b, a < b)
+maximum_p.nvfuser = lambda fd, a, b: fd.ops.maximum(a, b)  # NaN propagates, as torch
+minimum_p.nvfuser = lambda fd, a, b: fd.ops.minimum(a, b)
 
 
 @defop
@@ -787,6 +853,8 @@ def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 atan2_p.vjp = _atan2_vjp
+atan2_p.nvfuser = lambda fd, a, b: fd.ops.atan2(a, b)
+atan2_p.nvfuser_supports = floating
 
 
 @defop
@@ -808,6 +876,12 @@ lt_p = _elementwise("lt", torch.lt)
 le_p = _elementwise("le", torch.le)
 gt_p = _elementwise("gt", torch.gt)
 ge_p = _elementwise("ge", torch.ge)
+eq_p.nvfuser = lambda fd, a, b: fd.ops.eq(a, b)
+ne_p.nvfuser = lambda fd, a, b: fd.ops.ne(a, b)
+lt_p.nvfuser = lambda fd, a, b: fd.ops.lt(a, b)
+le_p.nvfuser = lambda fd, a, b: fd.ops.le(a, b)
+gt_p.nvfuser = lambda fd, a, b: fd.ops.gt(a, b)
+ge_p.nvfuser = lambda fd, a, b: fd.ops.ge(a, b)
 
 
 @defop
@@ -881,6 +955,8 @@ def _torch_ge(input: Tensor, other: TensorOrNumber) -> Tensor:
 # ---- logical_and, logical_or (tensors only, as in torch; nonzero counts as true)
 logical_and_p = _elementwise("logical_and", torch.logical_and)
 logical_or_p = _elementwise("logical_or", torch.logical_or)
+logical_and_p.nvfuser = lambda fd, a, b: fd.ops.logical_and(a, b)  # nvFuser casts to bool first
+logical_or_p.nvfuser = lambda fd, a, b: fd.ops.logical_or(a, b)
 
 
 @defop
@@ -914,6 +990,7 @@ where_p.vjp = lambda ct, out, cond, a, b: (
     grad_for(torch.where(cond, ct, 0), a),
     grad_for(torch.where(cond, 0, ct), b),
 )
+where_p.nvfuser = lambda fd, cond, a, b: fd.ops.where(cond, a, b)
 
 
 @defop
@@ -955,6 +1032,18 @@ def _clamp_vjp(ct: Any, out: Any, x: Any, lo: Any, hi: Any) -> tuple[Any, Any, A
 
 
 clamp_p.vjp = _clamp_vjp
+
+
+def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
+    # max then min, as torch: where lo > hi the result is hi; NaN in x or a bound propagates.
+    if lo is not None:
+        x = fd.ops.maximum(x, lo)
+    if hi is not None:
+        x = fd.ops.minimum(x, hi)
+    return x
+
+
+clamp_p.nvfuser = _clamp_nvfuser
 
 
 @defop
@@ -1004,6 +1093,8 @@ lerp_p.vjp = lambda ct, out, a, b, w: (
     grad_for(ct * w, b),
     grad_for(ct * (b - a), w),
 )
+lerp_p.nvfuser = lambda fd, a, b, w: fd.ops.lerp(a, b, w)
+lerp_p.nvfuser_supports = floating
 
 
 @defop
@@ -1029,6 +1120,7 @@ addcmul_p.vjp = lambda ct, out, x, t1, t2, value: (
     grad_for(ct * (t1 * value), t2),
     None,
 )
+addcmul_p.nvfuser = lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2))
 
 
 @defop

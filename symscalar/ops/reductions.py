@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta
+from symscalar.ops.nvfuser_lowering import floating_reduction, has_axes, numel, unreduce, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import StaticBool, StaticDims, StaticFloat, StaticInt
@@ -63,6 +64,7 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
 
 sum_p.vjp = _sum_vjp
 sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(x, dims, keepdim, *([dtype] if dtype else []))
+sum_p.nvfuser_supports = has_axes
 
 
 @defop
@@ -95,6 +97,15 @@ def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool
 
 
 mean_p.vjp = _mean_vjp
+
+
+def _mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    x = upcast(fd, x if dtype is None else fd.ops.cast(x, dtype))
+    return fd.ops.div(fd.ops.sum(x, dims, keepdim), numel(fd, x, dims))
+
+
+mean_p.nvfuser = _mean_nvfuser
+mean_p.nvfuser_supports = floating_reduction
 
 
 @defop
@@ -136,6 +147,10 @@ def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
 
 amax_p.vjp = _amax_amin_vjp
 amin_p.vjp = _amax_amin_vjp
+amax_p.nvfuser = lambda fd, x, *, dims, keepdim: fd.ops.max(x, dims, keepdim)
+amin_p.nvfuser = lambda fd, x, *, dims, keepdim: fd.ops.min(x, dims, keepdim)
+amax_p.nvfuser_supports = floating_reduction
+amin_p.nvfuser_supports = floating_reduction
 
 
 @defop
@@ -186,6 +201,15 @@ def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool
 
 
 prod_p.vjp = _prod_vjp
+
+
+def _prod_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    x = upcast(fd, x if dtype is None else fd.ops.cast(x, dtype))
+    return fd.ops.prod(x, dims, keepdim)
+
+
+prod_p.nvfuser = _prod_nvfuser
+prod_p.nvfuser_supports = floating_reduction
 
 
 @defop
@@ -288,6 +312,29 @@ var_p.vjp = _var_vjp
 std_p.vjp = _std_vjp
 var_mean_p.vjp = _var_mean_vjp
 std_mean_p.vjp = _std_mean_vjp
+
+
+def _moments_supported(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> bool:
+    # nvFuser's correction is an int: a fractional one runs in torch.
+    return floating_reduction(x, dims=dims) and float(correction).is_integer()
+
+
+def _var_mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return fd.ops.var_mean(upcast(fd, x), dims, int(correction), keepdim)
+
+
+var_p.nvfuser = lambda fd, x, *, dims, correction, keepdim: fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
+std_p.nvfuser = lambda fd, x, *, dims, correction, keepdim: fd.ops.sqrt(
+    fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
+)
+var_mean_p.nvfuser = _var_mean_nvfuser
+std_mean_p.nvfuser = lambda fd, x, **params: _sqrt_first(fd, *_var_mean_nvfuser(fd, x, **params))
+var_p.nvfuser_supports = std_p.nvfuser_supports = _moments_supported
+var_mean_p.nvfuser_supports = std_mean_p.nvfuser_supports = _moments_supported
+
+
+def _sqrt_first(fd: Any, var: Any, mean: Any) -> tuple[Any, Any]:
+    return fd.ops.sqrt(var), mean
 
 
 @defop
@@ -406,6 +453,19 @@ def _logsumexp_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
 logsumexp_p.vjp = _logsumexp_vjp
 
 
+def _logsumexp_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    # As torch: subtract the max, except where it is infinite (then exp(x - max) is nan).
+    x = upcast(fd, x)
+    m = fd.ops.max(x, dims, True)
+    m = fd.ops.where(fd.ops.isinf(m), 0.0, m)
+    result = fd.ops.add(fd.ops.log(fd.ops.sum(fd.ops.exp(fd.ops.sub(x, m)), dims, True)), m)
+    return result if keepdim else fd.ops.squeeze(result, dims)
+
+
+logsumexp_p.nvfuser = _logsumexp_nvfuser
+logsumexp_p.nvfuser_supports = floating_reduction
+
+
 @defop
 def logsumexp(x: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
     """``log(sum(exp(x), dim))``, computed stably."""
@@ -440,6 +500,29 @@ def _log_softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) 
 
 softmax_p.vjp = _softmax_vjp
 log_softmax_p.vjp = _log_softmax_vjp
+
+
+def _shifted(fd: Any, x: Any, dim: int, dtype: Any) -> Any:
+    """``x - max(x, dim)`` in the computation dtype (``dtype``, or float32 for 16-bit floats)."""
+    x = upcast(fd, x if dtype is None else fd.ops.cast(x, dtype))
+    return fd.ops.sub(x, unreduce(fd, fd.ops.max(x, [dim]), [dim], x.ndim))
+
+
+def _softmax_nvfuser(fd: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
+    e = fd.ops.exp(_shifted(fd, x, dim, dtype))
+    return fd.ops.div(e, unreduce(fd, fd.ops.sum(e, [dim]), [dim], e.ndim))
+
+
+def _log_softmax_nvfuser(fd: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
+    shifted = _shifted(fd, x, dim, dtype)
+    log_sum = fd.ops.log(fd.ops.sum(fd.ops.exp(shifted), [dim]))
+    return fd.ops.sub(shifted, unreduce(fd, log_sum, [dim], shifted.ndim))
+
+
+softmax_p.nvfuser = _softmax_nvfuser
+log_softmax_p.nvfuser = _log_softmax_nvfuser
+softmax_p.nvfuser_supports = floating_reduction
+log_softmax_p.nvfuser_supports = floating_reduction
 
 
 @defop

@@ -1,0 +1,57 @@
+"""Small helpers shared by the ops' nvFuser lowerings (``prim.nvfuser = ...``) and their
+``prim.nvfuser_supports`` predicates.
+
+Why here: the lowerings sit next to their ops in ``elementwise.py``, ``reductions.py``,
+``shape.py`` ...; a few needs recur (only floating tensors, reduce low-precision floats in
+float32, re-insert reduced dims). These helpers never import nvfuser_direct: they work on
+the ``FusionDefinition`` and ``TensorView``\\ s the backend passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from symscalar.trace import TensorVar
+
+__all__ = ["floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel"]
+
+
+def floating(*atoms: Any, **params: Any) -> bool:
+    """Predicate: every tensor operand is floating point (integer and bool inputs, whose
+    results torch promotes or special-cases, run in torch)."""
+    return all(a.dtype.is_floating_point for a in atoms if isinstance(a, TensorVar))
+
+
+def has_axes(x: Any, *, dims: Sequence[int] = (), dim: int | None = None, **params: Any) -> bool:
+    """Predicate for reductions: nvFuser needs at least one reduction axis, so a 0-d tensor
+    "reduced" over no dims runs in torch."""
+    return x.ndim > 0 and (dim is not None or bool(dims))
+
+
+def floating_reduction(x: Any, **params: Any) -> bool:
+    """Predicate: a reduction with axes of a floating tensor."""
+    return has_axes(x, **params) and floating(x)
+
+
+def upcast(fd: Any, x: Any) -> Any:
+    """``x`` in float32 if it is float16/bfloat16 (as torch reduces and normalizes them), else
+    ``x``. The backend casts the result back to the trace's dtype."""
+    data_type = type(x.dtype())  # nvFuser's DataType enum, without importing nvfuser_direct
+    if x.dtype() in (data_type.Half, data_type.BFloat16):
+        return fd.ops.cast(x, data_type.Float)
+    return x
+
+
+def unreduce(fd: Any, t: Any, dims: Sequence[int], ndim: int) -> Any:
+    """A reduction's result (keepdim=False) with its reduced dims back as broadcast dims."""
+    return fd.ops.broadcast(t, [i in dims for i in range(ndim)])
+
+
+def numel(fd: Any, x: Any, dims: Sequence[int]) -> Any:
+    """How many elements a reduction over ``dims`` reduces, as an nvFuser scalar computed from
+    the symbolic sizes (a constant would tie the fusion to one batch size)."""
+    count = fd.ops.size(x, dims[0])
+    for d in dims[1:]:
+        count = fd.ops.mul(count, fd.ops.size(x, d))
+    return count
