@@ -30,6 +30,8 @@ matmul_p.vjp = lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),
 )
+matmul_p.nvfuser = lambda fd, a, b: fd.ops.matmul(a, b)
+matmul_p.nvfuser_supports = lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
 
 
 @defop

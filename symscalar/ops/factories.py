@@ -283,6 +283,19 @@ def _arange_impl(
 arange_p = Primitive("arange", _arange_impl, torch_meta(_arange_impl))
 
 
+def _arange_nvfuser(fd: Any, *, start: int, end: int, step: int, dtype: Any, device: Any) -> Any:
+    length = len(range(start, end, step))
+    return fd.ops.iota(fd.define_scalar(length), fd.define_scalar(start), fd.define_scalar(step), dtype)
+
+
+arange_p.nvfuser = _arange_nvfuser
+# Integer ranges only: torch computes float ranges in its own precision, which iota need not match.
+arange_p.nvfuser_supports = lambda *, start, end, step, dtype, device: (
+    all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+    and dtype in (torch.int64, torch.int32)
+)
+
+
 @defop
 def arange(
     start: StaticInt | StaticFloat,

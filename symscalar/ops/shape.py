@@ -271,6 +271,7 @@ def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
 
 
 permute_p.vjp = _permute_vjp
+permute_p.nvfuser = lambda fd, x, *, dims: fd.ops.permute(x, list(dims))
 
 
 @defop
@@ -376,6 +377,23 @@ def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
 
 slice_p.vjp = _slice_vjp
 zero_pad_p.vjp = _zero_pad_vjp
+
+
+def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
+    # nvFuser's pad widths are (lo, hi) pairs from the last dim to the first, like F.pad's.
+    widths = [w for lo, hi, _ in reversed(padding) for w in (lo, hi)]
+    return fd.ops.pad(x, widths)
+
+
+# Static bounds (starts, stops) are part of the cache key, so they may be constants. nvFuser
+# slices with step 1 only, and pads without interior (between-element) padding: the other
+# cases run in torch.
+slice_p.nvfuser = lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops))
+slice_p.nvfuser_supports = lambda x, *, starts, stops, steps: all(step == 1 for step in steps)
+zero_pad_p.nvfuser = _pad_nvfuser
+zero_pad_p.nvfuser_supports = lambda x, *, padding: all(
+    lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding
+)
 
 
 def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
@@ -520,6 +538,9 @@ def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
 
 
 cat_p.vjp = _cat_vjp
+cat_p.nvfuser = lambda fd, *xs, dim: fd.ops.cat(list(xs), dim)
+# torch promotes mixed dtypes and skips legacy 1-D empty tensors; those cases run in torch.
+cat_p.nvfuser_supports = lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1
 
 
 @defop
@@ -569,6 +590,22 @@ def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
 
 
 split_p.vjp = _split_vjp
+
+
+def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tuple[Any, ...]:
+    # One slice per piece; the other dims end at their symbolic size, so the fusion fits any
+    # size of them (the cache key holds only ``sizes`` and ``dim``).
+    ends = [fd.ops.size(x, d) for d in range(x.ndim)]
+    pieces, offset = [], 0
+    for size in sizes:
+        starts = [offset if d == dim else 0 for d in range(x.ndim)]
+        stops = [offset + size if d == dim else ends[d] for d in range(x.ndim)]
+        pieces.append(fd.ops.slice(x, starts, stops))
+        offset += size
+    return tuple(pieces)
+
+
+split_p.nvfuser = _split_nvfuser
 
 
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
@@ -638,6 +675,18 @@ def _flip_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
 
 flip_p = Primitive("flip", _flip_impl, torch_meta(_flip_impl))
 flip_p.vjp = lambda ct, out, x, *, dims: (ct.flip(dims),)
+
+
+def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
+    # nvFuser has no flip: gather along each dim with the indices n-1, n-2, ..., 0 (iota of the
+    # symbolic size, so the fusion fits any size).
+    for d in dims:
+        n = fd.ops.size(x, d)
+        x = fd.ops.index_select(x, fd.ops.iota(n, fd.ops.sub(n, 1), -1), d)
+    return x
+
+
+flip_p.nvfuser = _flip_nvfuser
 
 
 @defop
