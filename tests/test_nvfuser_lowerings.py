@@ -121,6 +121,7 @@ def ge_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a >= s
 def logical_and_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.logical_and(a, b)
 def logical_or_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.logical_or(a > 0, b)
 def where_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.where(a > 0, a, s)
+def where_scalars_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.where(a > 0, s, -1.5)
 def clamp_fn(a: torch.Tensor, s: DynamicFloat, p: DynamicFloat) -> Any: return torch.clamp(a, s, p)
 def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.clamp(a, min=s)
 def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.clamp(a, max=b)
@@ -206,6 +207,7 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "logical_and": (logical_and_fn, (x(*A), x(*B)), ("fd.ops.logical_and(",)),
     "logical_or": (logical_or_fn, (x(*A), x(*B)), ("fd.ops.logical_or(",)),
     "where": (where_fn, (x(*A), S), ("fd.ops.where(",)),
+    "where_scalars": (where_scalars_fn, (x(*A), S), ("fd.ops.where(",)),
     "clamp": (clamp_fn, (x(*A), S, P), ("fd.ops.maximum(", "fd.ops.minimum(")),
     "clamp_min": (clamp_min_fn, (x(*A), S), ("fd.ops.maximum(",)),
     "clamp_tensor": (clamp_tensor_fn, (x(*A), x(*B)), ("fd.ops.minimum(",)),
@@ -321,6 +323,7 @@ def var_fraction_fn(a: torch.Tensor) -> Any: return torch.var(a, 1, correction=0
 def sqrt_int_fn(a: torch.Tensor) -> Any: return torch.sqrt(a.to(torch.int64)) * 2.0
 def sum_0d_fn(a: torch.Tensor) -> Any: return a.sum().sum() * 2.0
 def pow_int_fn(a: torch.Tensor) -> Any: return a.to(torch.int64) ** 2 * 2
+def floor_div_int_fn(a: torch.Tensor) -> Any: return torch.div((a * 100).to(torch.int64), 7, rounding_mode="floor") * 2
 
 
 FALLBACKS = {
@@ -331,6 +334,7 @@ FALLBACKS = {
     "sqrt_of_int": (sqrt_int_fn, (x(*A),), "sqrt"),
     "sum_of_0d": (sum_0d_fn, (x(*A),), "sum"),
     "pow_of_int": (pow_int_fn, (x(*A),), "pow"),
+    "floor_div_of_int": (floor_div_int_fn, (x(*A),), "div"),
 }
 
 

@@ -127,6 +127,9 @@ def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -
 
 
 div_p.nvfuser = _div_nvfuser
+# Rounded integer division goes through a float quotient in nvFuser (inexact for large
+# integers; torch raises on division by zero): it runs in torch.
+div_p.nvfuser_supports = lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b)
 
 
 @defop
@@ -641,6 +644,7 @@ def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
 sign_p = _elementwise("sign", torch.sign)
 sign_p.vjp = _zero_grad
 sign_p.nvfuser = lambda fd, a: fd.ops.sign(a)
+sign_p.nvfuser_supports = lambda a: a.dtype != torch.bool
 
 
 @defop
