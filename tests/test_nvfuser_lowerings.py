@@ -259,6 +259,20 @@ def test_lowered_op_makes_its_nvfuser_op(name: str) -> None:
         assert repr(value) not in text, f"{value} was baked into the fusion"
 
 
+@needs_nvfuser
+@pytest.mark.parametrize("name", ["mean", "softmax", "logsumexp", "var_mean", "std", "split", "flip", "cat", "gelu"])
+def test_new_batch_size_reuses_the_fusion(name: str) -> None:
+    # Sizes are symbolic: a count (mean, var) or an end index (split, flip) must come from
+    # fd.ops.size, not from a constant, or a new batch would need (or wrongly reuse) a fusion.
+    fn, args, _ = LOWERED_CASES[name]
+    (small,) = lower_trace(trace_of(fn, *args)).fusions
+    bigger = tuple(torch.randn(7, *a.shape[1:]) if isinstance(a, torch.Tensor) else a for a in args)
+    before = nb.fusion_cache_info()
+    (large,) = lower_trace(trace_of(fn, *bigger)).fusions
+    assert large is small
+    assert nb.fusion_cache_info().misses == before.misses
+
+
 def _prims_in(trace: Trace) -> set[str]:
     return {e.prim.name for e in trace.eqns}
 
