@@ -59,7 +59,7 @@ def new_values(fn: Callable[..., Any], x: torch.Tensor, misses: Callable[[], int
     start = time.perf_counter()
     for i in range(20):
         out = fn(x, 1.0 + i / 7)
-        torch.testing.assert_close(out, eager_fn(x, 1.0 + i / 7))
+        torch.testing.assert_close(out, eager_fn(x, 1.0 + i / 7), rtol=1e-4, atol=1e-5)  # fused sums round differently
     return (time.perf_counter() - start) * 1e3, misses() - before
 
 

@@ -161,6 +161,7 @@ class Trace:
     eqns: tuple[Eqn, ...]  # single assignment: each variable is defined once
     outputs: tuple[Atom, ...]  # variables or static literals
     name: str = "f"  # the function name used when printing
+    comment: str = ""  # printed under the signature, e.g. which inputs a backward saved
 
     def __str__(self) -> str:
         return python_source(self)
@@ -251,6 +252,8 @@ def python_source(
     lines = ["import torch", "from symscalar import prims", "", ""] if header else []
     params = ", ".join(names[v] for v in trace.inputs)
     lines.append(f"def {trace.name}({params}):")
+    if trace.comment:
+        lines.extend(f"    # {line}" for line in trace.comment.splitlines())
     if trace.inputs:
         types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
         lines.append(f"    # {types}")
