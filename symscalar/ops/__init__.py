@@ -4,11 +4,12 @@ Importing this package registers every primitive and every torch spelling it imp
 """
 
 from symscalar.ops import scalar as scalar
-from symscalar.ops.elementwise import add, div, exp, mul, neg, sub
+from symscalar.ops import elementwise as _elementwise
+from symscalar.ops.elementwise import *  # noqa: F403 - the family lists its ops in __all__
 from symscalar.ops.factories import full, to, zeros_like
 from symscalar.ops.reductions import sum
 from symscalar.ops.shape import expand, reshape
 
 __all__ = [
-    "add", "sub", "mul", "div", "neg", "exp", "sum", "reshape", "expand", "full", "zeros_like", "to",
+    *_elementwise.__all__, "sum", "reshape", "expand", "full", "zeros_like", "to",
 ]
