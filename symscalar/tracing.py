@@ -474,17 +474,18 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
     ``torch.Tensor.sum``, ``torch.nn.functional.softmax``...) for traced values."""
 
     def register(handler: F) -> F:
-        first = torch.overrides.resolve_name(torch_functions[0]) or repr(torch_functions[0])
-        checked = _checked(handler, first)
-        # dict.fromkeys: aliases such as Tensor.__neg__ / Tensor.neg are the same object
+        # One checked wrapper per spelling, so that an error names the spelling the user
+        # wrote (``torch.Tensor.var``, not ``torch.var``). dict.fromkeys: aliases such as
+        # Tensor.__neg__ / Tensor.neg are the same object.
+        by_name: dict[str, F] = {}
         for func in dict.fromkeys(torch_functions):
             if func in TORCH_FUNCTIONS:
                 raise ValueError(f"{func} already has a symscalar handler")
-            TORCH_FUNCTIONS[func] = checked
             name = torch.overrides.resolve_name(func) or repr(func)
-            if name != first:
-                OPS[name] = dataclasses.replace(OPS[first], name=name)
-        return checked
+            if name not in by_name:
+                by_name[name] = _checked(handler, name)
+            TORCH_FUNCTIONS[func] = by_name[name]
+        return next(iter(by_name.values()))
 
     return register
 

@@ -5,11 +5,12 @@ Importing this package registers every primitive and every torch spelling it imp
 
 from symscalar.ops import scalar as scalar
 from symscalar.ops import elementwise as _elementwise
+from symscalar.ops import reductions as _reductions
 from symscalar.ops.elementwise import *  # noqa: F403 - the family lists its ops in __all__
 from symscalar.ops.factories import full, to, zeros_like
-from symscalar.ops.reductions import sum
+from symscalar.ops.reductions import *  # noqa: F403 - the family lists its ops in __all__
 from symscalar.ops.shape import expand, reshape
 
 __all__ = [
-    *_elementwise.__all__, "sum", "reshape", "expand", "full", "zeros_like", "to",
+    *_elementwise.__all__, *_reductions.__all__, "reshape", "expand", "full", "zeros_like", "to",
 ]

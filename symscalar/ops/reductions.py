@@ -1,18 +1,51 @@
-"""Reductions. ``dim`` and ``keepdim`` are static: nvFuser's reduction axes are constants and
-the output rank depends on them."""
+"""Reductions: sum, mean, amax, amin, prod, var, std, var_mean, std_mean, logsumexp, softmax,
+log_softmax, argmax, argmin.
+
+``dim``, ``keepdim`` and ``correction`` are static: nvFuser's reduction axes and the variance
+correction are constants, and the output rank depends on ``dim`` and ``keepdim``. Every
+reduction axis, shape and count a vjp rule below introduces is computed from the input's
+static shape and these static parameters, never from a dynamic value, so a backward trace
+always passes ``check_trace``.
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, canonical_dims, torch_meta
+from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
-from symscalar.types import StaticBool, StaticDims
+from symscalar.types import StaticBool, StaticDims, StaticFloat, StaticInt
 
-__all__ = ["sum"]
+__all__ = [
+    "sum", "mean", "amax", "amin", "prod", "var", "std", "var_mean", "std_mean",
+    "logsumexp", "softmax", "log_softmax", "argmax", "argmin",
+]
+
+F = torch.nn.functional
+
+
+# ---- helpers shared by the vjp rules (static shapes in, static shapes out)
+def _kept_shape(shape: Sequence[int], dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with the reduced ``dims`` set to 1."""
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _unreduce(t: Any, shape: Sequence[int], dims: tuple[int, ...]) -> Any:
+    """A reduction's result or cotangent with its reduced dims restored as size 1, so that it
+    broadcasts against the input. A no-op when the reduction kept its dims."""
+    kept = _kept_shape(shape, dims)
+    return t if tuple(t.shape) == kept else t.reshape(kept)
+
+
+def _count(shape: Sequence[int], dims: tuple[int, ...]) -> int:
+    """How many elements each output element of a reduction over ``dims`` reduces."""
+    return math.prod(shape[d] for d in dims)
 
 
 # ---- sum
@@ -45,3 +78,458 @@ def _torch_sum(
     input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
 ) -> Tensor:
     return sum(input, dim, keepdim, dtype=dtype)
+
+
+# ---- mean
+def _mean_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dtype | None = None) -> Any:
+    return torch.mean(x, dims, keepdim, dtype=dtype)
+
+
+mean_p = Primitive("mean", _mean_impl, torch_meta(_mean_impl))
+
+
+def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    # The count is a Python int from the static shape: the backward divides by a literal.
+    return ((_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape),)
+
+
+mean_p.vjp = _mean_vjp
+
+
+@defop
+def mean(
+    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
+) -> Tensor:
+    """Mean over ``dim`` (an int, a tuple of ints, or None for all dims); ``x`` must be
+    floating point or complex unless ``dtype`` says which floating type to compute in."""
+    dims = canonical_dims(dim, x.ndim)
+    return mean_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)  # type: ignore[no-any-return]
+
+
+@implements(torch.mean, torch.Tensor.mean)
+def _torch_mean(
+    input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
+) -> Tensor:
+    return mean(input, dim, keepdim, dtype=dtype)
+
+
+# ---- amax, amin
+def _amax_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    return torch.amax(x, dims, keepdim)
+
+
+def _amin_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    return torch.amin(x, dims, keepdim)
+
+
+amax_p = Primitive("amax", _amax_impl, torch_meta(_amax_impl))
+amin_p = Primitive("amin", _amin_impl, torch_meta(_amin_impl))
+
+
+def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    # As torch: the gradient is shared equally by every element equal to the extremum.
+    hits = (x == _unreduce(out, x.shape, dims)).to(ct.dtype)
+    share = _unreduce(ct, x.shape, dims) / hits.sum(dims, keepdim=True)
+    return (share * hits,)
+
+
+amax_p.vjp = _amax_amin_vjp
+amin_p.vjp = _amax_amin_vjp
+
+
+@defop
+def amax(x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False) -> Tensor:
+    """Maximum over ``dim`` (None or ``()`` for all dims). Ties share the gradient equally."""
+    return amax_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
+
+
+@defop
+def amin(x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False) -> Tensor:
+    """Minimum over ``dim`` (None or ``()`` for all dims). Ties share the gradient equally."""
+    return amin_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
+
+
+@implements(torch.amax, torch.Tensor.amax)
+def _torch_amax(input: Tensor, dim: StaticDims = (), keepdim: StaticBool = False) -> Tensor:
+    return amax(input, dim, keepdim)
+
+
+@implements(torch.amin, torch.Tensor.amin)
+def _torch_amin(input: Tensor, dim: StaticDims = (), keepdim: StaticBool = False) -> Tensor:
+    return amin(input, dim, keepdim)
+
+
+# ---- prod
+def _prod_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dtype | None = None) -> Any:
+    if len(dims) == x.ndim and (not keepdim or x.ndim == 0):
+        return torch.prod(x, dtype=dtype)
+    for d in reversed(dims):  # torch.prod takes one dim; from the last, so indices stay valid
+        x = torch.prod(x, d, keepdim, dtype=dtype)
+    return x
+
+
+prod_p = Primitive("prod", _prod_impl, torch_meta(_prod_impl))
+
+
+def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    # d out / d x_i is the product of the other elements. Without zeros that is out / x_i;
+    # with exactly one zero it is the product of the non-zeros at the zero and 0 elsewhere;
+    # with two or more zeros it is 0 everywhere. Computed without dividing by a zero.
+    is_zero = x == 0
+    zeros = is_zero.sum(dims, keepdim=True)
+    nonzero = torch.where(is_zero, 1, x)
+    prod_nonzero = prod(nonzero, dims, keepdim=True)
+    at_zero = torch.where(zeros == 1, prod_nonzero, 0)
+    elsewhere = torch.where(zeros == 0, prod_nonzero / nonzero, 0)
+    return (torch.where(is_zero, at_zero, elsewhere) * _unreduce(ct, x.shape, dims),)
+
+
+prod_p.vjp = _prod_vjp
+
+
+@defop
+def prod(
+    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
+) -> Tensor:
+    """Product over ``dim`` (an int, a tuple of ints, or None for all dims; torch.prod itself
+    takes one int). Gradients are exact with zeros in ``x``, as torch's."""
+    dims = canonical_dims(dim, x.ndim)
+    return prod_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)  # type: ignore[no-any-return]
+
+
+@implements(torch.prod, torch.Tensor.prod)
+def _torch_prod(
+    input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
+) -> Tensor:
+    if dim is None and keepdim:
+        raise TypeError("prod(): keepdim=True needs a dim, as in torch (prod(input, dim, keepdim=True))")
+    return prod(input, dim, keepdim, dtype=dtype)
+
+
+# ---- var, std, var_mean, std_mean
+Correction = StaticInt | StaticFloat
+
+
+def _var_impl(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return torch.var(x, dims, correction=correction, keepdim=keepdim)
+
+
+def _std_impl(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return torch.std(x, dims, correction=correction, keepdim=keepdim)
+
+
+def _var_mean_impl(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return torch.var_mean(x, dims, correction=correction, keepdim=keepdim)
+
+
+def _std_mean_impl(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return torch.std_mean(x, dims, correction=correction, keepdim=keepdim)
+
+
+var_p = Primitive("var", _var_impl, torch_meta(_var_impl))
+std_p = Primitive("std", _std_impl, torch_meta(_std_impl))
+var_mean_p = Primitive("var_mean", _var_mean_impl, torch_meta(_var_mean_impl), multiple_results=True)
+std_mean_p = Primitive("std_mean", _std_mean_impl, torch_meta(_std_mean_impl), multiple_results=True)
+
+
+def _var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
+    """``ct * d var / d x = ct * 2 (x - mean) / (n - correction)``, n and correction static.
+    With ``n - correction <= 0`` the variance is inf or nan, and so is this gradient."""
+    dof = _count(x.shape, dims) - correction
+    scale = 2.0 / dof if dof > 0 else math.inf
+    return (x - x.mean(dims, keepdim=True)) * (_unreduce(ct, x.shape, dims) * scale)
+
+
+def _std_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
+    """``d std = d var / (2 std)``; as torch, zero where the standard deviation is zero."""
+    std_k = _unreduce(out, x.shape, dims)
+    ct_var = torch.where(std_k == 0, 0, _unreduce(ct, x.shape, dims) / (std_k * 2))
+    return _var_grad(ct_var, x, dims, correction)
+
+
+def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
+    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
+
+
+def _var_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return (_var_grad(ct, x, dims, correction),)
+
+
+def _std_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
+    return (_std_grad(ct, out, x, dims, correction),)
+
+
+def _var_mean_vjp(
+    cts: tuple[Any, Any], outs: tuple[Any, Any], x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool
+) -> Any:
+    grads = []
+    if cts[0] is not None:
+        grads.append(_var_grad(cts[0], x, dims, correction))
+    if cts[1] is not None:
+        grads.append(_mean_grad(cts[1], x, dims))
+    return (grads[0] + grads[1] if len(grads) == 2 else grads[0],)
+
+
+def _std_mean_vjp(
+    cts: tuple[Any, Any], outs: tuple[Any, Any], x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool
+) -> Any:
+    grads = []
+    if cts[0] is not None:
+        grads.append(_std_grad(cts[0], outs[0], x, dims, correction))
+    if cts[1] is not None:
+        grads.append(_mean_grad(cts[1], x, dims))
+    return (grads[0] + grads[1] if len(grads) == 2 else grads[0],)
+
+
+var_p.vjp = _var_vjp
+std_p.vjp = _std_vjp
+var_mean_p.vjp = _var_mean_vjp
+std_mean_p.vjp = _std_mean_vjp
+
+
+@defop
+def var(x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False) -> Tensor:
+    """Variance over ``dim`` with Bessel's ``correction`` (1: sample variance, 0: population
+    variance): ``sum((x - mean)**2) / (n - correction)``."""
+    return var_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+
+
+@defop
+def std(x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False) -> Tensor:
+    """Standard deviation over ``dim``: the square root of ``var``."""
+    return std_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+
+
+@defop
+def var_mean(
+    x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False
+) -> tuple[Tensor, Tensor]:
+    """``(var(x, dim), mean(x, dim))`` in one reduction."""
+    return var_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+
+
+@defop
+def std_mean(
+    x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False
+) -> tuple[Tensor, Tensor]:
+    """``(std(x, dim), mean(x, dim))`` in one reduction."""
+    return std_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+
+
+def _moment_params(x: Tensor, dim: Any, correction: Any, keepdim: bool) -> dict[str, Any]:
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"correction must be an int or a float, got {correction!r}")
+    return {"dims": canonical_dims(dim, x.ndim), "correction": correction, "keepdim": keepdim}
+
+
+def _legacy_correction(name: str, dim: Any, unbiased: Any, correction: Any) -> tuple[Any, Any]:
+    """torch's var/std spellings: ``var(x, unbiased)``, ``var(x, dim, unbiased, keepdim)`` and
+    ``var(x, dim, *, correction, keepdim)``. Returns ``(dim, correction)``."""
+    if isinstance(dim, bool):  # var(x, True): the bool is `unbiased`
+        if unbiased is not None:
+            raise TypeError(f"{name}(): got `unbiased` twice (as the second argument and by keyword)")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}(): pass either `unbiased` (legacy) or `correction`, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+@implements(torch.var, torch.Tensor.var)
+def _torch_var(
+    input: Tensor,
+    dim: StaticDims | StaticBool = None,
+    unbiased: StaticBool | None = None,
+    keepdim: StaticBool = False,
+    *,
+    correction: Correction | None = None,
+) -> Tensor:
+    dim, correction = _legacy_correction("var", dim, unbiased, correction)
+    return var(input, dim, correction=correction, keepdim=keepdim)
+
+
+@implements(torch.std, torch.Tensor.std)
+def _torch_std(
+    input: Tensor,
+    dim: StaticDims | StaticBool = None,
+    unbiased: StaticBool | None = None,
+    keepdim: StaticBool = False,
+    *,
+    correction: Correction | None = None,
+) -> Tensor:
+    dim, correction = _legacy_correction("std", dim, unbiased, correction)
+    return std(input, dim, correction=correction, keepdim=keepdim)
+
+
+@implements(torch.var_mean)
+def _torch_var_mean(
+    input: Tensor,
+    dim: StaticDims | StaticBool = None,
+    unbiased: StaticBool | None = None,
+    keepdim: StaticBool = False,
+    *,
+    correction: Correction | None = None,
+) -> tuple[Tensor, Tensor]:
+    dim, correction = _legacy_correction("var_mean", dim, unbiased, correction)
+    return var_mean(input, dim, correction=correction, keepdim=keepdim)
+
+
+@implements(torch.std_mean)
+def _torch_std_mean(
+    input: Tensor,
+    dim: StaticDims | StaticBool = None,
+    unbiased: StaticBool | None = None,
+    keepdim: StaticBool = False,
+    *,
+    correction: Correction | None = None,
+) -> tuple[Tensor, Tensor]:
+    dim, correction = _legacy_correction("std_mean", dim, unbiased, correction)
+    return std_mean(input, dim, correction=correction, keepdim=keepdim)
+
+
+# ---- logsumexp
+def _logsumexp_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    return torch.logsumexp(x, dims, keepdim)
+
+
+logsumexp_p = Primitive("logsumexp", _logsumexp_impl, torch_meta(_logsumexp_impl))
+
+
+def _logsumexp_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+    return (_unreduce(ct, x.shape, dims) * torch.exp(x - _unreduce(out, x.shape, dims)),)
+
+
+logsumexp_p.vjp = _logsumexp_vjp
+
+
+@defop
+def logsumexp(x: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
+    """``log(sum(exp(x), dim))``, computed stably."""
+    return logsumexp_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
+
+
+@implements(torch.logsumexp, torch.Tensor.logsumexp, torch.special.logsumexp)
+def _torch_logsumexp(input: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
+    return logsumexp(input, dim, keepdim)
+
+
+# ---- softmax, log_softmax
+def _softmax_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> Any:
+    return torch.softmax(x, dim, dtype=dtype)
+
+
+def _log_softmax_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> Any:
+    return torch.log_softmax(x, dim, dtype=dtype)
+
+
+softmax_p = Primitive("softmax", _softmax_impl, torch_meta(_softmax_impl))
+log_softmax_p = Primitive("log_softmax", _log_softmax_impl, torch_meta(_log_softmax_impl))
+
+
+def _softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
+    return (out * (ct - (ct * out).sum(dim, keepdim=True)),)
+
+
+def _log_softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
+    return (ct - torch.exp(out) * ct.sum(dim, keepdim=True),)
+
+
+softmax_p.vjp = _softmax_vjp
+log_softmax_p.vjp = _log_softmax_vjp
+
+
+@defop
+def softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x), dim)``, computed stably; ``dtype`` casts ``x`` first."""
+    return softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
+
+
+@defop
+def log_softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``x - logsumexp(x, dim, keepdim=True)``; ``dtype`` casts ``x`` first."""
+    return log_softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
+
+
+@implements(torch.softmax, torch.Tensor.softmax)
+def _torch_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = None) -> Tensor:
+    return softmax(input, dim, dtype=dtype)
+
+
+@implements(torch.special.softmax)
+def _special_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    return softmax(input, dim, dtype=dtype)
+
+
+@implements(torch.log_softmax, torch.Tensor.log_softmax)
+def _torch_log_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = None) -> Tensor:
+    return log_softmax(input, dim, dtype=dtype)
+
+
+@implements(torch.special.log_softmax)
+def _special_log_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    return log_softmax(input, dim, dtype=dtype)
+
+
+def _implicit_softmax_dim(name: str, ndim: int) -> int:
+    """torch.nn.functional's deprecated choice of dim when none is given."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=4,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@implements(F.softmax)
+def _functional_softmax(
+    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> Tensor:
+    if dim is None:
+        dim = _implicit_softmax_dim("softmax", input.ndim)
+    return softmax(input, dim, dtype=dtype)
+
+
+@implements(F.log_softmax)
+def _functional_log_softmax(
+    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> Tensor:
+    if dim is None:
+        dim = _implicit_softmax_dim("log_softmax", input.ndim)
+    return log_softmax(input, dim, dtype=dtype)
+
+
+# ---- argmax, argmin (integer results: no gradient)
+def _argmax_impl(x: Any, *, dim: int | None, keepdim: bool) -> Any:
+    return torch.argmax(x, dim, keepdim)
+
+
+def _argmin_impl(x: Any, *, dim: int | None, keepdim: bool) -> Any:
+    return torch.argmin(x, dim, keepdim)
+
+
+argmax_p = Primitive("argmax", _argmax_impl, torch_meta(_argmax_impl))
+argmin_p = Primitive("argmin", _argmin_impl, torch_meta(_argmin_impl))
+
+
+@defop
+def argmax(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+    """Index of the (first) maximum along ``dim``, or in the flattened tensor for None."""
+    d = None if dim is None else canonical_dim(dim, x.ndim)
+    return argmax_p.bind(x, dim=d, keepdim=keepdim)  # type: ignore[no-any-return]
+
+
+@defop
+def argmin(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+    """Index of the (first) minimum along ``dim``, or in the flattened tensor for None."""
+    d = None if dim is None else canonical_dim(dim, x.ndim)
+    return argmin_p.bind(x, dim=d, keepdim=keepdim)  # type: ignore[no-any-return]
+
+
+@implements(torch.argmax, torch.Tensor.argmax)
+def _torch_argmax(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+    return argmax(input, dim, keepdim)
+
+
+@implements(torch.argmin, torch.Tensor.argmin)
+def _torch_argmin(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+    return argmin(input, dim, keepdim)
