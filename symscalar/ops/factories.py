@@ -1,4 +1,10 @@
-"""Tensor factories and dtype conversion. Shapes are static; fill values may be dynamic."""
+"""Tensor factories and dtype conversion. Shapes are static; fill values may be dynamic.
+
+A factory call whose arguments are all static and which has no tensor argument
+(``torch.zeros(2, 3)``) never reaches the tracer: torch runs it eagerly and the jit captures the
+result as a constant. Such calls reach these handlers only when an argument is traced, and a
+dynamic number in a shape or an ``arange`` bound is then reported as static-required.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,22 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
-from symscalar.types import NumberLike, StaticShape
+from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
-__all__ = ["full", "zeros_like", "to"]
+__all__ = [
+    "full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "arange", "to",
+]
+
+
+def _size_arg(size: tuple[Any, ...]) -> tuple[Any, ...]:
+    """torch accepts ``torch.zeros(2, 3)`` and ``torch.zeros((2, 3))``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        return tuple(size[0])
+    return tuple(size)
 
 
 # ---- full
@@ -60,14 +76,224 @@ def _torch_full(
 
 
 @defop
-def zeros_like(x: Tensor, *, dtype: torch.dtype | None = None) -> Tensor:
+def zeros(
+    *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
+) -> Tensor:
+    """Zeros of shape ``size`` (``zeros(2, 3)`` or ``zeros((2, 3))``), default dtype float."""
+    return full(_size_arg(size), 0, dtype=dtype or torch.get_default_dtype(), device=device)
+
+
+@defop
+def ones(
+    *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
+) -> Tensor:
+    """Ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), default dtype float."""
+    return full(_size_arg(size), 1, dtype=dtype or torch.get_default_dtype(), device=device)
+
+
+@implements(torch.zeros)
+def _torch_zeros(
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device)
+
+
+@implements(torch.ones)
+def _torch_ones(
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return ones(*size, dtype=dtype, device=device)
+
+
+@defop
+def full_like(
+    x: Tensor,
+    fill_value: NumberLike,
+    *,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """A tensor with ``x``'s shape, device and (by default) dtype, filled with
+    ``fill_value`` (which may be dynamic)."""
+    return full(tuple(x.shape), fill_value, dtype=dtype or x.dtype, device=device or x.device)
+
+
+@defop
+def zeros_like(
+    x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None
+) -> Tensor:
     """Zeros with ``x``'s shape, device and (by default) dtype."""
-    return full(x.shape, 0, dtype=dtype or x.dtype, device=x.device)
+    return full_like(x, 0, dtype=dtype, device=device)
+
+
+@defop
+def ones_like(
+    x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None
+) -> Tensor:
+    """Ones with ``x``'s shape, device and (by default) dtype."""
+    return full_like(x, 1, dtype=dtype, device=device)
+
+
+@implements(torch.full_like)
+def _torch_full_like(
+    input: Tensor,
+    fill_value: NumberLike,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    return full_like(input, fill_value, dtype=dtype, device=device)
 
 
 @implements(torch.zeros_like)
-def _torch_zeros_like(input: Tensor, *, dtype: torch.dtype | None = None, **_: Any) -> Tensor:
-    return zeros_like(input, dtype=dtype)
+def _torch_zeros_like(
+    input: Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device)
+
+
+@implements(torch.ones_like)
+def _torch_ones_like(
+    input: Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    return ones_like(input, dtype=dtype, device=device)
+
+
+@implements(torch.Tensor.new_full)
+def _tensor_new_full(
+    input: Tensor,
+    size: StaticShape,
+    fill_value: NumberLike,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return full(size, fill_value, dtype=dtype or input.dtype, device=device or input.device)
+
+
+@implements(torch.Tensor.new_zeros)
+def _tensor_new_zeros(
+    input: Tensor,
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return full(_size_arg(size), 0, dtype=dtype or input.dtype, device=device or input.device)
+
+
+@implements(torch.Tensor.new_ones)
+def _tensor_new_ones(
+    input: Tensor,
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return full(_size_arg(size), 1, dtype=dtype or input.dtype, device=device or input.device)
+
+
+def _uninitialized(name: str) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        f"{name} is not supported on traced values: it returns uninitialized memory, whose "
+        "contents a traced program cannot define. Use torch.zeros/torch.full (or the *_like "
+        "variants) instead."
+    )
+
+
+@implements(torch.empty)
+def _torch_empty(*size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
+    raise _uninitialized("torch.empty")
+
+
+@implements(torch.empty_like)
+def _torch_empty_like(input: Tensor, **kwargs: Any) -> Tensor:
+    raise _uninitialized("torch.empty_like")
+
+
+@implements(torch.Tensor.new_empty)
+def _tensor_new_empty(input: Tensor, *size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
+    raise _uninitialized("torch.Tensor.new_empty")
+
+
+# ---- arange
+def _arange_impl(
+    *, start: int | float, end: int | float, step: int | float, dtype: torch.dtype | None, device: torch.device
+) -> Any:
+    return torch.arange(start, end, step, dtype=dtype, device=device)
+
+
+arange_p = Primitive("arange", _arange_impl, torch_meta(_arange_impl))
+
+
+@defop
+def arange(
+    start: StaticInt | StaticFloat,
+    end: StaticInt | StaticFloat | None = None,
+    step: StaticInt | StaticFloat = 1,
+    *,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """``start, start + step, ...`` up to ``end`` (excluded); ``arange(n)`` is ``0 .. n-1``.
+    int64 when every bound is an int, else the default float dtype (as torch)."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+        dtype = torch.int64 if is_int else torch.get_default_dtype()
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)  # type: ignore[no-any-return]
+
+
+@implements(torch.arange)
+def _torch_arange(
+    start: StaticInt | StaticFloat,
+    end: StaticInt | StaticFloat | None = None,
+    step: StaticInt | StaticFloat = 1,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    return arange(start, end, step, dtype=dtype, device=device)
 
 
 # ---- dtype conversion

@@ -1,17 +1,33 @@
-"""Shape ops. Target shapes and dims are static: the output layout depends on them."""
+"""Shape ops. Target shapes, dims, permutations and slice bounds are static: the output
+layout depends on them, and a backend needs them as constants.
+
+A few primitives carry every layout change: ``reshape`` (also squeeze, unsqueeze, flatten),
+``expand``, ``permute`` (also transpose), ``slice`` (narrow, basic indexing), ``zero_pad``
+(the transpose of ``slice``), ``cat``, ``split`` (chunk, unbind) and ``flip``. Their vjps are
+each other, so a backward trace only ever holds these primitives with static parameters.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import torch
 
-from symscalar.ops.common import Tensor, torch_meta, unbroadcast
+from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
+from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
 from symscalar.trace import Primitive
-from symscalar.tracing import defop, implements
-from symscalar.types import StaticShape
+from symscalar.tracing import _static_message, defop, implements
+from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
-__all__ = ["reshape", "expand"]
+__all__ = [
+    "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
+    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "flip", "getitem",
+]
+
+_slice = builtins.slice
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -19,6 +35,49 @@ def _shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
+    """``shape`` with its one ``-1`` entry resolved, checked against ``numel`` elements."""
+    shape = tuple(shape)
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, int):
+            raise TypeError(f"{op}: sizes must be ints, got {s!r} of type {type(s).__name__}")
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred (-1), got shape {list(shape)}")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"{op}: invalid shape dimension in {list(shape)}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if unknown:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if s == -1 else s for s in shape)
+    if known != numel:
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _each(*torch_functions: Any) -> Callable[[F], F]:
+    """``@implements`` once per spelling, so that an error names the spelling the user wrote
+    (``torch.Tensor.view``, not the ``torch.Tensor.reshape`` it shares a handler with)."""
+
+    def register(handler: F) -> F:
+        for func in torch_functions:
+            implements(func)(handler)
+        return handler
+
+    return register
+
+
+def _numel(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 # ---- reshape
@@ -33,7 +92,10 @@ reshape_p.vjp = lambda ct, out, x, *, shape: (ct.reshape(x.shape),)
 @defop
 def reshape(x: Tensor, shape: StaticShape) -> Tensor:
     """``x`` with a new shape of the same number of elements (one entry may be -1)."""
-    return reshape_p.bind(x, shape=tuple(shape))  # type: ignore[no-any-return]
+    full = _infer_size(shape, _numel(x.shape), "reshape")
+    if full == tuple(x.shape):
+        return x
+    return reshape_p.bind(x, shape=full)  # type: ignore[no-any-return]
 
 
 @implements(torch.reshape)
@@ -41,9 +103,67 @@ def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
     return reshape(input, shape)
 
 
-@implements(torch.Tensor.reshape, torch.Tensor.view)
-def _tensor_reshape(input: Tensor, *shape: Any) -> Tensor:
+@_each(torch.Tensor.reshape, torch.Tensor.view)
+def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        raise UnsupportedOperationError(
+            "Tensor.view(dtype) (reinterpreting the bytes) is not supported on traced values; "
+            "use Tensor.to(dtype) to convert the values"
+        )
     return reshape(input, _shape_arg(shape))
+
+
+@_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
+def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    return reshape(input, tuple(other.shape))
+
+
+# ---- flatten, squeeze, unsqueeze (all reshapes)
+@defop
+def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` (inclusive) into one; a 0-d tensor becomes 1-d."""
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    start, end = canonical_dim(start_dim, x.ndim), canonical_dim(end_dim, x.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(x.shape)
+    return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
+
+
+@_each(torch.flatten, torch.Tensor.flatten)
+def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
+    return flatten(input, start_dim, end_dim)
+
+
+@defop
+def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
+    """Remove size-1 dims: all of them (``dim=None``) or those among ``dim`` (int or tuple)."""
+    if dim is None:
+        dims = set(range(x.ndim))
+    else:
+        listed = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = {canonical_dim(d, x.ndim) for d in listed}
+    shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
+    return reshape(x, shape)
+
+
+@_each(torch.squeeze, torch.Tensor.squeeze)
+def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
+    return squeeze(input, dim)
+
+
+@defop
+def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
+    """Insert a size-1 dim at ``dim`` (in ``[-x.ndim - 1, x.ndim]``)."""
+    d = canonical_dim(dim, x.ndim + 1)
+    shape = tuple(x.shape)
+    return reshape(x, shape[:d] + (1,) + shape[d:])
+
+
+@_each(torch.unsqueeze, torch.Tensor.unsqueeze)
+def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
+    return unsqueeze(input, dim)
 
 
 # ---- expand (broadcast to a larger shape, size-1 dims repeated)
@@ -58,8 +178,42 @@ expand_p.vjp = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
 @defop
 def expand(x: Tensor, shape: StaticShape) -> Tensor:
     """Broadcast ``x`` to ``shape`` (-1 keeps a size), like ``torch.broadcast_to``."""
-    full = tuple(x.shape[i - (len(shape) - x.ndim)] if s == -1 else s for i, s in enumerate(shape))
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({x.ndim})"
+        )
+    if any(s == -1 for s in shape[:lead]):
+        raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+    full = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    if full == tuple(x.shape):
+        return x
     return expand_p.bind(x, shape=full)  # type: ignore[no-any-return]
+
+
+@defop
+def broadcast_in_dim(x: Tensor, shape: StaticShape, broadcast_dims: StaticShape) -> Tensor:
+    """Broadcast ``x`` to ``shape``, dim ``i`` of ``x`` going to dim ``broadcast_dims[i]``
+    (increasing), the other dims new (like ``jax.lax.broadcast_in_dim``)."""
+    shape, bdims = tuple(shape), tuple(broadcast_dims)
+    if len(bdims) != x.ndim:
+        raise ValueError(
+            f"broadcast_in_dim: broadcast_dims {bdims} must have one entry per dim of x ({x.ndim})"
+        )
+    if any(not 0 <= d < len(shape) for d in bdims) or list(bdims) != sorted(set(bdims)):
+        raise ValueError(
+            f"broadcast_in_dim: broadcast_dims {bdims} must be strictly increasing dims of {shape}"
+        )
+    kept = [1] * len(shape)
+    for i, d in enumerate(bdims):
+        if x.shape[i] not in (1, shape[d]):
+            raise ValueError(
+                f"broadcast_in_dim: dim {i} of x (size {x.shape[i]}) cannot broadcast to size "
+                f"{shape[d]} of dim {d}"
+            )
+        kept[d] = x.shape[i]
+    return expand(reshape(x, tuple(kept)), shape)
 
 
 @implements(torch.broadcast_to)
@@ -68,5 +222,403 @@ def _torch_broadcast_to(input: Tensor, size: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.expand)
-def _tensor_expand(input: Tensor, *sizes: Any) -> Tensor:
+def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape) -> Tensor:
     return expand(input, _shape_arg(sizes))
+
+
+@implements(torch.Tensor.expand_as)
+def _tensor_expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, tuple(other.shape))
+
+
+# ---- permute (transpose, .T, .mT)
+def _permute_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
+    return torch.permute(x, dims)
+
+
+permute_p = Primitive("permute", _permute_impl, torch_meta(_permute_impl))
+
+
+def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return (ct.permute(tuple(inverse)),)
+
+
+permute_p.vjp = _permute_vjp
+
+
+@defop
+def permute(x: Tensor, dims: StaticShape) -> Tensor:
+    """Reorder the dims of ``x``: dim ``i`` of the result is dim ``dims[i]`` of ``x``."""
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            f"permute: the number of dims ({len(dims)}) must equal the tensor's number of "
+            f"dimensions ({x.ndim})"
+        )
+    perm = tuple(canonical_dim(d, x.ndim) for d in dims)
+    if len(set(perm)) != len(perm):
+        raise RuntimeError(f"permute(): duplicate dims are not allowed, got {tuple(dims)}")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return permute_p.bind(x, dims=perm)  # type: ignore[no-any-return]
+
+
+@implements(torch.permute)
+def _torch_permute(input: Tensor, dims: StaticShape) -> Tensor:
+    return permute(input, dims)
+
+
+@implements(torch.Tensor.permute)
+def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
+    return permute(input, _shape_arg(dims))
+
+
+@defop
+def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
+    """Swap dims ``dim0`` and ``dim1``."""
+    a, b = canonical_dim(dim0, x.ndim), canonical_dim(dim1, x.ndim)
+    if x.ndim == 0:
+        return x
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(x, tuple(perm))
+
+
+@_each(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
+def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
+    return transpose(input, dim0, dim1)
+
+
+@_each(torch.swapaxes, torch.Tensor.swapaxes)
+def _torch_swapaxes(input: Tensor, axis0: StaticInt, axis1: StaticInt) -> Tensor:
+    return transpose(input, axis0, axis1)
+
+
+@_each(torch.t, torch.Tensor.t)
+def _torch_t(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, -1) if input.ndim == 2 else input
+
+
+# ---- slice and its transpose, zero_pad
+def _slice_impl(x: Any, *, starts: tuple[int, ...], stops: tuple[int, ...], steps: tuple[int, ...]) -> Any:
+    return x[tuple(_slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
+
+
+slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl))
+
+
+def _zero_pad_impl(x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
+    """Zeros around (lo, hi) and between (interior) the elements of each dim."""
+    shape = tuple(
+        lo + hi + n + max(n - 1, 0) * interior for n, (lo, hi, interior) in zip(x.shape, padding)
+    )
+    out = x.new_zeros(shape)
+    if x.numel() == 0:
+        return out
+    index = tuple(
+        _slice(lo, lo + (n - 1) * (interior + 1) + 1, interior + 1)
+        for n, (lo, hi, interior) in zip(x.shape, padding)
+    )
+    out[index] = x
+    return out
+
+
+zero_pad_p = Primitive("zero_pad", _zero_pad_impl, torch_meta(_zero_pad_impl))
+
+
+def _slice_vjp(ct: Any, out: Any, x: Any, *, starts: Any, stops: Any, steps: Any) -> Any:
+    padding = []
+    for size, n, start, step in zip(x.shape, out.shape, starts, steps):
+        if n == 0:
+            padding.append((size, 0, 0))
+        else:
+            last = start + (n - 1) * step
+            padding.append((start, size - last - 1, step - 1))
+    return (zero_pad_p.bind(ct, padding=tuple(padding)),)
+
+
+def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
+    starts, stops, steps = [], [], []
+    for n, (lo, hi, interior) in zip(x.shape, padding):
+        starts.append(lo)
+        stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n else 0))
+        steps.append(interior + 1)
+    return (slice_p.bind(ct, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps)),)
+
+
+slice_p.vjp = _slice_vjp
+zero_pad_p.vjp = _zero_pad_vjp
+
+
+def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
+    """``x`` sliced along some dims by Python slices with static int/None bounds."""
+    starts, stops, steps = [], [], []
+    for d, size in enumerate(x.shape):
+        s = bounds.get(d, _slice(None))
+        if s.step is not None and s.step <= 0:
+            raise ValueError("step must be greater than zero")
+        start, stop, step = s.indices(size)
+        stop = max(stop, start)
+        starts.append(start)
+        stops.append(stop)
+        steps.append(step)
+    if all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
+        return x
+    return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))  # type: ignore[no-any-return]
+
+
+@defop
+def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
+    """Elements ``start .. start + length`` of dim ``dim`` (``start`` may be negative)."""
+    d = canonical_dim(dim, x.ndim)
+    size = x.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    begin = start % size if start < 0 else start
+    if length < 0 or begin + length > size:
+        raise RuntimeError(f"start ({begin}) + length ({length}) exceeds dimension size ({size}).")
+    return _slice_dims(x, {d: _slice(begin, begin + length)})
+
+
+@_each(torch.narrow, torch.Tensor.narrow)
+def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
+    if not isinstance(start, int):
+        raise UnsupportedOperationError(
+            f"narrow(): `start` must be a static int, got {type(start).__name__}"
+        )
+    return narrow(input, dim, start, length)
+
+
+# ---- basic indexing: x[1, :, None, ..., ::2]
+def _check_index_item(item: Any, op: str) -> None:
+    if isinstance(item, NumberProxy):
+        raise StaticValueRequiredError(_static_message(op, "indices", item))
+    if isinstance(item, _slice):
+        for bound in (item.start, item.stop, item.step):
+            if isinstance(bound, NumberProxy):
+                raise StaticValueRequiredError(_static_message(op, "indices", bound))
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+                raise UnsupportedOperationError(
+                    f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
+                )
+        return
+    if item is None or item is Ellipsis or (isinstance(item, int) and not isinstance(item, bool)):
+        return
+    raise UnsupportedOperationError(
+        f"Tensor.__getitem__ with a {type(item).__name__} index is not supported on traced "
+        "values: only basic indexing (static ints, slices, None, ...) is; tensor, list and bool "
+        "indices (advanced indexing) are not"
+    )
+
+
+@defop
+def getitem(x: Tensor, indices: Any) -> Tensor:
+    """Basic indexing ``x[indices]`` with static ints, slices, None and Ellipsis."""
+    return _getitem(x, indices, "symscalar.ops.getitem")
+
+
+def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
+    items = indices if isinstance(indices, tuple) else (indices,)
+    for item in items:
+        _check_index_item(item, op)
+    consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consuming > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    bounds: dict[int, builtins.slice] = {}
+    out_shape: list[int] = []  # the sliced dim each result dim comes from; -1: a new dim
+    dim = 0
+    expanded = False  # as torch: the first ellipsis takes the unindexed dims, later ones none
+    for item in items:
+        if item is Ellipsis:
+            for _ in range(0 if expanded else x.ndim - consuming):
+                out_shape.append(dim)
+                dim += 1
+            expanded = True
+        elif item is None:
+            out_shape.append(-1)
+        elif isinstance(item, int):
+            size = x.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+            i = item % size
+            bounds[dim] = _slice(i, i + 1)
+            dim += 1
+        else:
+            bounds[dim] = item
+            out_shape.append(dim)
+            dim += 1
+    out_shape.extend(range(dim, x.ndim))
+    sliced = _slice_dims(x, bounds)
+    return reshape(sliced, tuple(1 if d == -1 else sliced.shape[d] for d in out_shape))
+
+
+@implements(torch.Tensor.__getitem__)
+def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
+    return _getitem(input, indices, "torch.Tensor.__getitem__")
+
+
+# ---- cat, stack
+def _cat_impl(*xs: Any, dim: int) -> Any:
+    return torch.cat(xs, dim)
+
+
+cat_p = Primitive("cat", _cat_impl, torch_meta(_cat_impl))
+
+
+def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
+    grads, offset = [], 0
+    for x in xs:
+        grads.append(ct.narrow(dim, offset, x.shape[dim]))
+        offset += x.shape[dim]
+    return tuple(grads)
+
+
+cat_p.vjp = _cat_vjp
+
+
+@defop
+def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
+    """Concatenate ``tensors`` along ``dim`` (with torch's type promotion)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
+    d = canonical_dim(dim, tensors[0].ndim)
+    return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
+
+
+@_each(torch.cat, torch.concat, torch.concatenate)
+def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
+    return cat(tensors, dim)
+
+
+@defop
+def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
+    """Stack equally shaped ``tensors`` along a new dim ``dim``."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack(): expected a non-empty list of Tensors")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {sorted(shapes)}")
+    d = canonical_dim(dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+@implements(torch.stack)
+def _torch_stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
+    return stack(tensors, dim)
+
+
+# ---- split, chunk, unbind
+def _split_impl(x: Any, *, sizes: tuple[int, ...], dim: int) -> Any:
+    return tuple(torch.split(x, list(sizes), dim))
+
+
+split_p = Primitive("split", _split_impl, torch_meta(_split_impl), multiple_results=True)
+
+
+def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
+    pieces = [ct if ct is not None else torch.zeros_like(o) for ct, o in zip(cts, outs)]
+    return (torch.cat(pieces, dim),)
+
+
+split_p.vjp = _split_vjp
+
+
+def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
+    meta = torch.empty(tuple(x.shape), device="meta")
+    return [p.shape[dim] for p in torch.split(meta, split_size_or_sections, dim)]
+
+
+@defop
+def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
+    smaller) or of the listed sizes."""
+    d = canonical_dim(dim, x.ndim)
+    sections = split_size_or_sections
+    if not isinstance(sections, int):
+        sections = list(sections)
+    sizes = _split_sizes(x, sections, d)
+    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
+
+
+@_each(torch.split, torch.Tensor.split)
+def _torch_split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    return split(tensor, split_size_or_sections, dim)
+
+
+@implements(torch.Tensor.split_with_sizes)
+def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    return split(input, list(split_sizes), dim)
+
+
+@defop
+def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
+    d = canonical_dim(dim, x.ndim)
+    meta = torch.empty(tuple(x.shape), device="meta")
+    sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
+    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
+
+
+@_each(torch.chunk, torch.Tensor.chunk)
+def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    return chunk(input, chunks, dim)
+
+
+@defop
+def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``dim``, with that dim removed."""
+    d = canonical_dim(dim, x.ndim)
+    pieces = split_p.bind(x, sizes=(1,) * x.shape[d], dim=d)
+    return tuple(squeeze(p, d) for p in pieces)
+
+
+@_each(torch.unbind, torch.Tensor.unbind)
+def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    return unbind(input, dim)
+
+
+# ---- flip
+def _flip_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
+    return torch.flip(x, dims)
+
+
+flip_p = Primitive("flip", _flip_impl, torch_meta(_flip_impl))
+flip_p.vjp = lambda ct, out, x, *, dims: (ct.flip(dims),)
+
+
+@defop
+def flip(x: Tensor, dims: StaticShape) -> Tensor:
+    """Reverse the order of the elements along each of ``dims``."""
+    canon = tuple(sorted(canonical_dim(d, x.ndim) for d in dims))
+    if len(set(canon)) != len(canon):
+        raise RuntimeError(f"flip(): dims {tuple(dims)} has a repeated dim")
+    if not canon or x.ndim == 0:
+        return x
+    return flip_p.bind(x, dims=canon)  # type: ignore[no-any-return]
+
+
+@implements(torch.flip)
+def _torch_flip(input: Tensor, dims: StaticShape) -> Tensor:
+    return flip(input, dims)
+
+
+@implements(torch.Tensor.flip)
+def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
+    return flip(input, _shape_arg(dims))
+
+
+# ---- clone, contiguous: values are immutable in a trace, so these are the identity
+@_each(torch.clone, torch.Tensor.clone)
+def _torch_clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    return input
+
+
+@implements(torch.Tensor.contiguous)
+def _tensor_contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    return input

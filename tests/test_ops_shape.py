@@ -1,0 +1,309 @@
+"""Shape ops through symscalar.jit: values against torch eager, gradients against
+torch.autograd and finite differences, and the static contract of every dim/shape parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import symscalar
+from symscalar import DynamicInt, StaticValueRequiredError, UnsupportedOperationError
+
+
+def jit(fn: Callable[..., Any]) -> Any:
+    """symscalar.jit of a lambda (the jit names the compiled program after the function, so a
+    lambda is given a proper name first)."""
+    fn.__name__ = fn.__qualname__ = "f"
+    return symscalar.jit(fn)
+
+# (id, function of tensors, input shapes)
+CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
+    ("reshape_varargs", lambda x: x.reshape(4, 6), ((2, 3, 4),)),
+    ("reshape_tuple", lambda x: x.reshape((3, -1)), ((2, 3, 4),)),
+    ("reshape_list", lambda x: x.reshape([-1]), ((2, 3),)),
+    ("torch_reshape", lambda x: torch.reshape(x, (2, 2, -1)), ((4, 3),)),
+    ("view", lambda x: x.view(-1, 2), ((3, 4),)),
+    ("view_tuple", lambda x: x.view((2, 6)), ((3, 4),)),
+    ("reshape_0d", lambda x: x.reshape(1, 1), ((),)),
+    ("reshape_as", lambda x, y: x.reshape_as(y) + y, ((2, 3), (3, 2))),
+    ("view_as", lambda x, y: x.view_as(y) * y, ((6,), (2, 3))),
+    ("flatten", lambda x: x.flatten(), ((2, 3, 4),)),
+    ("flatten_range", lambda x: torch.flatten(x, 1, 2), ((2, 3, 4, 2),)),
+    ("flatten_negative", lambda x: x.flatten(-3, -2), ((2, 3, 4, 2),)),
+    ("flatten_0d", lambda x: x.flatten(), ((),)),
+    ("permute_varargs", lambda x: x.permute(2, 0, 1), ((2, 3, 4),)),
+    ("permute_tuple", lambda x: x.permute((1, 2, 0)), ((2, 3, 4),)),
+    ("permute_negative", lambda x: torch.permute(x, (-1, -3, -2)), ((2, 3, 4),)),
+    ("transpose", lambda x: x.transpose(0, 2), ((2, 3, 4),)),
+    ("transpose_negative", lambda x: torch.transpose(x, -1, -2), ((2, 3, 4),)),
+    ("swapaxes", lambda x: torch.swapaxes(x, 0, 1), ((2, 3),)),
+    ("swapdims", lambda x: x.swapdims(0, -1), ((2, 3, 4),)),
+    ("t", lambda x: x.t(), ((2, 3),)),
+    ("T", lambda x: x.T, ((2, 3),)),
+    ("mT", lambda x: x.mT, ((2, 3, 4),)),
+    ("unsqueeze", lambda x: x.unsqueeze(1), ((2, 3),)),
+    ("unsqueeze_end", lambda x: torch.unsqueeze(x, -1), ((2, 3),)),
+    ("unsqueeze_front_negative", lambda x: x.unsqueeze(-3), ((2, 3),)),
+    ("squeeze_all", lambda x: x.squeeze(), ((1, 3, 1, 2),)),
+    ("squeeze_dim", lambda x: torch.squeeze(x, -2), ((1, 3, 1, 2),)),
+    ("squeeze_not_one", lambda x: x.squeeze(1), ((1, 3, 1, 2),)),
+    ("squeeze_tuple", lambda x: x.squeeze((0, 2)), ((1, 3, 1, 2),)),
+    ("expand", lambda x: x.expand(2, 3, 4), ((3, 1),)),
+    ("expand_tuple_minus_one", lambda x: x.expand((4, -1, 2)), ((3, 1),)),
+    ("expand_as", lambda x, y: x.expand_as(y) * y, ((1, 4), (3, 4))),
+    ("broadcast_to", lambda x: torch.broadcast_to(x, (2, 3, 4)), ((4,),)),
+    ("broadcast_in_dim", lambda x: symscalar.ops.broadcast_in_dim(x, (2, 3, 4), (0, 2)), ((2, 1),)),
+    ("cat", lambda x, y: torch.cat([x, y]), ((2, 3), (4, 3))),
+    ("cat_dim", lambda x, y: torch.cat((x, y), dim=-1), ((2, 3), (2, 1))),
+    ("cat_three", lambda x, y: torch.cat([x, y, x], 1), ((2, 3), (2, 2))),
+    ("concat", lambda x, y: torch.concat([x, y], 0), ((1, 3), (2, 3))),
+    ("stack", lambda x, y: torch.stack([x, y]), ((2, 3), (2, 3))),
+    ("stack_negative", lambda x, y: torch.stack((x, y, x), -1), ((2, 3), (2, 3))),
+    ("stack_middle", lambda x, y: torch.stack([x, y], dim=1), ((2, 3), (2, 3))),
+    ("split_size", lambda x: torch.split(x, 2), ((5, 3),)),
+    ("split_sections", lambda x: x.split([1, 3], dim=-1), ((2, 4),)),
+    ("split_with_sizes", lambda x: x.split_with_sizes([2, 1], 0), ((3, 2),)),
+    ("split_unused_outputs", lambda x: x.split(2, 1)[1] * 3, ((2, 6),)),
+    ("chunk", lambda x: torch.chunk(x, 3, 1), ((2, 7),)),
+    ("chunk_fewer", lambda x: x.chunk(4), ((6, 2),)),
+    ("chunk_one_used", lambda x: x.chunk(2, -1)[0].exp(), ((2, 4),)),
+    ("unbind", lambda x: torch.unbind(x, 1), ((2, 3),)),
+    ("unbind_one_used", lambda x: x.unbind()[1], ((3, 2),)),
+    ("narrow", lambda x: x.narrow(1, 1, 2), ((2, 4),)),
+    ("narrow_negative", lambda x: torch.narrow(x, -1, -3, 2), ((2, 4),)),
+    ("flip", lambda x: torch.flip(x, (0, -1)), ((2, 3, 4),)),
+    ("flip_varargs", lambda x: x.flip(1), ((2, 3),)),
+    ("clone", lambda x: x.clone() * 2, ((2, 3),)),
+    ("contiguous", lambda x: x.mT.contiguous() + 1, ((2, 3),)),
+    ("getitem_int", lambda x: x[1], ((3, 4),)),
+    ("getitem_negative_int", lambda x: x[-1, -2], ((3, 4),)),
+    ("getitem_slice", lambda x: x[1:], ((3, 4),)),
+    ("getitem_step", lambda x: x[::2, 1::3], ((5, 7),)),
+    ("getitem_negative_bounds", lambda x: x[-2:, :-1], ((3, 4),)),
+    ("getitem_out_of_range", lambda x: x[1:100, -100:2], ((3, 4),)),
+    ("getitem_empty", lambda x: x[3:1] .sum() + x[:, 5:].sum() + x.sum(), ((3, 4),)),
+    ("getitem_none", lambda x: x[None, :, None], ((3, 4),)),
+    ("getitem_ellipsis", lambda x: x[..., 1], ((2, 3, 4),)),
+    ("getitem_ellipsis_middle", lambda x: x[0, ..., 1:3], ((2, 3, 4),)),
+    ("getitem_mixed", lambda x: x[1, None, ::2, ..., -1], ((3, 5, 2, 4),)),
+    ("getitem_all", lambda x: x[...], ((2, 3),)),
+    ("getitem_two_ellipses", lambda x: x[..., 0, ...] + x[0, ..., None, ...].sum(), ((3, 4, 3),)),
+    ("getitem_0d", lambda x: x[None], ((),)),
+]
+
+
+def _inputs(shapes: tuple[tuple[int, ...], ...], dtype: torch.dtype = torch.float64) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    return [torch.randn(s, dtype=dtype, generator=gen).requires_grad_() for s in shapes]
+
+
+def _leaves(out: Any) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+@pytest.mark.parametrize("fn,shapes", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_matches_eager_and_autograd(fn: Callable[..., Any], shapes: Any) -> None:
+    xs = _inputs(shapes)
+    jf = jit(fn)
+    got, want = _leaves(jf(*xs)), _leaves(fn(*xs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
+    weights = [torch.randn(w.shape, dtype=w.dtype, generator=torch.Generator().manual_seed(1)) for w in want]
+    got_grads = torch.autograd.grad(sum((g * c).sum() for g, c in zip(got, weights)), xs)
+    want_grads = torch.autograd.grad(sum((w * c).sum() for w, c in zip(want, weights)), xs)
+    for g, w in zip(got_grads, want_grads):
+        torch.testing.assert_close(g, w)
+    backward = jf.last_backward_trace()
+    assert backward is not None
+    symscalar.check_trace(backward)
+
+
+@pytest.mark.parametrize("fn,shapes", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_gradcheck(fn: Callable[..., Any], shapes: Any) -> None:
+    assert torch.autograd.gradcheck(jit(fn), tuple(_inputs(shapes)))
+
+
+def test_float32_and_int_inputs() -> None:
+    x = torch.arange(24, dtype=torch.int64).reshape(2, 3, 4)
+    f = jit(lambda x: (x.permute(2, 0, 1)[1:, None, ..., ::2], torch.cat([x, x], -1).chunk(3, 1)))
+    got, want = f(x), (x.permute(2, 0, 1)[1:, None, ..., ::2], torch.cat([x, x], -1).chunk(3, 1))
+    torch.testing.assert_close(got[0], want[0])
+    for g, w in zip(got[1], want[1]):
+        torch.testing.assert_close(g, w)
+
+
+def test_cat_promotes_dtypes_and_grads_keep_them() -> None:
+    a = torch.randn(2, 3, dtype=torch.float32, requires_grad=True)
+    b = torch.randn(1, 3, dtype=torch.float64, requires_grad=True)
+    f = jit(lambda a, b: torch.cat([a, b]))
+    out = f(a, b)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, torch.cat([a, b]))
+    ga, gb = torch.autograd.grad(out.sum(), (a, b))
+    assert ga.dtype == torch.float32 and gb.dtype == torch.float64
+
+
+def test_backward_uses_static_permutation() -> None:
+    x = torch.randn(2, 3, 4, requires_grad=True)
+    f = jit(lambda x: x.permute(1, 2, 0))
+    f(x).sum().backward()
+    backward = f.last_backward_trace()
+    assert backward is not None
+    permutes = [e for e in backward.eqns if e.prim.name == "permute"]
+    assert [dict(e.params)["dims"] for e in permutes] == [(2, 0, 1)]
+
+
+def test_trace_round_trips_through_printing() -> None:
+    x = torch.randn(3, 4, requires_grad=True)
+    f = jit(lambda x: x[1:, None, ::2].flip(0).transpose(0, 2))
+    f(x).sum().backward()
+    for trace in (f.last_trace(), f.last_backward_trace()):
+        assert trace is not None
+        namespace: dict[str, Any] = {}
+        exec(str(trace), namespace)  # noqa: S102
+        inputs = [torch.randn(v.shape) for v in trace.inputs]
+        fn = namespace[trace.name]
+        got = fn(*inputs)
+        want = symscalar.eval_trace(trace, *inputs)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)
+
+
+# ---- the static contract
+
+
+def _n_only(fn: Callable[[torch.Tensor, Any], Any]) -> Callable[..., Any]:
+    def f(x: torch.Tensor, n: DynamicInt) -> Any:
+        return fn(x, n)
+
+    return jit(f)
+
+
+DYNAMIC_CASES: list[tuple[str, str, Callable[[torch.Tensor, Any], Any]]] = [
+    ("torch.Tensor.reshape", "shape", lambda x, n: x.reshape(n, -1)),
+    ("torch.Tensor.reshape", "shape", lambda x, n: x.reshape((n, -1))),
+    ("torch.Tensor.view", "shape", lambda x, n: x.view(-1, n)),
+    ("torch.reshape", "shape", lambda x, n: torch.reshape(x, (n, 4))),
+    ("symscalar.ops.reshape", "shape", lambda x, n: symscalar.ops.reshape(x, (n, 4))),
+    ("torch.flatten", "start_dim", lambda x, n: torch.flatten(x, n)),
+    ("torch.Tensor.flatten", "end_dim", lambda x, n: x.flatten(0, n)),
+    ("symscalar.ops.flatten", "start_dim", lambda x, n: symscalar.ops.flatten(x, n)),
+    ("torch.permute", "dims", lambda x, n: torch.permute(x, (n, 0))),
+    ("torch.Tensor.permute", "dims", lambda x, n: x.permute(n, 0)),
+    ("torch.Tensor.permute", "dims", lambda x, n: x.permute((1, n))),
+    ("symscalar.ops.permute", "dims", lambda x, n: symscalar.ops.permute(x, (n, 0))),
+    ("torch.Tensor.transpose", "dim0", lambda x, n: x.transpose(n, 0)),
+    ("torch.transpose", "dim1", lambda x, n: torch.transpose(x, 0, n)),
+    ("torch.swapaxes", "axis0", lambda x, n: torch.swapaxes(x, n, 1)),
+    ("torch.Tensor.swapdims", "dim1", lambda x, n: x.swapdims(0, n)),
+    ("symscalar.ops.transpose", "dim0", lambda x, n: symscalar.ops.transpose(x, n, 0)),
+    ("torch.Tensor.unsqueeze", "dim", lambda x, n: x.unsqueeze(n)),
+    ("torch.unsqueeze", "dim", lambda x, n: torch.unsqueeze(x, dim=n)),
+    ("symscalar.ops.unsqueeze", "dim", lambda x, n: symscalar.ops.unsqueeze(x, n)),
+    ("torch.Tensor.squeeze", "dim", lambda x, n: x.squeeze(n)),
+    ("torch.squeeze", "dim", lambda x, n: torch.squeeze(x, (0, n))),
+    ("symscalar.ops.squeeze", "dim", lambda x, n: symscalar.ops.squeeze(x, n)),
+    ("torch.Tensor.expand", "sizes", lambda x, n: x.expand(n, 3, 4)),
+    ("torch.Tensor.expand", "sizes", lambda x, n: x.expand((2, n, 4))),
+    ("torch.broadcast_to", "size", lambda x, n: torch.broadcast_to(x, (n, 3, 4))),
+    ("symscalar.ops.expand", "shape", lambda x, n: symscalar.ops.expand(x, (n, 3, 4))),
+    ("symscalar.ops.broadcast_in_dim", "shape", lambda x, n: symscalar.ops.broadcast_in_dim(x, (n, 3, 4), (1, 2))),
+    ("symscalar.ops.broadcast_in_dim", "broadcast_dims", lambda x, n: symscalar.ops.broadcast_in_dim(x, (2, 3, 4), (n, 2))),
+    ("torch.cat", "dim", lambda x, n: torch.cat([x, x], n)),
+    ("torch.concat", "dim", lambda x, n: torch.concat([x, x], dim=n)),
+    ("symscalar.ops.cat", "dim", lambda x, n: symscalar.ops.cat([x, x], n)),
+    ("torch.stack", "dim", lambda x, n: torch.stack([x, x], n)),
+    ("symscalar.ops.stack", "dim", lambda x, n: symscalar.ops.stack([x, x], n)),
+    ("torch.functional.split", "split_size_or_sections", lambda x, n: torch.split(x, n)),
+    ("torch.Tensor.split", "split_size_or_sections", lambda x, n: x.split([1, n])),
+    ("torch.Tensor.split", "dim", lambda x, n: x.split(1, n)),
+    ("torch.Tensor.split_with_sizes", "split_sizes", lambda x, n: x.split_with_sizes([n, 2])),
+    ("symscalar.ops.split", "split_size_or_sections", lambda x, n: symscalar.ops.split(x, n)),
+    ("torch.chunk", "chunks", lambda x, n: torch.chunk(x, n)),
+    ("torch.Tensor.chunk", "dim", lambda x, n: x.chunk(2, n)),
+    ("symscalar.ops.chunk", "chunks", lambda x, n: symscalar.ops.chunk(x, n)),
+    ("torch.Tensor.unbind", "dim", lambda x, n: x.unbind(n)),
+    ("symscalar.ops.unbind", "dim", lambda x, n: symscalar.ops.unbind(x, n)),
+    ("torch.Tensor.narrow", "dim", lambda x, n: x.narrow(n, 0, 1)),
+    ("torch.narrow", "start", lambda x, n: torch.narrow(x, 0, n, 1)),
+    ("torch.Tensor.narrow", "length", lambda x, n: x.narrow(0, 0, n)),
+    ("symscalar.ops.narrow", "start", lambda x, n: symscalar.ops.narrow(x, 0, n, 1)),
+    ("torch.flip", "dims", lambda x, n: torch.flip(x, (n,))),
+    ("torch.Tensor.flip", "dims", lambda x, n: x.flip(n)),
+    ("symscalar.ops.flip", "dims", lambda x, n: symscalar.ops.flip(x, [n])),
+    ("torch.Tensor.__getitem__", "indices", lambda x, n: x[n]),
+    ("torch.Tensor.__getitem__", "indices", lambda x, n: x[:n]),
+    ("torch.Tensor.__getitem__", "indices", lambda x, n: x[0, n:]),
+    ("torch.Tensor.__getitem__", "indices", lambda x, n: x[..., ::n]),
+    ("symscalar.ops.getitem", "indices", lambda x, n: symscalar.ops.getitem(x, (None, n))),
+]
+
+
+@pytest.mark.parametrize(
+    "spelling,param,fn", DYNAMIC_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(DYNAMIC_CASES)]
+)
+def test_dynamic_value_in_static_parameter_raises(spelling: str, param: str, fn: Any) -> None:
+    x = torch.randn(2, 3, 4) if "expand" in spelling or "broadcast" in spelling else torch.randn(2, 4)
+    if "expand" in spelling or "broadcast_to" in spelling:
+        x = torch.randn(3, 4)
+    if "broadcast_in_dim" in spelling:
+        x = torch.randn(3, 4)
+    with pytest.raises(StaticValueRequiredError) as info:
+        _n_only(fn)(x, 1)
+    message = str(info.value)
+    assert message.startswith(f"{spelling}: parameter '{param}' must be static"), message
+    assert "parameter 'n' of f" in message
+
+
+def test_specialized_value_is_allowed_and_guarded() -> None:
+    def f(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+        return x.unsqueeze(symscalar.specialize(n)).reshape(symscalar.specialize(n) + 1, -1)
+
+    jf = jit(f)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(jf(x, 1), x.unsqueeze(1).reshape(2, -1))
+    torch.testing.assert_close(jf(x, 0), x.unsqueeze(0).reshape(1, -1))
+    assert jf.cache_info().misses == 2
+
+
+def test_tensor_index_is_unsupported() -> None:
+    f = jit(lambda x, i: x[i])
+    with pytest.raises(UnsupportedOperationError, match="advanced indexing"):
+        f(torch.randn(3, 4), torch.tensor([0, 2]))
+    with pytest.raises(UnsupportedOperationError, match="advanced indexing"):
+        jit(lambda x: x[[0, 1]])(torch.randn(3, 4))
+
+
+@pytest.mark.parametrize(
+    "fn,error,match",
+    [
+        (lambda x: x[3], IndexError, "out of bounds"),
+        (lambda x: x[0, 0, 0], IndexError, "too many indices"),
+        (lambda x: x[::-1], ValueError, "step must be greater than zero"),
+        (lambda x: x.reshape(5, -1), RuntimeError, "invalid for input of size 12"),
+        (lambda x: x.reshape(-1, -1), RuntimeError, "only one dimension"),
+        (lambda x: x.permute(0, 0), RuntimeError, "duplicate"),
+        (lambda x: x.permute(0), RuntimeError, "number of dims"),
+        (lambda x: x.unsqueeze(3), IndexError, "Dimension out of range"),
+        (lambda x: x.transpose(0, 2), IndexError, "Dimension out of range"),
+        (lambda x: x.narrow(0, 2, 2), RuntimeError, "exceeds dimension size"),
+        (lambda x: torch.stack([x, x.T]), RuntimeError, "equal size"),
+        (lambda x: x.expand(4), RuntimeError, "must be greater or equal"),
+    ],
+)
+def test_bad_input_raises_clear_error(fn: Any, error: type[Exception], match: str) -> None:
+    x = torch.randn(3, 4)
+    with pytest.raises(error, match=match):
+        jit(fn)(x)
+    with pytest.raises(error):
+        fn(x)
+
+
+def test_view_as_dtype_is_unsupported() -> None:
+    with pytest.raises(UnsupportedOperationError, match="Tensor.to"):
+        jit(lambda x: x.view(torch.int32))(torch.randn(3, 4))
