@@ -48,7 +48,8 @@ def _groups() -> list[list[Any]]:
     """Torch spellings that share one handler, each group sorted, groups sorted by op name."""
     by_handler: dict[int, list[Any]] = {}
     for func in support.registered_spellings():
-        by_handler.setdefault(id(TORCH_FUNCTIONS[func]), []).append(func)
+        # one checked wrapper per spelling; spellings of one op share the function it wraps
+        by_handler.setdefault(id(inspect.unwrap(TORCH_FUNCTIONS[func])), []).append(func)
     groups = [sorted(g, key=_spelling_order) for g in by_handler.values()]
     return sorted(groups, key=lambda g: (_op_name(g), support.spelling_name(g[0])))
 
@@ -60,8 +61,9 @@ def _spelling_order(func: Any) -> tuple[int, str]:
 
 
 def _op_name(group: list[Any]) -> str:
-    name = support.spelling_name(group[0]).rsplit(".", 1)[-1]
-    return support.op_stem(name)
+    """The op's name: the spelling that names a ``symscalar.ops`` function, else the first."""
+    stems = [support.op_stem(support.spelling_name(f)) for f in group]
+    return next((s for s in stems if hasattr(symscalar.ops, s)), stems[0])
 
 
 def _parameters(func: Any) -> str:
@@ -81,28 +83,32 @@ def _parameters(func: Any) -> str:
     return ", ".join(parts)
 
 
-def _primitives(group: list[Any]) -> set[str] | None:
-    """Primitives in the traces of the group's passing OpInfo samples (None: none traced)."""
+def _primitives(group: list[Any]) -> set[str] | str:
+    """Primitives in the traces of the group's passing OpInfo samples, or why there are none:
+    ``"refused"`` (every sample raised UnsupportedOperationError) or ``"?"`` (none traced)."""
     found: set[str] = set()
-    traced = False
+    traced = refused = False
     for func in group:
         for call in support.calls_for(func):
             if not isinstance(call, support.Call):
                 continue
             try:
-                call.run()
-                f, tensors = support.jitted(call.func, call.args, call.kwargs)
-                f(tensors)
+                f, _ = support.run_static(call)
+            except symscalar.UnsupportedOperationError:
+                refused = True
+                continue
             except Exception:  # noqa: BLE001 - the conformance test reports failures
                 continue
             traced = True
             found.update(eqn.prim.name for eqn in f.last_trace().eqns)
-    return found if traced else None
+    if traced:
+        return found
+    return "refused" if refused else "?"
 
 
-def _has(prims: set[str] | None, attr: str) -> str:
-    if prims is None:
-        return "?"
+def _has(prims: set[str] | str, attr: str) -> str:
+    if isinstance(prims, str):
+        return "—" if prims == "refused" else prims
     if not prims:
         return "n/a"
     missing = sorted(p for p in prims if getattr(PRIMITIVES[p], attr) is None)
@@ -148,7 +154,7 @@ def render_table() -> str:
         "`DynamicInt`/`DynamicFloat`/`DynamicBool` values, which stay runtime inputs of the "
         "compiled program. *Primitives* are those seen when tracing the op on its OpInfo "
         "samples; *vjp* and *nvFuser* say whether they all have a reverse-mode rule and an "
-        "nvFuser lowering.",
+        "nvFuser lowering (*?*: no sample traced; see tests/test_opinfo_conformance.py).",
         "",
         "| op | torch spellings | parameters | dynamic-capable | primitives | vjp | nvFuser |",
         "|---|---|---|---|---|---|---|",
@@ -156,7 +162,12 @@ def render_table() -> str:
     for group in _groups():
         spellings = ", ".join(f"`{short_name(support.spelling_name(f))}`" for f in group)
         prims = _primitives(group)
-        prim_text = ", ".join(sorted(prims)) if prims else ("—" if prims is not None else "?")
+        if prims == "refused":
+            prim_text = "raises UnsupportedOperationError"
+        elif isinstance(prims, str):
+            prim_text = prims
+        else:
+            prim_text = ", ".join(sorted(prims)) or "— (no-op)"
         lines.append(
             f"| {_op_name(group)} | {spellings} | {_parameters(group[0])} | "
             f"{_dynamic_column(group[0])} | {prim_text} | {_has(prims, 'vjp')} | "

@@ -14,7 +14,8 @@ inputs, its numbers static, and optionally some numbers as dynamic parameters.
 
 Everything that is not exercised is reported with a reason (``Skip``); the reasons are the
 declared out-of-scope features (complex numbers, tensor-valued indices, data-dependent
-shapes, ops not in symscalar yet), never a hidden failure.
+shapes, ops not in symscalar yet), never a hidden failure. Ops thunder has no OpInfo for get
+a few hand-written samples (``HAND_SAMPLES``) or another op's samples (``STEM_ALIASES``).
 """
 
 from __future__ import annotations
@@ -61,10 +62,12 @@ __all__ = [
     "calls_for",
     "opinfo_callable",
     "jitted",
+    "run_static",
     "fill",
     "bind_call",
     "invoke",
     "leaves",
+    "EXCLUSIVE_PARAMS",
     "op_stem",
     "hint_name",
     "accepts_dynamic",
@@ -254,15 +257,54 @@ _OPERATOR_STEMS = {
     "xor": "bitwise_xor", "rxor": "bitwise_xor", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "eq": "eq", "ne": "ne", "getitem": "getitem",
 }
-# Spellings that also take another op's samples (same torch semantics on those samples).
-EXTRA_STEMS: dict[str, tuple[str, ...]] = {
-    "torch.Tensor.view": ("reshape",),
-    "torch.broadcast_to": ("expand",),
-    "torch.Tensor.float": ("to",),
-    "torch.Tensor.double": ("to",),
-    "torch.Tensor.t": ("t",),
-    "torch.true_divide": ("div",),
+# Spellings that also take another op's samples (the same torch semantics on those samples):
+# torch's aliases, and ops whose OpInfo is missing but whose arguments another op's fit.
+STEM_ALIASES: dict[str, tuple[str, ...]] = {
+    "absolute": ("abs",), "arctan2": ("atan2",), "clip": ("clamp",), "divide": ("div",),
+    "true_divide": ("div",), "greater": ("gt",), "greater_equal": ("ge",), "less": ("lt",),
+    "less_equal": ("le",), "not_equal": ("ne",), "sign": ("sgn",), "swapaxes": ("transpose",),
+    "swapdims": ("transpose",), "concat": ("cat",), "concatenate": ("cat",),
+    "expit": ("sigmoid",), "std_mean": ("var_mean",), "empty": ("zeros",),
+    "empty_like": ("zeros_like",), "ones_like": ("zeros_like",), "reshape_as": ("view_as",),
+    "contiguous": ("clone",), "view": ("reshape",), "broadcast_to": ("expand",),
+    "float": ("to",), "double": ("to",),
 }
+
+
+def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
+    """Samples for ops thunder has no OpInfo for (by op stem), in torch's calling convention."""
+    g = torch.Generator().manual_seed(0)
+
+    def t(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        if dtype.is_floating_point:
+            return torch.randn(shape, generator=g, dtype=dtype)
+        return torch.randint(-5, 5, shape, generator=g, dtype=dtype)
+
+    i64, f64 = torch.int64, torch.float64
+    new_sized = [((t(2, 3), (4, 5)), {}), ((t(2, 3), 4, 5), {}), ((t(2, 3, dtype=i64), (2,)), {"dtype": f64})]
+    clamp_one = [((t(4, 5), -0.5), {}), ((t(4, 5), t(5)), {}), ((t(3, dtype=i64), 0), {}), ((t(3, dtype=f64), 1), {})]
+    return {
+        "narrow": [((t(4, 5), 0, 1, 2), {}), ((t(4, 5), -1, 0, 5), {}), ((t(3, 4, 5, dtype=f64), 1, 2, 2), {})],
+        "split_with_sizes": [((t(6, 4), [2, 4]), {}), ((t(3, 5), [1, 1, 3], 1), {}), ((t(3, 5, dtype=i64), [2, 3]), {"dim": -1})],
+        "new_zeros": new_sized,
+        "new_ones": new_sized,
+        "new_empty": new_sized,
+        "new_full": [((t(2, 3), (4, 5), 1.5), {}), ((t(2, 3, dtype=i64), (3,), 7), {}), ((t(2), (2, 2), -2.0), {"dtype": f64})],
+        "clamp_min": clamp_one,
+        "clamp_max": clamp_one,
+        "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
+    }
+
+
+HAND_SAMPLES = _hand_samples()
+
+# Spellings whose arguments are in another order than the op whose samples they take.
+SPELLING_ADAPTERS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]] = {
+    # torch.where(cond, x, y) is spelled x.where(cond, y)
+    "torch.Tensor.where": lambda args, kwargs: ((args[1], args[0], *args[2:]), kwargs),
+}
+# Parameters torch does not accept together: probing one drops the others from the sample.
+EXCLUSIVE_PARAMS: dict[str, tuple[str, ...]] = {"unbiased": ("correction",), "correction": ("unbiased",)}
 
 
 def op_stem(name: str) -> str:
@@ -319,8 +361,8 @@ def _as_spelling(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> st
 
 
 def _sources(func: Any) -> list[Any]:
-    name = spelling_name(func)
-    stems = (op_stem(name), *EXTRA_STEMS.get(name, ()))
+    stem = op_stem(spelling_name(func))
+    stems = (stem, *STEM_ALIASES.get(stem, ()))
     found = []
     for info in opinfos():
         target = opinfo_callable(info)
@@ -330,25 +372,21 @@ def _sources(func: Any) -> list[Any]:
 
 
 def _samples(info: Any) -> Iterator[tuple[str, tuple[Any, ...], dict[str, Any]]]:
-    """Up to MAX_SAMPLES samples of ``info``, dtypes round-robin, deterministic."""
+    """Up to MAX_SAMPLES samples of ``info``, deterministic: the i-th sample of the i-th dtype
+    (round-robin), so that both the sample variety and the dtypes are covered."""
     supported = info.dtypes()
-    generators = []
+    per_dtype: list[tuple[Any, list[Any]]] = []
     for dtype in SAMPLE_DTYPES:
         if dtype in supported:
             torch.manual_seed(0)
-            generators.append((dtype, iter(list(_take(info.sample_inputs("cpu", dtype), MAX_SAMPLES)))))
-    count = 0
-    while generators and count < MAX_SAMPLES:
-        for entry in list(generators):
-            dtype, it = entry
-            sample = next(it, None)
-            if sample is None:
-                generators.remove(entry)
-                continue
-            yield f"{info.name}[{dtype}]#{count}", tuple(sample.args), dict(sample.kwargs)
-            count += 1
-            if count >= MAX_SAMPLES:
-                return
+            per_dtype.append((dtype, list(_take(info.sample_inputs("cpu", dtype), MAX_SAMPLES))))
+    for i in range(MAX_SAMPLES):
+        for k in range(len(per_dtype)):
+            dtype, samples = per_dtype[(i + k) % len(per_dtype)]
+            if i < len(samples):
+                sample = samples[i]
+                yield f"{info.name}[{dtype}]#{i}", tuple(sample.args), dict(sample.kwargs)
+                break
 
 
 def _take(it: Iterator[Any], n: int) -> Iterator[Any]:
@@ -362,6 +400,13 @@ def _take(it: Iterator[Any], n: int) -> Iterator[Any]:
 def calls_for(func: Any) -> list[Call | Skip]:
     """Sample calls of the registered spelling ``func``, from every OpInfo of its op."""
     out: list[Call | Skip] = []
+    hand = HAND_SAMPLES.get(op_stem(spelling_name(func)), [])
+    for i, (args, kwargs) in enumerate(hand):
+        reason = _as_spelling(func, args, kwargs)
+        if reason is not None:
+            out.append(Skip(reason, f"hand-written#{i}"))
+        else:
+            out.append(Call(func, args, kwargs, f"hand-written#{i}"))
     for info in _sources(func):
         target = opinfo_callable(info)
         for source, args, kwargs in _samples(info):
@@ -371,6 +416,9 @@ def calls_for(func: Any) -> list[Call | Skip]:
                     out.append(Skip("thunder-only signature (no single torch call)", source))
                     continue
                 args, kwargs = converted
+            adapter = SPELLING_ADAPTERS.get(spelling_name(func))
+            if adapter is not None and len(args) >= 2:
+                args, kwargs = adapter(args, kwargs)
             reason = _out_of_scope(info, target, args, kwargs) or _as_spelling(func, args, kwargs)
             if reason is not None:
                 out.append(Skip(reason, source))
@@ -435,6 +483,29 @@ def jitted(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], n_dynamic: 
     traced.__name__ = spelling_name(func).rsplit(".", 1)[-1].strip("_") or "op"
     f = symscalar.jit(traced, dynamic=[f"d{i}" for i in range(n_dynamic)])
     return f, tuple(tensors)
+
+
+_STATIC_RUNS: dict[int, tuple[Any, Any, BaseException | None]] = {}
+
+
+def run_static(call: Call) -> tuple[Any, Any]:
+    """Run ``call`` inside ``symscalar.jit`` with static numbers: ``(jitted function, output)``.
+
+    Memoized per call (the calls of ``calls_for`` are shared), so that the conformance test
+    and the op-table generator trace each sample once; an error is re-raised on every use.
+    """
+    if id(call) not in _STATIC_RUNS:
+        f, tensors = jitted(call.func, call.args, call.kwargs)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                _STATIC_RUNS[id(call)] = (f, f(tensors), None)
+        except Exception as e:  # noqa: BLE001 - re-raised to each caller
+            _STATIC_RUNS[id(call)] = (f, None, e)
+    f, out, error = _STATIC_RUNS[id(call)]
+    if error is not None:
+        raise error
+    return f, out
 
 
 def dynamic_positions(call: Call) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]] | None:
