@@ -480,7 +480,7 @@ def jitted(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], n_dynamic: 
             return TORCH_FUNCTIONS[func](*a, **k)
         return invoke(func, a, k)
 
-    traced.__name__ = spelling_name(func).rsplit(".", 1)[-1].strip("_") or "op"
+    traced.__name__ = "op_" + spelling_name(func).rsplit(".", 1)[-1].strip("_")
     f = symscalar.jit(traced, dynamic=[f"d{i}" for i in range(n_dynamic)])
     return f, tuple(tensors)
 

@@ -12,6 +12,8 @@ registered torch spelling is covered automatically (and fails loudly if no sampl
   one trace, each result equal to eager.
 - ``test_static_parameter``: for each static parameter, a dynamic value raises
   ``StaticValueRequiredError`` at trace time, naming the parameter.
+- ``test_op_not_in_library``: every OpInfo op outside the registry raises
+  ``UnsupportedOperationError`` on traced tensors (it never runs eagerly).
 - ``test_ops_table_up_to_date``: docs/ops_table.md matches the registry.
 """
 
@@ -292,6 +294,47 @@ def test_ops_table_up_to_date() -> None:
     assert current == gen.render_table(), (
         "docs/ops_table.md is stale: run `PYTHONPATH=. .venv/bin/python scripts/gen_op_table.py`"
     )
+
+
+NOT_YET = sorted(
+    {t for info in support.opinfos() if (t := support.opinfo_callable(info)) is not None} - set(SPELLINGS),
+    key=_name,
+)
+
+
+@pytest.mark.parametrize("func", NOT_YET, ids=_name)
+def test_op_not_in_library(func: Any) -> None:
+    """An OpInfo op symscalar does not register: on a traced tensor it raises
+    UnsupportedOperationError, or DynamicValueError where it needs tensor data (never runs
+    eagerly, never fails obscurely), unless the tensor
+    proxy answers it from static metadata (``Tensor.size``), which must then match eager."""
+    for call in support.calls_for(func):
+        if not isinstance(call, Call):
+            continue
+        if not any(isinstance(v, torch.Tensor) for v in support.leaves((call.args, call.kwargs))):
+            continue  # torch runs a call without tensors before symscalar could see it
+        try:
+            expected = call.run()
+        except Exception:  # noqa: BLE001 - want a sample torch accepts
+            continue
+        f, tensors = support.jitted(func, call.args, call.kwargs)
+        try:
+            got = f(tensors)
+        except (symscalar.UnsupportedOperationError, symscalar.DynamicValueError):
+            return  # DynamicValueError: data-dependent (Tensor.item), declared out of scope
+        except Exception as e:  # noqa: BLE001 - the failure to report
+            pytest.fail(f"{_describe(call)}: expected UnsupportedOperationError, got {e!r}")
+        assert_same(got, expected, _describe(call))
+        return
+    pytest.skip(f"no sample of {_name(func)} with a tensor operand that torch eager accepts")
+
+
+def test_rewrite_readme_section() -> None:
+    gen = _load_generator()
+    readme = f"intro\n{gen.START}\nold table\n{gen.END}\noutro\n"
+    assert gen.rewrite_readme(readme, "| new |\n") == f"intro\n{gen.START}\n| new |\n{gen.END}\noutro\n"
+    with pytest.raises(SystemExit, match="op-table"):
+        gen.rewrite_readme("no markers", "| new |\n")
 
 
 def test_unsupported_spelling_raises() -> None:
