@@ -14,7 +14,7 @@ from symscalar.errors import (
     SymscalarError,
     UnsupportedOperationError,
 )
-from symscalar.jit import CacheInfo, JitFunction, jit
+from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
 from symscalar.trace import Trace, check_trace, eval_trace, prims
 from symscalar.tracing import TORCH_FUNCTIONS
 from symscalar.types import (
@@ -41,7 +41,7 @@ from symscalar.types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "JitFunction", "CacheInfo", "ops", "prims", "Trace", "check_trace", "eval_trace",
+    "jit", "grad", "value_and_grad", "JitFunction", "CacheInfo", "ops", "prims", "Trace", "check_trace", "eval_trace",
     "StaticInt", "StaticFloat", "StaticBool", "StaticDims", "StaticShape",
     "DynamicInt", "DynamicFloat", "DynamicBool", "NumberProxy",
     "IntLike", "FloatLike", "BoolLike", "NumberLike", "NumberClasses",

@@ -19,6 +19,8 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import keyword
+import re
 import threading
 import typing
 from collections.abc import Callable
@@ -47,7 +49,7 @@ from symscalar.types import (
     StaticShape,
 )
 
-__all__ = ["jit", "JitFunction", "CacheInfo"]
+__all__ = ["jit", "JitFunction", "CacheInfo", "grad", "value_and_grad"]
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)
@@ -186,15 +188,34 @@ def _auto_leaves(v: Any) -> tuple[torch.Tensor, ...]:
     return ()
 
 
+_DYNAMIC_KEY = {
+    DYN_INT: "_ss_as_int.get(_ss_type({0}))",
+    DYN_FLOAT: "_ss_as_float.get(_ss_type({0}))",
+    DYN_BOOL: "_ss_as_bool.get(_ss_type({0}))",
+    DYN_NUMBER: "_ss_type({0})",
+}
+
+
 def _generate_dispatch(
     fn: Callable[..., Any], sig: inspect.Signature, kinds: dict[str, str], state: _JitState
 ) -> Callable[..., Any]:
     """Generate the per-call function: the user's signature, the key inline, one lookup."""
+    # Every global of the generated code starts with _ss_ so that no parameter name of the
+    # user's function (even `type` or `float`) can shadow it.
     namespace: dict[str, Any] = {
-        "_cache": state.cache, "_miss": state.miss, "_MISS": _MISS, "_state": state,
-        "_next_call": state.calls.__next__, "_auto_key": _auto_key,
-        "_auto_leaves": _auto_leaves, "_Tensor": torch.Tensor,
+        "_ss_cache": state.cache, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
+        "_ss_next_call": state.calls.__next__, "_ss_auto_key": _auto_key,
+        "_ss_auto_leaves": _auto_leaves, "_ss_Tensor": torch.Tensor, "_ss_type": type,
+        "_ss_int": int, "_ss_float": float, "_ss_bool": bool,
+        # The key of a dynamic value is its kind, not its value: an int passed for a
+        # DynamicFloat is converted and shares the float entry; anything else misses and is
+        # rejected with a clear error by the miss path.
+        "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
+        "_ss_as_bool": {bool: bool},
     }
+    for name in sig.parameters:
+        if name.startswith("_ss_"):
+            raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({name!r})")
     params, key, call, all_args = [], [], [], []
     seen_kw_only = False
     for i, (name, p) in enumerate(sig.parameters.items()):
@@ -208,8 +229,8 @@ def _generate_dispatch(
             seen_kw_only = True
         text = name
         if p.default is not p.empty:
-            namespace[f"_d{i}"] = p.default
-            text += f"=_d{i}"
+            namespace[f"_ss_d{i}"] = p.default
+            text += f"=_ss_d{i}"
         params.append(text)
         if p.kind is p.POSITIONAL_ONLY and (
             i + 1 == len(sig.parameters)
@@ -222,42 +243,42 @@ def _generate_dispatch(
             key += [f"{name}.shape", f"{name}.dtype", f"{name}.device", f"{name}.requires_grad"]
             call.append(name)
         elif kind == STATIC:
-            key += [f"type({name})", name]
+            key += [f"_ss_type({name})", name]
         elif kind == AUTO:
             key.append(
                 f"({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad) "
-                f"if type({name}) is _Tensor else _auto_key({name})"
+                f"if _ss_type({name}) is _ss_Tensor else _ss_auto_key({name})"
             )
-            call.append(f"*(({name},) if type({name}) is _Tensor else _auto_leaves({name}))")
+            call.append(f"*(({name},) if _ss_type({name}) is _ss_Tensor else _ss_auto_leaves({name}))")
         else:
-            key.append(f"type({name})")
-            call.append({DYN_INT: f"int({name})", DYN_FLOAT: f"float({name})",
-                         DYN_BOOL: f"bool({name})"}.get(kind, name))
+            key.append(_DYNAMIC_KEY[kind].format(name))
+            call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
+                         DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     source = f"""
-def {fn.__name__}({", ".join(params)}):
-    _next_call()
+def _ss_dispatch({", ".join(params)}):
+    _ss_next_call()
     try:
-        entry = _cache[{key_src}]
+        _ss_entry = _ss_cache[{key_src}]
     except (KeyError, AttributeError, TypeError):
-        return _miss({args_src})
-    _state.last = entry
-    out = entry({", ".join(call)})
-    if out is _MISS:
-        return _miss({args_src})
-    return out
+        return _ss_miss({args_src})
+    _ss_state.last = _ss_entry
+    _ss_out = _ss_entry({", ".join(call)})
+    if _ss_out is _ss_MISS:
+        return _ss_miss({args_src})
+    return _ss_out
 
-def _key_of({", ".join(all_args)}):
+def _ss_key_of({", ".join(all_args)}):
     return {key_src}
 
-def _call_args_of({", ".join(all_args)}):
+def _ss_call_args_of({", ".join(all_args)}):
     return ({"".join(f"{c}, " for c in call)})
 """
     exec(compile(source, f"<symscalar.jit dispatch of {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
-    state.key_of = namespace["_key_of"]
-    state.call_args_of = namespace["_call_args_of"]
-    dispatch: Callable[..., Any] = namespace[fn.__name__]
+    state.key_of = namespace["_ss_key_of"]
+    state.call_args_of = namespace["_ss_call_args_of"]
+    dispatch: Callable[..., Any] = namespace["_ss_dispatch"]
     dispatch.__source__ = source  # type: ignore[attr-defined]
     return dispatch
 
@@ -278,6 +299,7 @@ class _JitState:
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
         self.misses = 0
+        self.calls_before_clear = 0
         self.lock = threading.RLock()
         self.last: Any = None
         self.key_of: Callable[..., Any]
@@ -329,7 +351,7 @@ class _JitState:
                 _check_dynamic_value(kind, value, self._where(name))
             if kind in (STATIC, AUTO):
                 try:
-                    hash(_auto_key(value))
+                    hash(value if kind == STATIC else _auto_key(value))
                 except TypeError:
                     raise TypeError(
                         f"{self._where(name)} is static, so its value is part of the cache key "
@@ -339,7 +361,7 @@ class _JitState:
 
     def _compile(self, args: tuple[Any, ...]) -> Entry:
         fn = self.fn
-        builder = TraceBuilder(fn.__name__)
+        builder = TraceBuilder(_identifier(fn.__name__))
         pos, kw = [], {}
         for (name, p), value in zip(self.sig.parameters.items(), args):
             traced = self._proxy(builder, name, self.kinds[name], value)
@@ -407,8 +429,12 @@ class _JitState:
         entry = self.last_entry()
         return entry.backward_trace if entry else None
 
+    def _count_calls(self) -> int:
+        # itertools.count: next() is atomic under the GIL, so concurrent calls are all counted
+        return int(repr(self.calls)[6:-1])
+
     def cache_info(self) -> CacheInfo:
-        calls = int(repr(self.calls)[6:-1])
+        calls = self._count_calls() - self.calls_before_clear
         entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
         return CacheInfo(calls - self.misses, self.misses, entries)
 
@@ -417,6 +443,16 @@ class _JitState:
             self.cache.clear()
             self.entries.clear()
             self.last = None
+            self.misses = 0
+            self.calls_before_clear = self._count_calls()
+
+
+def _identifier(name: str) -> str:
+    """A valid, non-keyword Python identifier for generated code (``<lambda>`` -> ``_lambda_``)."""
+    name = re.sub(r"\W", "_", name) or "f"
+    if keyword.iskeyword(name) or name[0].isdigit():
+        name = f"_{name}"
+    return name
 
 
 def _dynamic_python_type(kind: str, value: Any) -> type:
@@ -567,3 +603,73 @@ def jit(
     dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
+
+
+def value_and_grad(
+    fn: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
+    **jit_options: Any,
+) -> Callable[..., tuple[torch.Tensor, Any]]:
+    """Like ``jax.value_and_grad``: a function returning ``(fn(*args), gradients)``.
+
+    ``fn`` is jitted (``jit_options`` are passed to ``jit``) and must return a tensor with
+    one element. The gradients are with respect to the tensor arguments at ``argnums`` (an
+    int gives one gradient, a tuple a tuple); they are computed by the backward trace of the
+    jitted function, so dynamic values change without a retrace.
+
+    Example:
+        >>> loss_and_grad = symscalar.value_and_grad(loss, argnums=(0, 1))
+        >>> loss_value, (gw, gb) = loss_and_grad(w, b, x, lr)
+    """
+    jitted = jit(fn, **jit_options)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, Any]:
+        args_list = list(args)
+        inputs = []
+        for i in nums:
+            if not -len(args_list) <= i < len(args_list):
+                raise TypeError(f"argnums={argnums} but {fn.__qualname__} got {len(args_list)} positional arguments")
+            value = args_list[i]
+            if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
+                raise TypeError(
+                    f"argument {i} of {fn.__qualname__} must be a floating-point tensor to take "
+                    f"its gradient, got {type(value).__name__}"
+                    + (f" of dtype {value.dtype}" if isinstance(value, torch.Tensor) else "")
+                )
+            args_list[i] = value.detach().requires_grad_(True)
+            inputs.append(args_list[i])
+        with torch.enable_grad():
+            out = jitted(*args_list, **kwargs)
+        if not isinstance(out, torch.Tensor) or out.numel() != 1:
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise TypeError(
+                f"{fn.__qualname__} must return a tensor with one element to take a gradient; "
+                f"got {shape}. Reduce it (e.g. .sum()) first."
+            )
+        grads = torch.autograd.grad(out, inputs, allow_unused=True)
+        grads = tuple(torch.zeros_like(t) if g is None else g for g, t in zip(grads, inputs))
+        return out.detach(), grads[0] if isinstance(argnums, int) else grads
+
+    functools.update_wrapper(value_and_grad_fn, fn)
+    for name in ("last_trace", "last_backward_trace", "cache_info", "cache_clear"):
+        setattr(value_and_grad_fn, name, getattr(jitted, name))
+    return value_and_grad_fn
+
+
+def grad(
+    fn: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
+    **jit_options: Any,
+) -> Callable[..., Any]:
+    """Like ``jax.grad``: a function returning the gradients of ``fn``'s one-element result
+    with respect to the tensor arguments at ``argnums``. See ``value_and_grad``."""
+    inner = value_and_grad(fn, argnums, **jit_options)
+
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, **kwargs)[1]
+
+    functools.update_wrapper(grad_fn, fn)
+    for name in ("last_trace", "last_backward_trace", "cache_info", "cache_clear"):
+        setattr(grad_fn, name, getattr(inner, name))
+    return grad_fn

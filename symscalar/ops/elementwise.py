@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from symscalar.ops.common import Tensor, grad_for, torch_meta
+from symscalar.ops.factories import full
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt
@@ -132,7 +133,8 @@ def _torch_div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: s
 
 @implements(torch.Tensor.__rtruediv__)
 def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
-    return div(other, input)
+    # torch computes ``other / input`` as ``input.reciprocal() * other``: same rounding here
+    return mul(reciprocal(input), other)
 
 
 # ---- neg
@@ -555,8 +557,15 @@ def round(a: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torc
     return round_p.bind(a, decimals=decimals)  # type: ignore[no-any-return]
 
 
-@implements(torch.round, torch.Tensor.round, torch.special.round)
+@implements(torch.round, torch.Tensor.round)
 def _torch_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
+    return round(input, decimals=decimals)
+
+
+@implements(torch.special.round)
+def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
+    if not input.dtype.is_floating_point:  # unlike torch.round, as in torch
+        raise NotImplementedError(f"torch.special.round is not implemented for {input.dtype} in torch")
     return round(input, decimals=decimals)
 
 
@@ -676,28 +685,22 @@ def _torch_rmod(input: Tensor, other: NumberLike) -> Tensor:
 pow_p = _elementwise("pow", torch.pow)
 
 
-def _as_tensor_like(x: Any, like: Any) -> Any:
-    """A tensor operand for a rule: tensors as they are, a (static or dynamic) number as a
-    0-d tensor of ``like``'s dtype and device."""
-    if _is_tensor(x):
-        return x
-    return torch.full((), x, dtype=like.dtype, device=like.device)
-
-
 def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     # torch's pow_backward_self / pow_backward_exponent, including their special cases:
-    # d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0.
+    # d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0. A static number is tested
+    # here; a dynamic one in the program, as a 0-d tensor.
     grad_a = grad_b = None
     if _is_tensor(a):
-        grad_a = torch.where(_as_tensor_like(b, ct) == 0, 0, ct * b * a ** (b - 1))
+        if isinstance(b, (int, float)):
+            grad_a = None if b == 0 else grad_for(ct * b * a ** (b - 1), a)
+        else:
+            b_is_zero = b == 0 if _is_tensor(b) else full((), b, dtype=ct.dtype, device=ct.device) == 0
+            grad_a = grad_for(torch.where(b_is_zero, 0, ct * b * a ** (b - 1)), a)
     if _is_tensor(b):
-        base = _as_tensor_like(a, out)
+        base = a if _is_tensor(a) else full((), a, dtype=out.dtype, device=out.device)
         zero_case = torch.logical_and(base == 0, b >= 0)
-        grad_b = ct * torch.where(zero_case, 0, out * torch.log(base))
-    return (
-        grad_for(grad_a, a) if grad_a is not None else None,
-        grad_for(grad_b, b) if grad_b is not None else None,
-    )
+        grad_b = grad_for(ct * torch.where(zero_case, 0, out * torch.log(base)), b)
+    return grad_a, grad_b
 
 
 pow_p.vjp = _pow_vjp
@@ -938,7 +941,9 @@ clamp_p.vjp = _clamp_vjp
 
 
 @defop
-def clamp(x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:  # noqa: A002
+def clamp(  # noqa: A002 - torch's parameter names
+    x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
+) -> Tensor:
     """``x`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:

@@ -1,0 +1,106 @@
+"""The grad transform and its torch.autograd wiring, on the core op set."""
+
+import pytest
+import torch
+
+import symscalar
+from symscalar import DynamicFloat, StaticInt
+from symscalar.grad import vjp_traces
+from symscalar.ops.common import torch_meta
+from symscalar.trace import PRIMITIVES, Primitive, ScalarVar, check_trace
+
+
+def f_ref(x, b, s, d):
+    return torch.exp(torch.sum(x * s / b - b, d) / 4)
+
+
+@symscalar.jit
+def f(x: torch.Tensor, b: torch.Tensor, s: DynamicFloat, d: StaticInt) -> torch.Tensor:
+    return f_ref(x, b, s, d)
+
+
+def test_gradcheck_float64():
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    b = (torch.rand(4, dtype=torch.float64) + 1).requires_grad_()
+    for s in (0.5, -2.0):
+        assert torch.autograd.gradcheck(lambda x, b: f(x, b, s, 1), (x, b))
+        assert torch.autograd.gradcheck(lambda x, b: f(x, b, s, 0), (x, b))
+
+
+def test_grads_match_autograd_and_scale_is_a_backward_input():
+    x0, b0 = torch.randn(3, 4), torch.rand(4) + 1
+    f.cache_clear()
+    for s in (0.25, 4.0, -1.0):
+        x, b = x0.clone().requires_grad_(), b0.clone().requires_grad_()
+        xr, br = x0.clone().requires_grad_(), b0.clone().requires_grad_()
+        f(x, b, s, 0).sum().backward()
+        f_ref(xr, br, s, 0).sum().backward()
+        torch.testing.assert_close(x.grad, xr.grad)
+        torch.testing.assert_close(b.grad, br.grad)
+    assert f.cache_info().misses == 1
+    backward = f.last_backward_trace()
+    assert any(isinstance(v, ScalarVar) for v in backward.inputs)
+    assert "-1.0" not in str(backward) and "4.0" not in str(backward)
+
+
+def test_only_inputs_that_require_grad_get_gradients():
+    x = torch.randn(3, 4, requires_grad=True)
+    b = torch.rand(4) + 1
+    f(x, b, 2.0, 1).sum().backward()
+    assert x.grad is not None and b.grad is None
+    assert len(f.last_backward_trace().outputs) == 1
+
+
+def test_vjp_traces_residuals_and_structure():
+    f(torch.randn(2, 3), torch.rand(3) + 1, 1.0, 0)
+    trace = f.last_trace()
+    forward, backward = vjp_traces(trace, [0, 1])
+    check_trace(forward)
+    check_trace(backward)
+    n_res = len(forward.outputs) - len(trace.outputs)
+    assert len(backward.inputs) == 1 + n_res  # one cotangent, then residuals
+    assert len(backward.outputs) == 2
+
+
+def test_unused_input_gets_zero_gradient():
+    g = symscalar.grad(lambda x, y: (x * 2).sum(), argnums=(0, 1))
+    gx, gy = g(torch.ones(3), torch.ones(2))
+    torch.testing.assert_close(gx, torch.full((3,), 2.0))
+    torch.testing.assert_close(gy, torch.zeros(2))
+
+
+def test_value_and_grad_and_errors():
+    vg = symscalar.value_and_grad(lambda w, s: (w * s).exp().sum(), dynamic=["s"])
+    w = torch.randn(4, dtype=torch.float64)
+    for s in (0.5, 1.5):
+        value, g = vg(w, s)
+        torch.testing.assert_close(value, (w * s).exp().sum())
+        torch.testing.assert_close(g, s * (w * s).exp())
+        assert not value.requires_grad
+    assert vg.cache_info().misses == 1
+    with pytest.raises(TypeError, match="one element"):
+        symscalar.grad(lambda w: w * 2)(torch.ones(3))
+    with pytest.raises(TypeError, match="floating-point tensor"):
+        symscalar.grad(lambda w: w.sum())(torch.ones(3, dtype=torch.int64))
+
+
+def test_multiple_and_non_differentiable_outputs():
+    @symscalar.jit
+    def g(x: torch.Tensor, s: DynamicFloat):
+        y = x * s
+        return y, y + 1, x.to(torch.int64)
+
+    x = torch.randn(3, requires_grad=True)
+    y1, y2, yi = g(x, 3.0)
+    assert not yi.requires_grad
+    (y1.sum() + 2 * y2.sum()).backward()
+    torch.testing.assert_close(x.grad, torch.full((3,), 9.0))
+
+
+def test_missing_vjp_is_a_clear_error():
+    name = "test_no_vjp_square"
+    prim = PRIMITIVES.get(name) or Primitive(name, torch.square, torch_meta(torch.square))
+    fn = symscalar.jit(lambda x: prim.bind(x).sum())
+    with pytest.raises(NotImplementedError, match="no gradient rule"):
+        fn(torch.ones(2, requires_grad=True))
+    torch.testing.assert_close(fn(torch.ones(2)), torch.tensor(2.0))

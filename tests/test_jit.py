@@ -1,0 +1,278 @@
+"""symscalar.jit: static/dynamic parameters, caching, guards, errors, outputs, autograd."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import symscalar
+from symscalar import (
+    DynamicBool,
+    DynamicFloat,
+    DynamicInt,
+    NumberLike,
+    StaticInt,
+    StaticValueRequiredError,
+    UnsupportedOperationError,
+)
+
+
+def test_new_dynamic_value_is_a_hit_with_the_right_result():
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        return torch.exp(x * s)
+
+    x = torch.randn(4, 4)
+    for s in (0.5, 1.5, -3.0, 0.0, 7):
+        torch.testing.assert_close(f(x, s), torch.exp(x * s))
+    assert f.cache_info() == symscalar.CacheInfo(hits=4, misses=1, entries=1)
+
+
+def test_new_static_value_is_a_miss_with_the_right_result():
+    @symscalar.jit
+    def f(x: torch.Tensor, d: StaticInt, k: int) -> torch.Tensor:
+        return torch.sum(x, d) * k
+
+    x = torch.randn(3, 4)
+    for d, k in ((0, 2), (1, 2), (0, 3), (1, 2), (-1, 2)):
+        torch.testing.assert_close(f(x, d, k), torch.sum(x, d) * k)
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=4, entries=4)
+
+
+def test_unannotated_numbers_are_static_and_types_matter():
+    @symscalar.jit
+    def f(x, k):
+        return x * k
+
+    x = torch.arange(4)
+    assert f(x, 2).dtype == torch.int64
+    assert f(x, 2.0).dtype == torch.float32  # 2 and 2.0 are different static values
+    assert f(x, True).dtype == torch.int64
+    assert f.cache_info().misses == 3
+
+
+def test_tensor_metadata_is_in_the_key():
+    @symscalar.jit
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    f(torch.ones(2))
+    f(torch.ones(3))
+    f(torch.ones(3, dtype=torch.float64))
+    f(torch.ones(3))
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=3, entries=3)
+
+
+def test_specialize_guards_the_entry():
+    @symscalar.jit
+    def f(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+        return torch.sum(x, symscalar.specialize(n % 2))
+
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(f(x, 2), x.sum(0))
+    torch.testing.assert_close(f(x, 4), x.sum(0))  # same guard value: hit
+    torch.testing.assert_close(f(x, 3), x.sum(1))  # guard fails: a new entry
+    torch.testing.assert_close(f(x, 5), x.sum(1))
+    torch.testing.assert_close(f(x, 6), x.sum(0))
+    assert f.cache_info() == symscalar.CacheInfo(hits=3, misses=2, entries=2)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda x, n: symscalar.ops.sum(x, n),
+        lambda x, n: symscalar.ops.sum(x, (0, n)),
+        lambda x, n: torch.sum(x, n),
+        lambda x, n: x.sum(n),
+        lambda x, n: x.sum(dim=n),
+        lambda x, n: x.sum(0, keepdim=n > 0),
+        lambda x, n: x.reshape(n, 2),
+    ],
+)
+def test_dynamic_value_in_static_parameter_raises(body):
+    f = symscalar.jit(body, dynamic=["n"])
+    with pytest.raises(StaticValueRequiredError) as info:
+        f(torch.ones(2, 2), 1)
+    message = str(info.value)
+    assert "must be static" in message
+    assert "parameter 'n' of <lambda>" in message
+    assert "specialize" in message
+
+
+def test_static_and_dynamic_overrides():
+    def f(x, a, b):
+        return x * a + b
+
+    g = symscalar.jit(f, dynamic=["a", 2])
+    x = torch.ones(2)
+    for a, b in ((1.0, 2.0), (3.0, 4.0)):
+        torch.testing.assert_close(g(x, a, b), x * a + b)
+    assert g.cache_info().misses == 1
+    h = symscalar.jit(lambda x, n: x * n, static=["n"])
+    h(x, 1)
+    h(x, 2)
+    assert h.cache_info().misses == 2
+    with pytest.raises(ValueError, match="not a parameter"):
+        symscalar.jit(f, static=["nope"])
+    with pytest.raises(ValueError, match="both static and dynamic"):
+        symscalar.jit(f, static=["a"], dynamic=["a"])
+
+
+def test_bad_arguments_get_clear_errors():
+    @symscalar.jit
+    def f(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
+        return x * n * s
+
+    with pytest.raises(TypeError, match="parameter 'x' of .*f is annotated torch.Tensor but got float"):
+        f(1.0, 1, 1.0)
+    with pytest.raises(TypeError, match="parameter 'n' of .*f is DynamicInt but got float"):
+        f(torch.ones(1), 1.5, 1.0)
+    with pytest.raises(TypeError, match="a tensor is not a number"):
+        f(torch.ones(1), 1, torch.tensor(1.0))
+    with pytest.raises(TypeError, match="missing"):
+        f(torch.ones(1), 1)
+    with pytest.raises(TypeError, match="hashable"):
+        symscalar.jit(lambda x, shape: x.reshape(shape), static=["shape"])(torch.ones(4), [2, 2])
+    auto = symscalar.jit(lambda x, shape: x.reshape(shape))  # unannotated containers are fine
+    assert auto(torch.ones(4), [2, 2]).shape == (2, 2)
+    with pytest.raises(TypeError, match=r"\*args"):
+        symscalar.jit(lambda *xs: xs[0])
+
+
+def test_defaults_keywords_and_keyword_only():
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat = 2.0, *, d: StaticInt = 0) -> torch.Tensor:
+        return torch.sum(x * s, d)
+
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(f(x), torch.sum(x * 2.0, 0))
+    torch.testing.assert_close(f(x, s=3.0, d=1), torch.sum(x * 3.0, 1))
+    torch.testing.assert_close(f(s=0.5, x=x), torch.sum(x * 0.5, 0))
+    assert f.cache_info().misses == 2
+
+
+def test_int_passed_to_dynamic_float_keeps_float_semantics():
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        return x * s
+
+    x = torch.arange(3)
+    assert f(x, 2).dtype == torch.float32
+    torch.testing.assert_close(f(x, 2), x * 2.0)
+
+
+def test_output_structures_and_scalar_outputs():
+    @symscalar.jit
+    def f(x: torch.Tensor, n: DynamicInt, s: NumberLike):
+        return {"y": x * s, "pair": (n + 1, x.sum()), "static": 3, "none": None}
+
+    x = torch.randn(3)
+    for n, s in ((1, 2.0), (5, -1.0)):
+        out = f(x, n, s)
+        assert set(out) == {"y", "pair", "static", "none"}
+        torch.testing.assert_close(out["y"], x * s)
+        assert out["pair"][0] == n + 1 and type(out["pair"][0]) is int
+        torch.testing.assert_close(out["pair"][1], x.sum())
+        assert out["static"] == 3 and out["none"] is None
+    assert f.cache_info().misses == 1
+
+
+def test_captured_tensors_are_read_by_reference():
+    w = torch.ones(3)
+
+    @symscalar.jit
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x * w
+
+    x = torch.randn(3)
+    torch.testing.assert_close(f(x), x)
+    w.mul_(2)
+    torch.testing.assert_close(f(x), x * 2)
+    assert f.cache_info().misses == 1
+
+
+def test_runtime_check_runs_on_every_call():
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        symscalar.check(s > 0, "s must be positive")
+        return x * s
+
+    f(torch.ones(1), 1.0)
+    with pytest.raises(symscalar.CheckFailedError, match="s must be positive"):
+        f(torch.ones(1), -1.0)
+    assert "prims.check" in str(f.last_trace())
+
+
+def test_dynamic_bool_and_where_free_selection():
+    @symscalar.jit
+    def f(x: torch.Tensor, flag: DynamicBool, s: DynamicFloat):
+        return x * s, flag & (s > 1.0)
+
+    y, b = f(torch.ones(2), True, 2.0)
+    assert b is True
+    y, b = f(torch.ones(2), True, 0.5)
+    assert b is False
+    assert f.cache_info().misses == 1
+
+
+def test_unsupported_torch_function_names_the_nearest():
+    @symscalar.jit
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, 0)
+
+    with pytest.raises(UnsupportedOperationError, match=r"torch.cumsum is not supported") as info:
+        f(torch.ones(3))
+    assert "not run eagerly" in str(info.value)
+
+
+def test_tracing_never_touches_tensor_data():
+    @symscalar.jit
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x.exp()
+
+    with pytest.raises(symscalar.DynamicValueError, match="values are not known"):
+        symscalar.jit(lambda x: x.sum().item())(torch.ones(2))
+    f(torch.ones(2))
+
+
+def test_grad_mode_and_requires_grad():
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        return (x * s).exp().sum()
+
+    x = torch.randn(4, requires_grad=True)
+    with torch.no_grad():
+        y = f(x, 2.0)
+    assert not y.requires_grad
+    y = f(x, 2.0)
+    assert y.requires_grad
+    (g,) = torch.autograd.grad(y, x)
+    torch.testing.assert_close(g, 2.0 * torch.exp(x.detach() * 2.0))
+    f(x.detach(), 2.0)
+    assert f.cache_info().misses == 2  # requires_grad is part of the key
+
+
+def test_last_trace_follows_the_last_call():
+    @symscalar.jit
+    def f(x: torch.Tensor, d: StaticInt) -> torch.Tensor:
+        return x.sum(d)
+
+    x = torch.ones(2, 3)
+    f(x, 0)
+    first = f.last_trace()
+    f(x, 1)
+    assert f.last_trace() is not first
+    f(x, 0)
+    assert f.last_trace() is first
+    f.cache_clear()
+    assert f.last_trace() is None and f.cache_info().entries == 0
+
+
+def test_import_is_lazy_about_nvfuser_and_thunder():
+    code = (
+        "import sys, symscalar; "
+        "print(any(m.startswith(('nvfuser', 'thunder')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
