@@ -32,7 +32,7 @@ def is_differentiable(v: Any) -> bool:
     return isinstance(v, TensorVar) and (v.dtype.is_floating_point or v.dtype.is_complex)
 
 
-def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace]:
+def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[torch.Tensor, ...]]:
     """The forward-with-residuals trace and the backward trace of ``trace``.
 
     Args:
@@ -40,9 +40,10 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace]:
         wrt: indices of the inputs to differentiate with respect to (floating tensors).
 
     Returns:
-        ``(forward, backward)``. ``forward`` returns ``trace.outputs`` followed by the
-        residuals. ``backward`` takes one cotangent per differentiable output of ``trace``
-        (in output order) followed by the residuals, and returns one gradient per ``wrt``.
+        ``(forward, backward, constants)``. ``forward`` returns ``trace.outputs`` followed by
+        the residuals. ``backward`` takes one cotangent per differentiable output of ``trace``
+        (in output order), the residuals, then ``constants`` (tensors a rule created eagerly,
+        passed by reference), and returns one gradient per ``wrt``.
     """
     builder = TraceBuilder(f"{trace.name}_backward")
     residual_of: dict[Var, Any] = {}  # forward var -> backward input proxy
@@ -110,16 +111,21 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace]:
 
     raw = dce(builder.build(grads))
     used = _used_vars(raw)
+    n_inputs = len(builder.inputs)
     ct_inputs = raw.inputs[:n_cts]
-    kept_residuals = tuple(v for v in raw.inputs[n_cts:] if v in used)
-    backward = Trace(ct_inputs + kept_residuals, raw.eqns, raw.outputs, raw.name)
+    kept_residuals = tuple(v for v in raw.inputs[n_cts:n_inputs] if v in used)
+    # constants a rule created eagerly (e.g. torch.full((), 2.0)) are read by reference
+    constants = [(v, t) for v, t in zip(raw.inputs[n_inputs:], builder.captured_tensors()) if v in used]
+    backward = Trace(
+        ct_inputs + kept_residuals + tuple(v for v, _ in constants), raw.eqns, raw.outputs, raw.name
+    )
     forward = Trace(
         trace.inputs, trace.eqns, trace.outputs + tuple(forward_of[v] for v in kept_residuals),
         f"{trace.name}_forward",
     )
     check_trace(forward)
     check_trace(backward)
-    return forward, backward
+    return forward, backward, tuple(t for _, t in constants)
 
 
 def _used_vars(trace: Trace) -> set[Any]:
@@ -142,7 +148,7 @@ def autograd_runner(
     backward trace.
     """
     wrt = [i for i, r in enumerate(requires_grad) if r and is_differentiable(trace.inputs[i])]
-    forward, backward = vjp_traces(trace, wrt)
+    forward, backward, constants = vjp_traces(trace, wrt)
     forward_fn = backend.compile_trace(forward)
     backward_fn = backend.compile_trace(backward)
     plain_fn = backend.compile_trace(trace)
@@ -174,7 +180,7 @@ def autograd_runner(
             scalars = iter(ctx.scalars)
             residuals = [next(tensors) if t else next(scalars) for t in residual_is_tensor]
             cts = [g for g, d in zip(grads, differentiable) if d]
-            in_grads = backward_fn(*cts, *residuals)
+            in_grads = backward_fn(*cts, *residuals, *constants)
             result: list[Any] = [None] * n_in
             for i, g in zip(wrt, in_grads):
                 result[i] = g

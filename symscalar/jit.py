@@ -293,7 +293,13 @@ class _JitState:
             raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
         self.fn = fn
         self.backend = backend
-        self.sig = inspect.signature(fn)
+        try:
+            self.sig = inspect.signature(fn)
+        except ValueError:
+            raise TypeError(
+                f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
+                "e.g. jit(lambda a, b: torch.mm(a, b))"
+            ) from None
         self.kinds = _param_kinds(fn, self.sig, static, dynamic)
         self.cache: dict[Any, Callable[..., Any]] = {}
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection

@@ -54,7 +54,8 @@ def test_only_inputs_that_require_grad_get_gradients():
 def test_vjp_traces_residuals_and_structure():
     f(torch.randn(2, 3), torch.rand(3) + 1, 1.0, 0)
     trace = f.last_trace()
-    forward, backward = vjp_traces(trace, [0, 1])
+    forward, backward, constants = vjp_traces(trace, [0, 1])
+    assert constants == ()
     check_trace(forward)
     check_trace(backward)
     n_res = len(forward.outputs) - len(trace.outputs)

@@ -3,12 +3,15 @@ static contract of every reduction spelling; backward traces free of dynamic sta
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import symscalar
 from symscalar import DynamicBool, DynamicFloat, DynamicInt, StaticBool, StaticDims, ops
@@ -136,6 +139,28 @@ def test_torch_prod_spellings_take_one_dim() -> None:
         torch.testing.assert_close(got, want)
 
 
+def test_default_arguments_and_dtype() -> None:
+    x = torch.randn(3, 4, 5)
+    ints = torch.randint(-3, 4, (3, 4), dtype=torch.int32)
+
+    def calls(x: Any, ints: Any) -> tuple[Any, ...]:
+        return (
+            torch.amax(x), x.amin(), torch.mean(x), x.sum(), torch.var(x), x.std(), torch.var_mean(x),
+            torch.argmax(x), x.argmin(), torch.sum(x, dtype=torch.float64), x.mean(1, dtype=torch.float64),
+            torch.logsumexp(ints, 1), ints.sum(0), torch.prod(ints, 1), ints.mean((0, 1), dtype=torch.float32),
+        )
+
+    @symscalar.jit
+    def f(x: torch.Tensor, ints: torch.Tensor) -> Any:
+        return calls(x, ints)
+
+    got = [t for v in f(x, ints) for t in _as_tuple(v)]
+    want = [t for v in calls(x, ints) for t in _as_tuple(v)]
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
+
+
 def test_legacy_unbiased_spellings() -> None:
     x = torch.randn(3, 4, 5, dtype=torch.float64)
 
@@ -251,6 +276,8 @@ GRAD_CASES: dict[str, Callable[..., Any]] = {
     "logsumexp": lambda x, d, k: torch.logsumexp(x, _all(d, x.ndim), k),
     "softmax": lambda x, d, k: torch.softmax(x, _one(d)),
     "log_softmax": lambda x, d, k: F.log_softmax(x, _one(d)),
+    "sum_f32_as_f64": lambda x, d, k: x.float().sum(d, k, dtype=torch.float64),
+    "mean_f32_as_f64": lambda x, d, k: x.float().mean(d, k, dtype=torch.float64),
     "softmax_f32_in_f64": lambda x, d, k: torch.softmax(x.float(), _one(d), dtype=torch.float64),
 }
 
@@ -498,22 +525,23 @@ def test_dynamic_scale_with_static_dim(name: str) -> None:
         return op(a * s, d)
 
     a = torch.rand(3, 4, dtype=torch.float64) + 0.5
-    for scale in (0.5, 2.0, -1.25, 3.0):
+    for d, scale in [(1, 0.5), (1, 2.0), (1, -1.25), (0, 3.0), (0, 0.5), (-1, 1.5)]:
         x = a.clone().requires_grad_(True)
         xr = a.clone().requires_grad_(True)
-        got, want = _as_tuple(f(x, scale, 1)), _as_tuple(op(xr * scale, 1))
+        got, want = _as_tuple(f(x, scale, d)), _as_tuple(op(xr * scale, d))
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w)
         cts = [torch.randn_like(w) for w in want]
         torch.testing.assert_close(torch.autograd.grad(got, x, cts), torch.autograd.grad(want, xr, cts))
-    assert f.cache_info().misses == 1
+    assert f.cache_info().misses == 3  # one trace per static d; a new scale is a cache hit
     backward = f.last_backward_trace()
     _no_dynamic_in_params(f.last_trace())
     _no_dynamic_in_params(backward)
-    # the scale reaches the backward as an input (a residual), never as a constant
+    # the scale reaches the backward as an input (a residual), never as a constant: this
+    # backward was traced with scale 1.5
     assert any(isinstance(v, ScalarVar) for v in backward.inputs)
     for eqn in backward.eqns:
-        assert 3.0 not in eqn.args and -1.25 not in eqn.args
+        assert not any(type(a) is float and a == 1.5 for a in eqn.args), eqn
 
 
 # ----------------------------------------------------------------------------------------
@@ -532,7 +560,52 @@ def test_bad_inputs_raise_clear_errors() -> None:
         symscalar.jit(lambda_free(lambda x: x.prod(keepdim=True)))(x)
     with pytest.raises(TypeError, match="prod"):  # torch's own argument parser rejects it first
         symscalar.jit(lambda_free(lambda x: torch.prod(x, keepdim=True)))(x)
+    with pytest.raises(TypeError, match="dim must be one int"):
+        symscalar.jit(lambda_free(lambda x: x.prod((0, 1))))(x)
     with pytest.raises(TypeError, match="either `unbiased`"):
         symscalar.jit(lambda_free(lambda x: x.var(0, True, correction=0)))(x)
     with pytest.raises(TypeError, match="correction must be an int or a float"):
         symscalar.jit(lambda_free(lambda x: ops.var(x, correction="1")))(x)
+
+
+# ----------------------------------------------------------------------------------------
+# Random shapes and dims (size-1 dims, 1-d and 3-d inputs, every dims subset)
+
+_CORRECTION = {"var_c0": 0, "std_mean": 1, "var_mean": 2}  # of the GRAD_CASES below
+_PROPERTY_OPS = ["sum", "mean", "amax", "prod", "var_c0", "std_mean", "var_mean", "logsumexp", "log_softmax"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+    name=st.sampled_from(_PROPERTY_OPS),
+    keepdim=st.booleans(),
+)
+def test_random_shapes_and_dims(shape: list[int], data: Any, name: str, keepdim: bool) -> None:
+    ndim = len(shape)
+    picked = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim, unique_by=lambda d: d % ndim))
+    dim = picked[0] if len(picked) == 1 else tuple(picked)
+    count = math.prod(shape[d] for d in picked)
+    assume(count > _CORRECTION.get(name, -1))  # else the variance is nan or inf
+    _grad_check_against_torch(GRAD_CASES[name], torch.rand(shape, dtype=torch.float64) + 0.5, dim, keepdim)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_forward_and_grad_with_torch_backend() -> None:
+    def f(x: torch.Tensor, s: DynamicFloat) -> Any:
+        y = x * s
+        return y.mean(1), torch.softmax(y, -1), y.var(0), torch.logsumexp(y, (0, 1)), y.amax(-1), y.prod(1)
+
+    jf = symscalar.jit(f, backend="torch")
+    x = torch.rand(3, 4, dtype=torch.float64, device="cuda") + 0.5
+    for scale in (0.5, 2.0):
+        xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        got, want = jf(xs, scale), f(xr, scale)
+        for g, w in zip(got, want, strict=True):
+            assert g.device == w.device
+            torch.testing.assert_close(g, w)
+        cts = [torch.randn_like(w) for w in want]
+        torch.testing.assert_close(torch.autograd.grad(got, xs, cts), torch.autograd.grad(want, xr, cts))
+    assert jf.cache_info().misses == 1

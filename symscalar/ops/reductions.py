@@ -203,6 +203,8 @@ def _torch_prod(
 ) -> Tensor:
     if dim is None and keepdim:
         raise TypeError("prod(): keepdim=True needs a dim, as in torch (prod(input, dim, keepdim=True))")
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
+        raise TypeError(f"prod(): dim must be one int as in torch, got {dim!r}; symscalar.ops.prod takes a tuple")
     return prod(input, dim, keepdim, dtype=dtype)
 
 

@@ -1,0 +1,209 @@
+"""Matrix products and composite layers.
+
+``matmul`` is a primitive with its own vjp. ``linear``, ``layer_norm``, ``rms_norm`` and
+``scaled_dot_product_attention`` are composed from other ops (their gradients come from the
+parts); their scalar knobs (``eps``, attention ``scale``) may be dynamic, their shapes and
+flags are static.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from symscalar.ops.common import Tensor, torch_meta, unbroadcast
+from symscalar.ops.factories import arange
+from symscalar.trace import Primitive
+from symscalar.tracing import defop, implements
+from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
+
+__all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_attention"]
+
+
+# ---- matmul (the primitive takes operands with at least 2 dims; batch dims broadcast)
+matmul_p = Primitive("matmul", torch.matmul, torch_meta(torch.matmul))
+matmul_p.vjp = lambda ct, out, a, b: (
+    unbroadcast(ct @ b.mT, a.shape),
+    unbroadcast(a.mT @ ct, b.shape),
+)
+
+
+@defop
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """Matrix product with ``torch.matmul``'s rules for 1-D operands and batch broadcasting."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D")
+    if a.ndim == 1 and b.ndim == 1:
+        return (a * b).sum()
+    if a.ndim == 1:
+        return matmul_p.bind(a.unsqueeze(0), b).squeeze(-2)  # type: ignore[no-any-return]
+    if b.ndim == 1:
+        return matmul_p.bind(a, b.unsqueeze(-1)).squeeze(-1)  # type: ignore[no-any-return]
+    return matmul_p.bind(a, b)  # type: ignore[no-any-return]
+
+
+@implements(torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__)
+def _torch_matmul(input: Tensor, other: Tensor) -> Tensor:
+    return matmul(input, other)
+
+
+@implements(torch.Tensor.__rmatmul__)
+def _torch_rmatmul(input: Tensor, other: Tensor) -> Tensor:
+    return matmul(other, input)
+
+
+@implements(torch.mm, torch.Tensor.mm)
+def _torch_mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
+    return matmul(input, mat2)
+
+
+@implements(torch.bmm, torch.Tensor.bmm)
+def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
+    return matmul(input, mat2)
+
+
+# ---- linear
+@defop
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias``, like ``torch.nn.functional.linear``."""
+    out = matmul(x, weight.t())
+    return out + bias if bias is not None else out
+
+
+@implements(F.linear)
+def _torch_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    return linear(input, weight, bias)
+
+
+# ---- normalization
+def _norm_dims(x: Tensor, normalized_shape: Sequence[int], op: str) -> tuple[int, ...]:
+    shape = tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+        raise RuntimeError(
+            f"{op}: normalized_shape {list(shape)} does not match the trailing dims of the "
+            f"input of shape {list(x.shape)}"
+        )
+    return tuple(range(x.ndim - len(shape), x.ndim))
+
+
+def _upcast(x: Tensor) -> Tensor:
+    """Half-precision inputs are normalized in float32, as torch's kernels do."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+@defop
+def layer_norm(
+    x: Tensor,
+    normalized_shape: StaticShape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: FloatLike = 1e-5,
+) -> Tensor:
+    """Layer normalization over the trailing ``normalized_shape`` dims; ``eps`` may be dynamic."""
+    dims = _norm_dims(x, normalized_shape, "layer_norm")
+    xf = _upcast(x)
+    centered = xf - xf.mean(dims, keepdim=True)
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = (centered * torch.rsqrt(var + eps)).to(x.dtype)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+@implements(F.layer_norm)
+def _torch_layer_norm(
+    input: Tensor,
+    normalized_shape: StaticShape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: FloatLike = 1e-5,
+) -> Tensor:
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+@defop
+def rms_norm(
+    x: Tensor,
+    normalized_shape: StaticShape,
+    weight: Tensor | None = None,
+    eps: FloatLike | None = None,
+) -> Tensor:
+    """RMS normalization; ``eps`` (default: the dtype's machine epsilon) may be dynamic."""
+    dims = _norm_dims(x, normalized_shape, "rms_norm")
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    xf = _upcast(x)
+    out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(x.dtype)
+    return out * weight if weight is not None else out
+
+
+@implements(F.rms_norm)
+def _torch_rms_norm(
+    input: Tensor,
+    normalized_shape: StaticShape,
+    weight: Tensor | None = None,
+    eps: FloatLike | None = None,
+) -> Tensor:
+    return rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- attention
+@defop
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: StaticFloat = 0.0,
+    is_causal: StaticBool = False,
+    scale: FloatLike | None = None,
+    enable_gqa: StaticBool = False,
+) -> Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. No dropout."""
+    if dropout_p != 0.0:
+        raise NotImplementedError(
+            "scaled_dot_product_attention: dropout_p must be 0 in a traced function (random "
+            "dropout is not supported); apply dropout outside symscalar.jit"
+        )
+    if enable_gqa and query.shape[-3] != key.shape[-3]:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa with grouped heads is not supported")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    scores = (query @ key.mT) * scale
+    if is_causal:
+        q_len, k_len = query.shape[-2], key.shape[-2]
+        attn_mask = arange(q_len, device=query.device).unsqueeze(-1) >= arange(k_len, device=query.device)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = torch.where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    return torch.softmax(scores, -1) @ value
+
+
+@implements(F.scaled_dot_product_attention)
+def _torch_sdpa(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: StaticFloat = 0.0,
+    is_causal: StaticBool = False,
+    scale: FloatLike | None = None,
+    enable_gqa: StaticBool = False,
+) -> Any:
+    return scaled_dot_product_attention(
+        query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
+    )
