@@ -96,6 +96,14 @@ def test_dynamic_fill_traces_once() -> None:
     assert jf.cache_info().hits == 2
 
 
+@pytest.mark.parametrize("fill", [torch.tensor(2.5), torch.tensor(3), torch.tensor(True)], ids=str)
+def test_tensor_fill_value_is_broadcast(fill: torch.Tensor) -> None:
+    f = jit(lambda x, t: x.sum() * 0 + torch.full((2, 3), t))
+    x = torch.randn(1)
+    _same(f(x, fill), x.sum() * 0 + torch.full((2, 3), fill))
+    assert all(e.prim.name != "full" for e in f.last_trace().eqns)
+
+
 def test_grad_through_full_like() -> None:
     def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
         return (x * torch.full_like(x, s) + torch.zeros_like(x) + torch.ones_like(x)).exp()
@@ -177,3 +185,67 @@ def test_specialized_shape_is_allowed() -> None:
 def test_uninitialized_factories_raise(fn: Any) -> None:
     with pytest.raises(UnsupportedOperationError, match="uninitialized memory"):
         jit(fn)(torch.randn(2, 3))
+
+
+# ---- lightning-thunder's OpInfo samples
+
+opinfos = pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder is not installed")
+_BY_NAME = {op.name: op for op in opinfos.opinfos}
+
+# thunder OpInfo name -> (symscalar spelling, torch spelling), both called as f(*args, **kwargs)
+THUNDER_REFERENCES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "full": (full, torch.full),
+    "zeros": (zeros, torch.zeros),
+    "ones": (ones, torch.ones),
+    "arange": (arange, torch.arange),
+    "full_like": (torch.full_like, torch.full_like),
+    "zeros_like": (torch.zeros_like, torch.zeros_like),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THUNDER_REFERENCES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_thunder_samples(name: str, dtype: torch.dtype) -> None:
+    traced, eager = THUNDER_REFERENCES[name]
+    checked = 0
+    for sample in _BY_NAME[name].sample_inputs("cpu", dtype):
+        args, kwargs = sample.args, sample.kwargs
+        if args and isinstance(args[0], torch.Tensor):
+            f = jit(lambda x: traced(x, *args[1:], **kwargs))
+            _same(f(args[0]), eager(*args, **kwargs))
+        else:
+            f = jit(lambda x: traced(*args, **kwargs))
+            _same(f(torch.zeros(1)), eager(*args, **kwargs))
+        checked += 1
+    assert checked > 0
+
+
+def test_size_keyword_forms() -> None:
+    x = torch.randn(2)
+    _same(jit(lambda x: x.new_zeros(size=(2, 3)))(x), x.new_zeros(size=(2, 3)))
+    _same(jit(lambda x: x.new_ones(size=[3]))(x), x.new_ones(size=[3]))
+    with pytest.raises(StaticValueRequiredError, match="torch.ones: parameter 'size'"):
+        _n(lambda x, n: torch.ones(size=(n, 2)))(x, 2)
+    with pytest.raises(StaticValueRequiredError, match="torch.Tensor.new_zeros: parameter 'size'"):
+        _n(lambda x, n: x.new_zeros(size=(n,)))(x, 2)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_factories() -> None:
+    def f(x: torch.Tensor, s: DynamicFloat) -> Any:
+        return (
+            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
+            zeros(2, device="cuda"), arange(0, 1, 0.25, device="cuda"),
+        )
+
+    jf = symscalar.jit(f)
+    x = torch.randn(2, 3, device="cuda")
+    for s in (1.5, -2.0):
+        want = (
+            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
+            torch.zeros(2, device="cuda"), torch.arange(0, 1, 0.25, device="cuda"),
+        )
+        for g, w in zip(jf(x, s), want, strict=True):
+            _same(g, w)
+    assert jf.cache_info().misses == 1

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 import symscalar
@@ -74,6 +76,8 @@ CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
     ("unbind_one_used", lambda x: x.unbind()[1], ((3, 2),)),
     ("narrow", lambda x: x.narrow(1, 1, 2), ((2, 4),)),
     ("narrow_negative", lambda x: torch.narrow(x, -1, -3, 2), ((2, 4),)),
+    ("select", lambda x: x.select(1, -1), ((2, 4, 3),)),
+    ("torch_select", lambda x: torch.select(x, -3, 1), ((2, 4, 3),)),
     ("flip", lambda x: torch.flip(x, (0, -1)), ((2, 3, 4),)),
     ("flip_varargs", lambda x: x.flip(1), ((2, 3),)),
     ("clone", lambda x: x.clone() * 2, ((2, 3),)),
@@ -233,6 +237,9 @@ DYNAMIC_CASES: list[tuple[str, str, Callable[[torch.Tensor, Any], Any]]] = [
     ("torch.narrow", "start", lambda x, n: torch.narrow(x, 0, n, 1)),
     ("torch.Tensor.narrow", "length", lambda x, n: x.narrow(0, 0, n)),
     ("symscalar.ops.narrow", "start", lambda x, n: symscalar.ops.narrow(x, 0, n, 1)),
+    ("torch.Tensor.select", "dim", lambda x, n: x.select(n, 0)),
+    ("torch.select", "index", lambda x, n: torch.select(x, 0, n)),
+    ("symscalar.ops.select", "index", lambda x, n: symscalar.ops.select(x, 0, n)),
     ("torch.flip", "dims", lambda x, n: torch.flip(x, (n,))),
     ("torch.Tensor.flip", "dims", lambda x, n: x.flip(n)),
     ("symscalar.ops.flip", "dims", lambda x, n: symscalar.ops.flip(x, [n])),
@@ -292,6 +299,7 @@ def test_tensor_index_is_unsupported() -> None:
         (lambda x: x.unsqueeze(3), IndexError, "Dimension out of range"),
         (lambda x: x.transpose(0, 2), IndexError, "Dimension out of range"),
         (lambda x: x.narrow(0, 2, 2), RuntimeError, "exceeds dimension size"),
+        (lambda x: x.select(1, 4), IndexError, "out of range"),
         (lambda x: torch.stack([x, x.T]), RuntimeError, "equal size"),
         (lambda x: x.expand(4), RuntimeError, "must be greater or equal"),
     ],
@@ -307,3 +315,170 @@ def test_bad_input_raises_clear_error(fn: Any, error: type[Exception], match: st
 def test_view_as_dtype_is_unsupported() -> None:
     with pytest.raises(UnsupportedOperationError, match="Tensor.to"):
         jit(lambda x: x.view(torch.int32))(torch.randn(3, 4))
+
+
+# ---- random basic indexing against eager (slice/zero_pad and their vjps)
+
+_bound = st.none() | st.integers(-7, 7)
+
+
+@st.composite
+def _shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=1, max_size=3)))
+    index: list[Any] = []
+    for size in shape[: draw(st.integers(0, len(shape)))]:
+        if size > 0 and draw(st.booleans()):
+            index.append(draw(st.integers(-size, size - 1)))
+        else:
+            index.append(slice(draw(_bound), draw(_bound), draw(st.none() | st.integers(1, 3))))
+        if draw(st.integers(0, 4)) == 0:
+            index.append(draw(st.sampled_from([None, Ellipsis])))
+    return shape, tuple(index)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_shape_and_index())
+def test_random_basic_indexing(case: tuple[tuple[int, ...], tuple[Any, ...]]) -> None:
+    shape, index = case
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    f = jit(lambda x: x[index])
+    got, want = f(x), x[index]
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)
+    weight = torch.randn(want.shape, dtype=torch.float64)
+    (g,) = torch.autograd.grad((got * weight).sum(), x)
+    (w,) = torch.autograd.grad((want * weight).sum(), x)
+    torch.testing.assert_close(g, w)
+
+
+# ---- lightning-thunder's OpInfo samples, each mapped to the torch call it stands for
+
+opinfos = pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder is not installed")
+
+
+def _squeeze_dims(x: Any, dim: Any) -> Any:
+    if dim is None:
+        return torch.squeeze(x)
+    return x.squeeze(tuple(dim)) if isinstance(dim, (tuple, list)) else x.squeeze(dim)
+
+
+# thunder OpInfo name -> torch spelling called as f(first_arg, *rest, **kwargs)
+THUNDER_REFERENCES: dict[str, Callable[..., Any]] = {
+    "reshape": lambda x, *a: torch.reshape(x, *a),
+    "permute": lambda x, *a: x.permute(*a),
+    "transpose": lambda x, *a: x.permute(*a),
+    "torch_transpose": lambda x, *a: torch.transpose(x, *a),
+    "squeeze_torch": _squeeze_dims,
+    "cat_wrapper": lambda xs, **k: torch.cat(xs, **k),
+    "stack_wrapper": lambda xs, **k: torch.stack(xs, **k),
+    "split": lambda x, *a: torch.split(x, *a),
+    "chunk": lambda x, *a: torch.chunk(x, *a),
+    "flip": lambda x, *a: torch.flip(x, *a),
+    "getitem": lambda x, index: x[index],
+    "expand": lambda x, *a: x.expand(*a),
+    "flatten": lambda x, *a: torch.flatten(x, *a),
+    "unbind": lambda x, *a: torch.unbind(x, *a),
+    "select": lambda x, *a: torch.select(x, *a),
+    "t": lambda x: x.t(),
+    "matrix_transpose": lambda x: x.mT,
+    "reverse_dims_T": lambda x: x.permute(tuple(reversed(range(x.ndim)))),
+}
+_BY_NAME = {op.name: op for op in opinfos.opinfos}
+
+
+def _is_basic_index(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
+
+
+@pytest.mark.parametrize("name", sorted(THUNDER_REFERENCES))
+def test_thunder_samples(name: str) -> None:
+    ref = THUNDER_REFERENCES[name]
+    checked = 0
+    for sample in _BY_NAME[name].sample_inputs("cpu", torch.float64):
+        if checked == 30:
+            break  # enough to cover each op's sample kinds; keeps the file fast
+        tensors = sample.args if name in ("cat_wrapper", "stack_wrapper") else sample.args[:1]
+        if sum(t.numel() for t in tensors) > 4096:
+            continue
+        if name in ("cat_wrapper", "stack_wrapper"):
+            first, rest = [a.detach().requires_grad_() for a in sample.args], ()
+        else:
+            first, rest = sample.args[0].detach().requires_grad_(), sample.args[1:]
+        if name == "matrix_transpose" and first.ndim == 0:
+            continue  # torch: deprecated identity on 0-d tensors
+        f = jit(lambda x: ref(x, *rest, **sample.kwargs))
+        if name == "getitem" and not _is_basic_index(rest[0]):
+            with pytest.raises(UnsupportedOperationError, match="advanced indexing"):
+                f(first)
+            continue
+        got, want = _leaves(f(first)), _leaves(ref(first, *rest, **sample.kwargs))
+        inputs = first if isinstance(first, list) else [first]
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+        weights = [torch.randn(w.shape, dtype=w.dtype) for w in want]
+        got_grads = torch.autograd.grad(sum((g * c).sum() for g, c in zip(got, weights)), inputs)
+        want_grads = torch.autograd.grad(sum((w * c).sum() for w, c in zip(want, weights)), inputs)
+        for g, w in zip(got_grads, want_grads):
+            torch.testing.assert_close(g, w)
+        checked += 1
+    assert checked > 0
+
+
+KEYWORD_CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
+    ("reshape_keyword", lambda x: x.reshape(shape=(3, 2)), ((2, 3),)),
+    ("view_keyword", lambda x: x.view(size=(6,)), ((2, 3),)),
+    ("permute_keyword", lambda x: x.permute(dims=(1, 0)), ((2, 3),)),
+    ("expand_keyword", lambda x: x.expand(size=(2, 4, 3)), ((4, 1),)),
+    ("flip_keyword", lambda x: x.flip(dims=(0,)), ((2, 3),)),
+    ("squeeze_varargs", lambda x: x.squeeze(0, 2), ((1, 3, 1),)),
+    ("squeeze_keyword", lambda x: x.squeeze(dim=2), ((1, 3, 1),)),
+    ("cat_keywords", lambda x, y: torch.cat(tensors=[x, y], dim=1), ((2, 3), (2, 1))),
+    ("transpose_keywords", lambda x: x.transpose(dim0=0, dim1=1), ((2, 3),)),
+    ("narrow_keywords", lambda x: torch.narrow(x, dim=1, start=1, length=2), ((2, 3),)),
+    ("unsqueeze_keyword", lambda x: x.unsqueeze(dim=0), ((2, 3),)),
+    ("flatten_keyword", lambda x: x.flatten(start_dim=1), ((2, 3, 2),)),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", [c[1:] for c in KEYWORD_CASES], ids=[c[0] for c in KEYWORD_CASES])
+def test_keyword_forms(fn: Callable[..., Any], shapes: Any) -> None:
+    test_matches_eager_and_autograd(fn, shapes)
+
+
+@pytest.mark.parametrize(
+    "spelling,param,fn",
+    [
+        ("torch.Tensor.reshape", "shape", lambda x, n: x.reshape(shape=(n, -1))),
+        ("torch.Tensor.view", "size", lambda x, n: x.view(size=(n, -1))),
+        ("torch.Tensor.permute", "dims", lambda x, n: x.permute(dims=(n, 0))),
+        ("torch.Tensor.expand", "size", lambda x, n: x.expand(size=(n, 2, 4))),
+        ("torch.Tensor.flip", "dims", lambda x, n: x.flip(dims=(n,))),
+        ("torch.Tensor.squeeze", "dim", lambda x, n: x.squeeze(0, n)),
+        ("torch.Tensor.squeeze", "dim", lambda x, n: x.squeeze(dim=n)),
+    ],
+)
+def test_dynamic_value_in_keyword_form_raises(spelling: str, param: str, fn: Any) -> None:
+    test_dynamic_value_in_static_parameter_raises(spelling, param, fn)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_values_devices_and_grads() -> None:
+    def f(x: torch.Tensor, y: torch.Tensor) -> Any:
+        a = torch.cat([x[1:, None, ::2], y.unsqueeze(1)], 0).permute(2, 0, 1).flip(0)
+        parts = a.split(1, 0)
+        return torch.stack(parts[::-1], -1).flatten()
+
+    x = torch.randn(3, 4, device="cuda", dtype=torch.float64, requires_grad=True)
+    y = torch.randn(1, 2, device="cuda", dtype=torch.float64, requires_grad=True)
+    jf = jit(f)
+    got, want = jf(x, y), f(x, y)
+    assert got.device == want.device
+    torch.testing.assert_close(got, want)
+    w = torch.randn_like(want)
+    for g, r in zip(torch.autograd.grad((got * w).sum(), (x, y)), torch.autograd.grad((want * w).sum(), (x, y))):
+        assert g.device == r.device
+        torch.testing.assert_close(g, r)
+    assert torch.autograd.gradcheck(jf, (x, y))

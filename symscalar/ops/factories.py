@@ -15,19 +15,13 @@ import torch
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.trace import Primitive
-from symscalar.tracing import defop, implements
+from symscalar.ops.shape import expand, reshape, shape_arg
+from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
 __all__ = [
     "full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "arange", "to",
 ]
-
-
-def _size_arg(size: tuple[Any, ...]) -> tuple[Any, ...]:
-    """torch accepts ``torch.zeros(2, 3)`` and ``torch.zeros((2, 3))``."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-        return tuple(size[0])
-    return tuple(size)
 
 
 # ---- full
@@ -41,16 +35,35 @@ full_p = Primitive("full", _full_impl, torch_meta(_full_impl))
 @defop
 def full(
     shape: StaticShape,
-    fill_value: NumberLike,
+    fill_value: NumberLike | Tensor,
     *,
     dtype: torch.dtype | None = None,
     device: torch.device | str | None = None,
 ) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (which may be dynamic)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (which may be dynamic, or a 0-d
+    tensor as torch accepts: then the fill is broadcast, not read at trace time)."""
+    if isinstance(fill_value, (torch.Tensor, TensorProxy)):
+        return _full_from_tensor(tuple(shape), fill_value, dtype)
     if dtype is None:
         dtype = _default_dtype(fill_value)
     device = torch.device(device) if device is not None else torch.device("cpu")
     return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)  # type: ignore[no-any-return]
+
+
+def _full_from_tensor(shape: tuple[int, ...], fill: Any, dtype: torch.dtype | None) -> Tensor:
+    if fill.ndim != 0:
+        raise RuntimeError(
+            f"full(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
+            f"{tuple(fill.shape)}"
+        )
+    if dtype is None:  # torch reads the value with .item(): its Python type decides
+        if fill.dtype == torch.bool:
+            dtype = torch.bool
+        elif fill.dtype.is_floating_point or fill.dtype.is_complex:
+            dtype = torch.get_default_dtype()
+        else:
+            dtype = torch.int64
+    return expand(reshape(to(fill, dtype), (1,) * len(shape)), shape)
 
 
 def _default_dtype(fill: Any) -> torch.dtype:
@@ -65,7 +78,7 @@ def _default_dtype(fill: Any) -> torch.dtype:
 @implements(torch.full)
 def _torch_full(
     size: StaticShape,
-    fill_value: NumberLike,
+    fill_value: NumberLike | Tensor,
     *,
     dtype: torch.dtype | None = None,
     device: Any = None,
@@ -80,7 +93,8 @@ def zeros(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Zeros of shape ``size`` (``zeros(2, 3)`` or ``zeros((2, 3))``), default dtype float."""
-    return full(_size_arg(size), 0, dtype=dtype or torch.get_default_dtype(), device=device)
+    shape = shape_arg("symscalar.ops.zeros", "size", size, {})
+    return full(shape, 0, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @defop
@@ -88,7 +102,8 @@ def ones(
     *size: StaticInt | StaticShape, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> Tensor:
     """Ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), default dtype float."""
-    return full(_size_arg(size), 1, dtype=dtype or torch.get_default_dtype(), device=device)
+    shape = shape_arg("symscalar.ops.ones", "size", size, {})
+    return full(shape, 1, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 @implements(torch.zeros)
@@ -99,8 +114,9 @@ def _torch_zeros(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device)
+    return zeros(shape_arg("torch.zeros", "size", size, keywords), dtype=dtype, device=device)
 
 
 @implements(torch.ones)
@@ -111,8 +127,9 @@ def _torch_ones(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return ones(*size, dtype=dtype, device=device)
+    return ones(shape_arg("torch.ones", "size", size, keywords), dtype=dtype, device=device)
 
 
 @defop
@@ -211,8 +228,10 @@ def _tensor_new_zeros(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return full(_size_arg(size), 0, dtype=dtype or input.dtype, device=device or input.device)
+    shape = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
+    return full(shape, 0, dtype=dtype or input.dtype, device=device or input.device)
 
 
 @implements(torch.Tensor.new_ones)
@@ -224,8 +243,10 @@ def _tensor_new_ones(
     layout: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    return full(_size_arg(size), 1, dtype=dtype or input.dtype, device=device or input.device)
+    shape = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
+    return full(shape, 1, dtype=dtype or input.dtype, device=device or input.device)
 
 
 def _uninitialized(name: str) -> UnsupportedOperationError:

@@ -17,24 +17,33 @@ import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
-from symscalar.trace import Primitive
+from symscalar.trace import Primitive, contains_dynamic
 from symscalar.tracing import _static_message, defop, implements
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
     "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
-    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "flip", "getitem",
+    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "select", "flip", "getitem",
 ]
 
 _slice = builtins.slice
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
-    """torch accepts ``x.reshape(2, 3)`` and ``x.reshape((2, 3))``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
-        return tuple(shape[0])
-    return tuple(shape)
+def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
+    """A shape or dims list given as torch accepts it: ``x.reshape(2, 3)``,
+    ``x.reshape((2, 3))`` or ``x.reshape(shape=(2, 3))``. The varargs are checked by the
+    handler's annotation; the keyword form is checked here, with the same error."""
+    if keywords:
+        if set(keywords) != {name} or args:
+            raise TypeError(f"{op}() got unexpected arguments {sorted(keywords)}; expected {name!r}")
+        value = keywords[name]
+        if contains_dynamic(value):
+            raise StaticValueRequiredError(_static_message(op, name, value))
+        args = (value,)
+    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+        return tuple(args[0])
+    return tuple(args)
 
 
 def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
@@ -103,14 +112,19 @@ def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
     return reshape(input, shape)
 
 
-@_each(torch.Tensor.reshape, torch.Tensor.view)
-def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape) -> Tensor:
-    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+@implements(torch.Tensor.reshape)
+def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return reshape(input, shape_arg("torch.Tensor.reshape", "shape", shape, keywords))
+
+
+@implements(torch.Tensor.view)
+def _tensor_view(input: Tensor, *shape: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype) or "dtype" in keywords:
         raise UnsupportedOperationError(
             "Tensor.view(dtype) (reinterpreting the bytes) is not supported on traced values; "
             "use Tensor.to(dtype) to convert the values"
         )
-    return reshape(input, _shape_arg(shape))
+    return reshape(input, shape_arg("torch.Tensor.view", "size", shape, keywords))
 
 
 @_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
@@ -148,9 +162,17 @@ def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
     return reshape(x, shape)
 
 
-@_each(torch.squeeze, torch.Tensor.squeeze)
+@implements(torch.squeeze)
 def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     return squeeze(input, dim)
+
+
+@implements(torch.Tensor.squeeze)
+def _tensor_squeeze(input: Tensor, *dim: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    dims = shape_arg("torch.Tensor.squeeze", "dim", dim, keywords)
+    if dims in ((), (None,)):
+        return squeeze(input)
+    return squeeze(input, dims)
 
 
 @defop
@@ -222,8 +244,8 @@ def _torch_broadcast_to(input: Tensor, size: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.expand)
-def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape) -> Tensor:
-    return expand(input, _shape_arg(sizes))
+def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return expand(input, shape_arg("torch.Tensor.expand", "size", sizes, keywords))
 
 
 @implements(torch.Tensor.expand_as)
@@ -271,8 +293,8 @@ def _torch_permute(input: Tensor, dims: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.permute)
-def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
-    return permute(input, _shape_arg(dims))
+def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return permute(input, shape_arg("torch.Tensor.permute", "dims", dims, keywords))
 
 
 @defop
@@ -377,7 +399,9 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     d = canonical_dim(dim, x.ndim)
     size = x.shape[d]
     if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     begin = start % size if start < 0 else start
     if length < 0 or begin + length > size:
         raise RuntimeError(f"start ({begin}) + length ({length}) exceeds dimension size ({size}).")
@@ -391,6 +415,22 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
             f"narrow(): `start` must be a static int, got {type(start).__name__}"
         )
     return narrow(input, dim, start, length)
+
+
+@defop
+def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    """Element ``index`` (may be negative) of dim ``dim``, that dim removed."""
+    d = canonical_dim(dim, x.ndim)
+    size = x.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
+    i = index % size
+    return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
+
+
+@_each(torch.select, torch.Tensor.select)
+def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+    return select(input, dim, index)
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
@@ -535,7 +575,9 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
 
 
 @defop
-def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def split(
+    x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
     d = canonical_dim(dim, x.ndim)
@@ -547,12 +589,16 @@ def split(x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: Stati
 
 
 @_each(torch.split, torch.Tensor.split)
-def _torch_split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def _torch_split(
+    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(tensor, split_size_or_sections, dim)
 
 
 @implements(torch.Tensor.split_with_sizes)
-def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+def _tensor_split_with_sizes(
+    input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0
+) -> tuple[Tensor, ...]:
     return split(input, list(split_sizes), dim)
 
 
@@ -609,8 +655,8 @@ def _torch_flip(input: Tensor, dims: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.flip)
-def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape) -> Tensor:
-    return flip(input, _shape_arg(dims))
+def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return flip(input, shape_arg("torch.Tensor.flip", "dims", dims, keywords))
 
 
 # ---- clone, contiguous: values are immutable in a trace, so these are the identity
