@@ -72,6 +72,7 @@ __all__ = [
     "hint_name",
     "accepts_dynamic",
     "dynamic_positions",
+    "substitute",
 ]
 
 # Samples run per (spelling, source OpInfo): enough variety, small runtime.
@@ -281,9 +282,14 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         return torch.randint(-5, 5, shape, generator=g, dtype=dtype)
 
     i64, f64 = torch.int64, torch.float64
+    mm = [((t(3, 4), t(4, 5)), {}), ((t(1, 3, dtype=f64), t(3, 2, dtype=f64)), {}), ((t(2, 3, dtype=i64), t(3, 1, dtype=i64)), {})]
+    bmm = [((t(2, 3, 4), t(2, 4, 5)), {}), ((t(1, 2, 3, dtype=f64), t(1, 3, 2, dtype=f64)), {})]
     new_sized = [((t(2, 3), (4, 5)), {}), ((t(2, 3), 4, 5), {}), ((t(2, 3, dtype=i64), (2,)), {"dtype": f64})]
     clamp_one = [((t(4, 5), -0.5), {}), ((t(4, 5), t(5)), {}), ((t(3, dtype=i64), 0), {}), ((t(3, dtype=f64), 1), {})]
     return {
+        "mm": mm,
+        "spmm": mm,
+        "bmm": bmm,
         "narrow": [((t(4, 5), 0, 1, 2), {}), ((t(4, 5), -1, 0, 5), {}), ((t(3, 4, 5, dtype=f64), 1, 2, 2), {})],
         "split_with_sizes": [((t(6, 4), [2, 4]), {}), ((t(3, 5), [1, 1, 3], 1), {}), ((t(3, 5, dtype=i64), [2, 3]), {"dim": -1})],
         "new_zeros": new_sized,
@@ -508,6 +514,28 @@ def run_static(call: Call) -> tuple[Any, Any]:
     return f, out
 
 
+def substitute(call: Call, replacements: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """``call``'s arguments with some parameters (by handler parameter name) replaced, each
+    where the call passed it (positionally or by keyword; by keyword if it was not passed),
+    so that the call keeps torch's form. None if the call does not bind to the handler."""
+    bound = bind_call(call)
+    if bound is None:
+        return None
+    params = bound.signature.parameters
+    positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    args, kwargs = list(call.args), dict(call.kwargs)
+    for name, value in replacements.items():
+        if name in kwargs:
+            kwargs[name] = value
+        elif params[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            args = args[: len(positional)] + list(value)
+        elif name in positional and positional.index(name) < len(args):
+            args[positional.index(name)] = value
+        else:
+            kwargs[name] = value
+    return tuple(args), kwargs
+
+
 def dynamic_positions(call: Call) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]] | None:
     """The call with every number that sits in a dynamic-capable parameter replaced by a
     ``Dyn`` placeholder: ``(args, kwargs, values)``, or None when there is none."""
@@ -515,17 +543,13 @@ def dynamic_positions(call: Call) -> tuple[tuple[Any, ...], dict[str, Any], list
     if bound is None:
         return None
     capable = dynamic_params(call.func)
+    replacements: dict[str, Any] = {}
     values: list[Any] = []
-    for name, value in list(bound.arguments.items()):
-        if (
-            name in capable
-            and isinstance(value, (int, float))
-            and not isinstance(value, torch.Tensor)
-            and len(values) < MAX_DYNAMIC
-        ):
-            bound.arguments[name] = Dyn(len(values))
+    for name, value in bound.arguments.items():
+        if name in capable and isinstance(value, (int, float)) and len(values) < MAX_DYNAMIC:
+            replacements[name] = Dyn(len(values))
             values.append(value)
     if not values:
         return None
-    return bound.args, bound.kwargs, values
-
+    args, kwargs = substitute(call, replacements)  # type: ignore[misc]
+    return args, kwargs, values

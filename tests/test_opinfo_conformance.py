@@ -194,11 +194,10 @@ def _substituted(call: Call, param: str) -> list[tuple[tuple[Any, ...], dict[str
     bound = support.bind_call(call)
     if bound is None:
         return []
-    sig_param = bound.signature.parameters[param]
-    base = bound.arguments.get(param, sig_param.default)
-    bound.arguments[param] = Dyn(0)
+    base = bound.arguments.get(param, bound.signature.parameters[param].default)
+    args, kwargs = support.substitute(call, {param: Dyn(0)})  # type: ignore[misc]
     hint = support.dynamic_params(call.func)[param]
-    return [(bound.args, bound.kwargs, values) for values in _probe_values(base, hint)]
+    return [(args, kwargs, values) for values in _probe_values(base, hint)]
 
 
 def _eager(func: Any, args: Any, kwargs: Any, value: Any) -> Any:
@@ -257,10 +256,10 @@ def test_static_parameter(case: tuple[Any, str]) -> None:
         template, value = _dynamic_version(bound.arguments.get(param, sig_param.default))
         if sig_param.kind is inspect.Parameter.VAR_POSITIONAL and not isinstance(template, tuple):
             template = (template,)
-        bound.arguments[param] = template
+        args, kwargs = support.substitute(call, {param: template})  # type: ignore[misc]
         for other in support.EXCLUSIVE_PARAMS.get(param, ()):
-            bound.arguments.pop(other, None)
-        f, tensors = support.jitted(func, bound.args, bound.kwargs, 1)
+            kwargs.pop(other, None)
+        f, tensors = support.jitted(func, args, kwargs, 1)
         try:
             f(tensors, value)
         except symscalar.StaticValueRequiredError as e:
