@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import itertools
 import types as pytypes
 import typing
 import warnings
@@ -324,9 +325,6 @@ def op_stem(name: str) -> str:
 # ----------------------------------------------------------------------------------------
 # Sample calls per spelling
 
-_COMPLEX = (torch.complex64, torch.complex128, torch.complex32)
-
-
 def leaves(value: Any) -> Iterator[Any]:
     """The non-container values in nested tuples, lists, dicts and slices."""
     if isinstance(value, (tuple, list)):
@@ -341,23 +339,29 @@ def leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
-def _out_of_scope(info: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+def _is_complex(v: Any) -> bool:
+    if isinstance(v, torch.Tensor):
+        return v.dtype.is_complex
+    if isinstance(v, torch.dtype):
+        return v.is_complex
+    return isinstance(v, complex)
+
+
+def _out_of_scope(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     """Why a sample needs a feature symscalar declares out of scope, or None."""
     values = list(leaves((args, kwargs)))
-    if any(isinstance(v, complex) or (isinstance(v, torch.Tensor) and v.dtype in _COMPLEX) or v in _COMPLEX
-           for v in values if not isinstance(v, (str, torch.device))):
+    if any(_is_complex(v) for v in values):
         return "complex numbers"
     if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]):
         return "tensor-valued indices (data-dependent)"
     if func is torch.Tensor.view and any(isinstance(v, torch.dtype) for v in args[1:]):
         return "Tensor.view(dtype) bit reinterpretation"
-    if any(isinstance(v, torch.Tensor) and v.requires_grad for v in values):
-        return "requires_grad sample"
     return None
 
 
 def _as_spelling(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """Why ``func`` (a method or operator spelling of ``call_func``) cannot take these args."""
+    """Why the spelling ``func`` cannot take a sample's arguments (``2 + x`` has a number
+    first: there is no ``Tensor`` method call for it), or None."""
     name = spelling_name(func)
     if name.startswith("torch.Tensor.") and (not args or not isinstance(args[0], torch.Tensor)):
         return "method spelling needs a tensor first argument"
@@ -385,7 +389,7 @@ def _samples(info: Any) -> Iterator[tuple[str, tuple[Any, ...], dict[str, Any]]]
     for dtype in SAMPLE_DTYPES:
         if dtype in supported:
             torch.manual_seed(0)
-            per_dtype.append((dtype, list(_take(info.sample_inputs("cpu", dtype), MAX_SAMPLES))))
+            per_dtype.append((dtype, list(itertools.islice(info.sample_inputs("cpu", dtype), MAX_SAMPLES))))
     for i in range(MAX_SAMPLES):
         for k in range(len(per_dtype)):
             dtype, samples = per_dtype[(i + k) % len(per_dtype)]
@@ -393,13 +397,6 @@ def _samples(info: Any) -> Iterator[tuple[str, tuple[Any, ...], dict[str, Any]]]
                 sample = samples[i]
                 yield f"{info.name}[{dtype}]#{i}", tuple(sample.args), dict(sample.kwargs)
                 break
-
-
-def _take(it: Iterator[Any], n: int) -> Iterator[Any]:
-    for i, x in enumerate(it):
-        if i >= n:
-            return
-        yield x
 
 
 @functools.cache
@@ -425,7 +422,7 @@ def calls_for(func: Any) -> list[Call | Skip]:
             adapter = SPELLING_ADAPTERS.get(spelling_name(func))
             if adapter is not None and len(args) >= 2:
                 args, kwargs = adapter(args, kwargs)
-            reason = _out_of_scope(info, target, args, kwargs) or _as_spelling(func, args, kwargs)
+            reason = _out_of_scope(target, args, kwargs) or _as_spelling(func, args, kwargs)
             if reason is not None:
                 out.append(Skip(reason, source))
                 continue
