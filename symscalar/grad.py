@@ -165,7 +165,7 @@ def autograd_runner(
     backward_fn = backend.compile_trace(backward)
     plain_fn = backend.compile_trace(trace)
     names = [f"o{i}" for i in range(len(trace.outputs))]
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"torch": torch}
     exec(f"def unflatten({', '.join(names)}):\n    return {render(names)}\n", namespace)  # noqa: S102
     unflatten = namespace["unflatten"]
     n_out = len(trace.outputs)

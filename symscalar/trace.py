@@ -277,6 +277,14 @@ def python_source(
     return "\n".join(lines) + "\n"
 
 
+def with_codegen_name(trace: Trace) -> Trace:
+    """The trace, renamed if its name would shadow what generated code calls (``torch``, the
+    ``_prim_<name>`` lowerings bound by the backends)."""
+    if trace.name == "torch" or trace.name.startswith("_prim_"):
+        return dataclasses.replace(trace, name=f"{trace.name}_fn")
+    return trace
+
+
 def _type_comment(v: Var) -> str:
     if isinstance(v, TensorVar):
         return f"{v.type_str()} {v.device}"

@@ -299,6 +299,9 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "new_full": [((t(2, 3), (4, 5), 1.5), {}), ((t(2, 3, dtype=i64), (3,), 7), {}), ((t(2), (2, 2), -2.0), {"dtype": f64})],
         "clamp_min": clamp_one,
         "clamp_max": clamp_one,
+        # deterministic forms only: training=False, or p=0 (random dropout is refused)
+        "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
+                    ((t(2, 3),), {"p": 0.25, "training": False})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
     }
 
