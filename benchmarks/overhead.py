@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import platform
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -59,8 +61,22 @@ def new_values(fn: Callable[..., Any], x: torch.Tensor, misses: Callable[[], int
     start = time.perf_counter()
     for i in range(20):
         out = fn(x, 1.0 + i / 7)
-        torch.testing.assert_close(out, eager_fn(x, 1.0 + i / 7))
+        torch.testing.assert_close(out, eager_fn(x, 1.0 + i / 7), rtol=1e-4, atol=1e-5)  # fused sums round differently
     return (time.perf_counter() - start) * 1e3, misses() - before
+
+
+def import_seconds(module: str, repeats: int = 5) -> float:
+    """Best wall time of a fresh interpreter importing ``module`` (minus an empty one)."""
+
+    def run(code: str) -> float:
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    return run(f"import {module}") - run("pass")
 
 
 def main() -> None:
@@ -109,6 +125,9 @@ def main() -> None:
     for name, us, first_ms, t20, r20 in rows:
         fmt = lambda v, spec: "—" if v is None else format(v, spec)  # noqa: E731
         print(f"| {name} | {us:.1f} | {us / eager:.2f}x | {fmt(first_ms, '.1f')} | {fmt(t20, '.1f')} | {fmt(r20, 'd')} |")
+    torch_import, sym_import = import_seconds("torch"), import_seconds("symscalar")
+    print(f"\nimport torch: {torch_import * 1e3:.0f} ms; import symscalar (torch included): "
+          f"{sym_import * 1e3:.0f} ms (+{(sym_import - torch_import) * 1e3:.0f} ms)")
     sym = rows[1][1]
     thunder_rows = [r for r in rows if r[0] == "thunder.jit"]
     if thunder_rows:

@@ -14,6 +14,7 @@ rule introduces come from static shapes and static parameters, and ``check_trace
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -119,9 +120,9 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
     kept_residuals = tuple(v for v in raw.inputs[n_cts:n_inputs] if v in used)
     # constants a rule created eagerly (e.g. torch.full((), 2.0)) are read by reference
     constants = [(v, t) for v, t in zip(raw.inputs[n_inputs:], builder.captured_tensors()) if v in used]
-    backward = Trace(
-        ct_inputs + kept_residuals + tuple(v for v, _ in constants), raw.eqns, raw.outputs, raw.name
-    )
+    inputs = ct_inputs + kept_residuals + tuple(v for v, _ in constants)
+    backward = Trace(inputs, raw.eqns, raw.outputs, raw.name)
+    backward = dataclasses.replace(backward, comment=_backward_comment(backward, n_cts, len(kept_residuals)))
     forward = Trace(
         trace.inputs, trace.eqns, trace.outputs + tuple(forward_of[v] for v in kept_residuals),
         f"{trace.name}_forward",
@@ -129,6 +130,14 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
     check_trace(forward)
     check_trace(backward)
     return forward, backward, tuple(t for _, t in constants)
+
+
+def _backward_comment(backward: Trace, n_cts: int, n_saved: int) -> str:
+    """Say which inputs of a backward are cotangents, saved values and constants."""
+    names = backward.input_names()
+    parts = [("cotangents", names[:n_cts]), ("saved for backward", names[n_cts:n_cts + n_saved]),
+             ("constants", names[n_cts + n_saved:])]
+    return "; ".join(f"{label}: {', '.join(group)}" for label, group in parts if group)
 
 
 def _used_vars(trace: Trace) -> set[Any]:
@@ -156,7 +165,7 @@ def autograd_runner(
     backward_fn = backend.compile_trace(backward)
     plain_fn = backend.compile_trace(trace)
     names = [f"o{i}" for i in range(len(trace.outputs))]
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"torch": torch}
     exec(f"def unflatten({', '.join(names)}):\n    return {render(names)}\n", namespace)  # noqa: S102
     unflatten = namespace["unflatten"]
     n_out = len(trace.outputs)

@@ -523,6 +523,9 @@ def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[
         if v is None or isinstance(v, (bool, int, float, str)):
             text = format_static(v)
             return lambda names: text
+        if isinstance(v, torch.Size):  # static sizes, e.g. `return x.shape`
+            size_text = f"torch.Size({list(v)!r})"
+            return lambda names: size_text
         if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
             parts = [walk(x) for x in v]
             open_, close = ("(", ")") if isinstance(v, tuple) else ("[", "]")

@@ -48,6 +48,7 @@ from symscalar.trace import (
     dce,
     format_static,
     is_var,
+    with_codegen_name,
 )
 
 __all__ = [
@@ -470,6 +471,7 @@ def partition(trace: Trace) -> list[tuple[str, Any]]:
 
 def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None = None) -> Plan:
     """Check, partition and generate the plan's function (fusions are built on first call)."""
+    trace = with_codegen_name(trace)
     check_trace(trace)
     for eqn in trace.eqns:
         check_static_params(eqn)

@@ -7,13 +7,12 @@ Python with no interpreter loop. Runs on every device torch supports.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from symscalar.trace import Primitive, Trace, python_source
+from symscalar.trace import Primitive, Trace, python_source, with_codegen_name
 
 __all__ = ["compile_trace"]
 
@@ -33,9 +32,7 @@ def compile_trace(
     """
     namespace: dict[str, Any] = {}
     names: dict[Primitive, str] = {}
-    if trace.name == "torch" or trace.name.startswith("_prim_"):
-        # the generated def must not shadow the module or a lowering it calls
-        trace = dataclasses.replace(trace, name=f"{trace.name}_fn")
+    trace = with_codegen_name(trace)
 
     def callee(prim: Primitive) -> str:
         if prim not in names:

@@ -164,6 +164,7 @@ class Trace:
     eqns: tuple[Eqn, ...]  # single assignment: each variable is defined once
     outputs: tuple[Atom, ...]  # variables or static literals
     name: str = "f"  # the function name used when printing
+    comment: str = ""  # printed under the signature, e.g. which inputs a backward saved
 
     def __str__(self) -> str:
         return python_source(self)
@@ -254,6 +255,8 @@ def python_source(
     lines = ["import torch", "from symscalar import prims", "", ""] if header else []
     params = ", ".join(names[v] for v in trace.inputs)
     lines.append(f"def {trace.name}({params}):")
+    if trace.comment:
+        lines.extend(f"    # {line}" for line in trace.comment.splitlines())
     if trace.inputs:
         types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
         lines.append(f"    # {types}")
@@ -275,6 +278,14 @@ def python_source(
     else:
         lines.append(f"    return {render_outputs(outs)}")
     return "\n".join(lines) + "\n"
+
+
+def with_codegen_name(trace: Trace) -> Trace:
+    """The trace, renamed if its name would shadow what generated code calls (``torch``, the
+    ``_prim_<name>`` lowerings bound by the backends)."""
+    if trace.name == "torch" or trace.name.startswith("_prim_"):
+        return dataclasses.replace(trace, name=f"{trace.name}_fn")
+    return trace
 
 
 def _type_comment(v: Var) -> str:

@@ -219,17 +219,55 @@ class TraceBuilder:
         return tuple(t for _, t in self.captured.values())
 
 
+def _random_functions() -> frozenset[Any]:
+    F = torch.nn.functional
+    names = (
+        "rand randn randint rand_like randn_like randint_like randperm bernoulli normal "
+        "poisson multinomial"
+    )
+    tensor_methods = "uniform_ normal_ bernoulli bernoulli_ random_ exponential_ geometric_ log_normal_ cauchy_"
+    return frozenset(
+        [getattr(torch, n) for n in names.split()]
+        + [getattr(torch.Tensor, n) for n in tensor_methods.split()]
+        + [F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+           F.gumbel_softmax, F.rrelu]
+    )
+
+
+_RANDOM_FUNCTIONS = _random_functions()
+
+
+class _NoRandomMode(torch.overrides.TorchFunctionMode):
+    """Active while tracing: a random op would run once, at trace time, and its sample would
+    be baked into the program as a constant. Refuse it instead."""
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        if func in _RANDOM_FUNCTIONS:
+            name = torch.overrides.resolve_name(func) or repr(func)
+            raise UnsupportedOperationError(
+                f"{name} inside a traced function is not supported: it would run once while "
+                "tracing and bake that sample into the compiled program. Draw random tensors "
+                "outside the jitted function and pass them in."
+            )
+        return func(*args, **(kwargs or {}))
+
+
 class tracing:
     """Context manager that makes ``builder`` the current tracer of this thread/context."""
 
     def __init__(self, builder: TraceBuilder) -> None:
         self.builder = builder
+        self._mode = _NoRandomMode()
 
     def __enter__(self) -> TraceBuilder:
         self._token = current_tracer.set(self.builder)
+        self._mode.__enter__()
         return self.builder
 
     def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
         current_tracer.reset(self._token)
 
 

@@ -105,3 +105,10 @@ def test_missing_vjp_is_a_clear_error():
     with pytest.raises(NotImplementedError, match="no gradient rule"):
         fn(torch.ones(2, requires_grad=True))
     torch.testing.assert_close(fn(torch.ones(2)), torch.tensor(2.0))
+
+
+def test_backward_trace_says_what_was_saved():
+    f(torch.randn(2, 3, requires_grad=True), torch.rand(3) + 1, 1.5, 0)
+    header = str(f.last_backward_trace()).splitlines()[5]
+    assert header.startswith("    # cotangents: t0; saved for backward: ")
+    assert "s0" in header  # the dynamic scale is saved from the forward, not baked in

@@ -307,3 +307,36 @@ def test_function_names_cannot_collide_with_generated_names():
 
     torch_.__name__ = "torch"
     assert symscalar.jit(torch_)(torch.ones(2)).dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda x: x + torch.randn(3),
+        lambda x: x * torch.rand_like(x),
+        lambda x: torch.bernoulli(x.sigmoid()),
+        lambda x: torch.nn.functional.dropout(x, 0.5),
+    ],
+)
+def test_random_ops_are_refused_not_baked(body):
+    with pytest.raises(UnsupportedOperationError, match="bake"):
+        symscalar.jit(body)(torch.ones(3))
+
+
+def test_dropout_in_eval_mode_is_the_identity():
+    f = symscalar.jit(lambda x: torch.nn.functional.dropout(x, 0.5, training=False) * 2)
+    torch.testing.assert_close(f(torch.ones(3)), torch.full((3,), 2.0))
+
+
+def test_static_factories_and_eager_constants_inside_a_trace():
+    f = symscalar.jit(lambda x: x + torch.zeros(3) + torch.tensor([1.0, 2.0, 3.0]))
+    torch.testing.assert_close(f(torch.ones(3)), torch.tensor([2.0, 3.0, 4.0]))
+
+
+def test_returning_a_shape():
+    f = symscalar.jit(lambda x: (x.shape, x.size(), x * 2))
+    shape, size, y = f(torch.ones(2, 3))
+    assert type(shape) is torch.Size and shape == (2, 3) and size == torch.Size([2, 3])
+    g = symscalar.jit(lambda x: (x * 2, x.shape))
+    out, shape = g(torch.ones(2, 3, requires_grad=True))
+    assert type(shape) is torch.Size and out.requires_grad

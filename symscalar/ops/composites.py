@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
 from symscalar.trace import Primitive
@@ -209,3 +210,15 @@ def _torch_sdpa(
     return scaled_dot_product_attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
     )
+
+
+# ---- dropout: the identity when not training; random dropout is refused (it would bake a sample)
+@implements(F.dropout)
+def _torch_dropout(input: Tensor, p: StaticFloat = 0.5, training: StaticBool = True, inplace: StaticBool = False) -> Tensor:
+    if training and p != 0.0:
+        raise UnsupportedOperationError(
+            "torch.nn.functional.dropout with training=True inside a traced function is not "
+            "supported: its random mask would be drawn once and baked into the program. Use "
+            "training=False (or model.eval()), or apply dropout outside symscalar.jit."
+        )
+    return input
