@@ -6,6 +6,8 @@ Ops take ``StaticInt`` (compile-time constants) where a backend needs a constant
 dynamic values change between calls without recompiling.
 """
 
+import torch.overrides
+
 from symscalar import ops as ops
 from symscalar.errors import (
     CheckFailedError,
@@ -53,6 +55,4 @@ __all__ = [
 
 def supported_torch_functions() -> list[str]:
     """Names of the torch functions, methods and operators symscalar can trace."""
-    import torch.overrides
-
     return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
