@@ -6,37 +6,47 @@ Ops take ``StaticInt`` (compile-time constants) where a backend needs a constant
 dynamic values change between calls without recompiling.
 """
 
-from symscalar import ops as ops
-from symscalar.errors import (
-    CheckFailedError,
-    DynamicValueError,
-    StaticValueRequiredError,
-    SymscalarError,
-    UnsupportedOperationError,
-)
-from symscalar.jit import CacheInfo, JitFunction, jit
-from symscalar.trace import Trace, check_trace, eval_trace, prims
-from symscalar.tracing import TORCH_FUNCTIONS
-from symscalar.types import (
-    BoolLike,
-    DynamicBool,
-    DynamicFloat,
-    DynamicInt,
-    FloatLike,
-    IntLike,
-    NumberClasses,
-    NumberLike,
-    NumberProxy,
-    StaticBool,
-    StaticDims,
-    StaticFloat,
-    StaticInt,
-    StaticShape,
-    check,
-    is_dynamic,
-    is_static,
-    specialize,
-)
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+# Loaded as the parent package of the mypy plugin (`plugins = ["symscalar.mypy_plugin"]`), the
+# package must not import torch: that would add seconds to every mypy run. There the public
+# API loads on first attribute access instead (PEP 562); everywhere else, eagerly as usual.
+_LAZY = not TYPE_CHECKING and "mypy.plugin" in sys.modules
+
+if not _LAZY:
+    from symscalar import ops as ops
+    from symscalar.errors import (
+        CheckFailedError,
+        DynamicValueError,
+        StaticValueRequiredError,
+        SymscalarError,
+        UnsupportedOperationError,
+    )
+    from symscalar.jit import CacheInfo, JitFunction, jit
+    from symscalar.trace import Trace, check_trace, eval_trace, prims
+    from symscalar.tracing import TORCH_FUNCTIONS
+    from symscalar.types import (
+        BoolLike,
+        DynamicBool,
+        DynamicFloat,
+        DynamicInt,
+        FloatLike,
+        IntLike,
+        NumberClasses,
+        NumberLike,
+        NumberProxy,
+        StaticBool,
+        StaticDims,
+        StaticFloat,
+        StaticInt,
+        StaticShape,
+        check,
+        is_dynamic,
+        is_static,
+        specialize,
+    )
 
 __version__ = "0.1.0"
 
@@ -56,3 +66,17 @@ def supported_torch_functions() -> list[str]:
     import torch.overrides
 
     return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
+
+
+def __getattr__(name: str) -> Any:
+    """Load the public API on first use when imported lazily (see ``_LAZY``)."""
+    if not _LAZY or name not in __all__:
+        raise AttributeError(f"module 'symscalar' has no attribute {name!r}")
+    importlib.import_module("symscalar.ops")
+    namespace: dict[str, Any] = {}
+    for module in ("symscalar.types", "symscalar.errors", "symscalar.trace", "symscalar.tracing",
+                   "symscalar.jit"):
+        namespace.update(vars(importlib.import_module(module)))
+    namespace["ops"] = importlib.import_module("symscalar.ops")
+    globals().update({key: namespace[key] for key in (*__all__, "TORCH_FUNCTIONS") if key in namespace})
+    return globals()[name]
