@@ -443,7 +443,8 @@ def check_number_isinstance(ctx: FunctionContext) -> Type:
         return ctx.default_return_type
     legacy = [c for c in _class_refs(classes) if c in LEGACY_NUMBER_CLASSES]
     if legacy:
-        shown = ", ".join(name.replace("builtins.", "") for name in legacy)
+        names = [name.replace("builtins.", "") for name in legacy]
+        shown = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
         ctx.api.fail(
             f'isinstance("{describe(value)}", {shown}) is False for a dynamic number: '
             f'"{describe(value)}" may be {ctx.arg_types[0][0]}, and DynamicInt/DynamicFloat/'
