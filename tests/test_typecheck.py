@@ -13,7 +13,8 @@ Each case file is real code with expectations on the line they concern, in mypy'
 mypy runs once over the folder per mode (no cache). Files whose first lines say
 ``# executable`` are also run: every ``(jitted function, args)`` pair in their ``CALLS`` list
 is called, and it must raise ``StaticValueRequiredError``/``DynamicValueError`` exactly when
-mypy (with the plugin) reports an error inside that function.
+mypy (with the plugin) reports an error inside that function (or inside the helpers listed
+after the arguments: ``(fn, args, helper...)``).
 """
 
 from __future__ import annotations
@@ -156,9 +157,12 @@ def test_runtime_agrees_with_mypy(path: pathlib.Path, plugin_output: list[Messag
     assert calls, f"{path.name} is executable but has no CALLS"
     errors = {m.line for m in plugin_output if m.path == path.name and m.kind == "E"}
     disagreements = []
-    for fn, args in calls:
-        lines, first = inspect.getsourcelines(fn)
-        flagged = sorted(errors & set(range(first, first + len(lines))))
+    for fn, args, *helpers in calls:
+        own: set[int] = set()
+        for function in (fn, *helpers):
+            lines, first = inspect.getsourcelines(function)
+            own.update(range(first, first + len(lines)))
+        flagged = sorted(errors & own)
         try:
             fn(*args)
             raised = None
