@@ -25,6 +25,7 @@ names, module-level callbacks, no global state (incremental mode and dmypy reuse
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 
 from mypy.checker import TypeChecker
@@ -65,6 +66,7 @@ from mypy.plugin import (
     MethodContext,
     MethodSigContext,
     Plugin,
+    ReportConfigContext,
 )
 from mypy.server.subexpr import get_subexpressions
 from mypy.types import (
@@ -101,6 +103,16 @@ NUMBER_ISINSTANCE = ErrorCode(
     "isinstance(v, int/float/numbers.Number) is false for a dynamic number",
     "symscalar",
 )
+
+# What the plugin's answers depend on besides the code: mypy stores it with each cached module
+# and rechecks the module when it changes (a regenerated op table invalidates the cache).
+def config_data(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]]) -> dict[str, str]:
+    """The plugin's version and a digest of the op table."""
+    digest = hashlib.sha256(repr(sorted(table.items())).encode()).hexdigest()
+    return {"version": __version__, "ops": digest}
+
+
+CONFIG_DATA = config_data(STATIC_PARAMS)
 
 NUMBER_PROXY = "symscalar.types.NumberProxy"
 DYNAMIC_CLASSES = (
@@ -501,6 +513,9 @@ def _accept_python_number(typ: Type, python: dict[str, Instance | None]) -> Type
 
 class SymscalarPlugin(Plugin):
     """Dispatches mypy's hooks to the callbacks above by fully qualified name."""
+
+    def report_config_data(self, ctx: ReportConfigContext) -> dict[str, str]:
+        return CONFIG_DATA
 
     def get_function_signature_hook(
         self, fullname: str

@@ -63,3 +63,16 @@ def test_plugin_does_not_import_torch() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "SymscalarPlugin"
+
+
+def test_cache_keyed_on_op_table() -> None:
+    """mypy rechecks cached modules when the plugin's version or op table changes."""
+    code = (
+        "import mypy.plugin, symscalar.mypy_plugin as p; "
+        "from symscalar._static_params import STATIC_PARAMS as t; "
+        "assert p.SymscalarPlugin.report_config_data(None, None) == p.config_data(t); "
+        "changed = dict(t, **{'torch.sum': (('input', 'dim'), (), 2)}); "
+        "assert p.config_data(changed)['ops'] != p.config_data(t)['ops']"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
