@@ -46,6 +46,7 @@ def mypy_seconds(plugin: bool, repeat: int) -> tuple[float, int]:
 
 
 def main() -> None:
+    """Measure both configurations and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
     args = parser.parse_args()

@@ -11,20 +11,17 @@ import argparse
 import importlib
 import pathlib
 import sys
+import tempfile
 from collections.abc import Sequence
 
-__all__ = ["main", "check", "static_params_source", "CHECK_FLAGS"]
+__all__ = ["main", "check", "static_params_source", "mypy_config", "RECOMMENDED"]
 
-# What `check` adds to mypy's own arguments: the plugin and the error codes it relies on.
-CHECK_FLAGS = (
-    "--config-file=",  # ignore any project config: the flags below are the whole contract
-    "--python-version=3.12",
-    "--strict-optional",
-    "--enable-error-code=truthy-bool",
-    "--enable-error-code=redundant-expr",
-    "--warn-unreachable",
-    "--plugins=symscalar.mypy_plugin",
-)
+# The mypy settings `check` uses (and docs/mypy.md recommends): the plugin, and mypy's
+# truthy-bool, which flags `if d:` / `not d` / `d and ...` on a dynamic value.
+RECOMMENDED = {
+    "plugins": "symscalar.mypy_plugin",
+    "enable_error_code": "truthy-bool",
+}
 
 STATIC_PARAMS_PATH = pathlib.Path(__file__).with_name("_static_params.py")
 
@@ -50,10 +47,26 @@ def static_params_source() -> str:
     return _HEADER + "{\n" + "\n".join(lines) + "\n}\n"
 
 
+def mypy_config(plugin: bool = True, **extra: str) -> str:
+    """A mypy ini config with the recommended settings (without the plugin if not
+    ``plugin``: what plain typing, e.g. Pyright, already catches) plus ``extra``."""
+    settings = dict(RECOMMENDED, **extra)
+    if not plugin:
+        del settings["plugins"]
+    return "[mypy]\n" + "".join(f"{key} = {value}\n" for key, value in settings.items())
+
+
 def check(paths: Sequence[str], extra: Sequence[str] = ()) -> int:
-    """Run mypy with the plugin over ``paths``; print its report; return its exit status."""
+    """Run mypy with the plugin over ``paths``; print its report; return its exit status.
+
+    mypy takes plugins from a config file only, so the recommended settings are written to a
+    temporary one (a project's own ``[tool.mypy]`` is not read: pass ``--mypy-arg`` flags).
+    """
     api = importlib.import_module("mypy.api")
-    stdout, stderr, status = api.run([*CHECK_FLAGS, *extra, *paths])
+    with tempfile.TemporaryDirectory() as tmp:
+        config = pathlib.Path(tmp, "mypy.ini")
+        config.write_text(mypy_config())
+        stdout, stderr, status = api.run(["--config-file", str(config), *extra, *paths])
     sys.stdout.write(stdout)
     sys.stderr.write(stderr)
     return int(status)

@@ -74,7 +74,6 @@ from mypy.types import (
     FunctionLike,
     Instance,
     Parameters,
-    ProperType,
     TupleType,
     Type,
     UnionType,
@@ -272,10 +271,12 @@ def dynamic_parts(expr: Expression, typ: Type, api: CheckerPluginInterface) -> l
 
 
 def widen_function_signature(ctx: FunctionSigContext) -> FunctionLike:
+    """Signature hook of an op's function spelling: numbers also accept dynamic ones."""
     return widened_signature(ctx.default_signature, ctx.api)
 
 
 def widen_method_signature(ctx: MethodSigContext) -> FunctionLike:
+    """Signature hook of an op's method and operator spellings (``x.sum``, ``x * s``)."""
     return widened_signature(ctx.default_signature, ctx.api)
 
 
@@ -298,9 +299,9 @@ def check_static_arguments(
     callee_arg_names: Sequence[str | None],
     arg_types: list[list[Type]],
     args: list[list[Expression]],
-    context: Context,
     api: CheckerPluginInterface,
 ) -> None:
+    """Report each dynamic value passed to a static parameter of ``op``, at the argument."""
     for formal, (types, exprs) in enumerate(zip(arg_types, args)):
         name = callee_arg_names[formal] if formal < len(callee_arg_names) else None
         param = static_parameter_of(op, formal, name, is_method)
@@ -313,6 +314,7 @@ def check_static_arguments(
 
 
 def static_message(op: str, param: str, parts: list[str]) -> str:
+    """The text of a [symscalar-static-required] error."""
     values = ", ".join(parts)
     return (
         f'{op}: parameter "{param}" must be static (a compile-time constant) but got dynamic '
@@ -322,15 +324,17 @@ def static_message(op: str, param: str, parts: list[str]) -> str:
 
 
 def check_function_call(op: str, ctx: FunctionContext) -> Type:
+    """Call hook of an op's function spelling with static parameters."""
     check_static_arguments(
-        op, False, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.context, ctx.api
+        op, False, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.api
     )
     return ctx.default_return_type
 
 
 def check_method_call(op: str, ctx: MethodContext) -> Type:
+    """Call hook of an op's method spelling with static parameters."""
     check_static_arguments(
-        op, True, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.context, ctx.api
+        op, True, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.api
     )
     return ctx.default_return_type
 
@@ -396,6 +400,8 @@ def is_condition(expr: Expression, api: CheckerPluginInterface) -> bool:
 
 
 def check_dynamic_condition(ctx: MethodContext) -> Type:
+    """Hook of the dynamic classes' comparisons and logical operators: report the result
+    when it is used as a condition."""
     if not is_dynamic(ctx.default_return_type):
         return ctx.default_return_type
     expr = ctx.context
@@ -448,6 +454,7 @@ def dynamic_equality(ctx: MethodContext) -> Type:
 
 
 def check_number_isinstance(ctx: FunctionContext) -> Type:
+    """Hook of ``isinstance``: report legacy number classes on a maybe-dynamic value."""
     if len(ctx.args) != 2 or not ctx.args[0] or not ctx.args[1]:
         return ctx.default_return_type
     value, classes = ctx.args[0][0], ctx.args[1][0]
@@ -482,6 +489,8 @@ def _class_refs(expr: Expression) -> list[str]:
 
 
 def widen_jit_function(ctx: FunctionContext) -> Type:
+    """Hook of ``symscalar.jit(fn)``: the returned ``JitFunction``'s dynamic parameters
+    also accept Python numbers."""
     ret = get_proper_type(ctx.default_return_type)
     if not isinstance(ret, Instance) or not ret.args:
         return ctx.default_return_type
@@ -515,11 +524,13 @@ class SymscalarPlugin(Plugin):
     """Dispatches mypy's hooks to the callbacks above by fully qualified name."""
 
     def report_config_data(self, ctx: ReportConfigContext) -> dict[str, str]:
+        """Data mypy stores with each cached module (see ``CONFIG_DATA``)."""
         return CONFIG_DATA
 
     def get_function_signature_hook(
         self, fullname: str
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        """Widen the signatures of the ops' function spellings."""
         if op_name(fullname) is not None:
             return widen_function_signature
         return None
@@ -527,11 +538,13 @@ class SymscalarPlugin(Plugin):
     def get_method_signature_hook(
         self, fullname: str
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
+        """Widen the signatures of the ops' method and operator spellings."""
         if op_name(fullname) is not None:
             return widen_method_signature
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        """isinstance, symscalar.jit and the ops' function spellings."""
         if fullname == ISINSTANCE:
             return check_number_isinstance
         if fullname == JIT:
@@ -542,6 +555,7 @@ class SymscalarPlugin(Plugin):
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        """Dynamic comparisons, ``2 == n`` and the ops' method spellings."""
         cls, _, method = fullname.rpartition(".")
         if cls in DYNAMIC_CLASSES and method in BOOL_METHODS:
             return check_dynamic_condition

@@ -28,7 +28,6 @@ import re
 
 import mypy.api
 import pytest
-import torch
 
 import symscalar
 from symscalar.__main__ import mypy_config
