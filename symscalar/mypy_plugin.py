@@ -138,6 +138,7 @@ TORCH_PREFIXES = {
     "torch._C._nn.": "torch.nn.functional.",
 }
 SYMSCALAR_OPS = "symscalar.ops."
+TENSOR = "torch._tensor.Tensor"
 
 
 def op_name(fullname: str) -> str | None:
@@ -535,11 +536,26 @@ class SymscalarPlugin(Plugin):
             return widen_function_signature
         return None
 
+    def method_op(self, fullname: str) -> str | None:
+        """The op a method stands for: ``torch.Tensor.sum`` also for the methods of
+        ``Tensor`` subclasses such as ``torch.nn.Parameter``."""
+        op = op_name(fullname)
+        if op is not None:
+            return op
+        cls, _, method = fullname.rpartition(".")
+        name = "torch.Tensor." + method
+        if name not in STATIC_PARAMS:
+            return None
+        node = self.lookup_fully_qualified(cls)
+        if node is not None and isinstance(node.node, TypeInfo) and node.node.has_base(TENSOR):
+            return name
+        return None
+
     def get_method_signature_hook(
         self, fullname: str
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
         """Widen the signatures of the ops' method and operator spellings."""
-        if op_name(fullname) is not None:
+        if self.method_op(fullname) is not None:
             return widen_method_signature
         return None
 
@@ -561,7 +577,7 @@ class SymscalarPlugin(Plugin):
             return check_dynamic_condition
         if cls in NUMBER_TYPES and method in ("__eq__", "__ne__"):
             return dynamic_equality
-        op = op_name(fullname)
+        op = self.method_op(fullname)
         if op is not None and STATIC_PARAMS[op][1]:
             return functools.partial(check_method_call, op)
         return None

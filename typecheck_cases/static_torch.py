@@ -59,6 +59,10 @@ def static_spellings_pass(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
     return z + torch.full((2, 3), s)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicFloat"  [call-overload]
 
 
+def parameter_sum(p: torch.nn.Parameter, n: DynamicInt) -> torch.Tensor:
+    return p.sum(n)  # E: torch.Tensor.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "sum" of "TensorBase" matches argument type "DynamicInt"  [call-overload]
+
+
 X = torch.ones(2, 3)
 CALLS = [
     (torch_sum_dim, (X, 1)),
