@@ -6,44 +6,55 @@ Ops take ``StaticInt`` (compile-time constants) where a backend needs a constant
 dynamic values change between calls without recompiling.
 """
 
-import torch.overrides
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
 
-from symscalar import ops as ops
-from symscalar.errors import (
-    CheckFailedError,
-    DynamicValueError,
-    StaticValueRequiredError,
-    SymscalarError,
-    UnsupportedOperationError,
-)
-from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
-from symscalar.trace import Trace, check_trace, eval_trace, prims
-from symscalar.tracing import TORCH_FUNCTIONS
-from symscalar.types import (
-    BoolLike,
-    DynamicBool,
-    DynamicFloat,
-    DynamicInt,
-    FloatLike,
-    IntLike,
-    NumberClasses,
-    NumberLike,
-    NumberProxy,
-    StaticBool,
-    StaticDims,
-    StaticFloat,
-    StaticInt,
-    StaticShape,
-    check,
-    is_dynamic,
-    is_static,
-    specialize,
-)
+# Loaded as the parent package of the mypy plugin (`plugins = ["symscalar.mypy_plugin"]`), the
+# package must not import torch: that would add seconds to every mypy run. There the public
+# API loads on first attribute access instead (PEP 562); everywhere else, eagerly as usual.
+_LAZY = not TYPE_CHECKING and "mypy.plugin" in sys.modules
+
+if not _LAZY:
+    import torch.overrides
+
+    from symscalar import ops as ops
+    from symscalar.errors import (
+        CheckFailedError,
+        DynamicValueError,
+        StaticValueRequiredError,
+        SymscalarError,
+        UnsupportedOperationError,
+    )
+    from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
+    from symscalar.trace import Trace, check_trace, eval_trace, prims
+    from symscalar.tracing import TORCH_FUNCTIONS
+    from symscalar.types import (
+        BoolLike,
+        DynamicBool,
+        DynamicFloat,
+        DynamicInt,
+        FloatLike,
+        IntLike,
+        NumberClasses,
+        NumberLike,
+        NumberProxy,
+        StaticBool,
+        StaticDims,
+        StaticFloat,
+        StaticInt,
+        StaticShape,
+        check,
+        is_dynamic,
+        is_static,
+        specialize,
+    )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "JitFunction", "CacheInfo", "ops", "prims", "Trace", "check_trace", "eval_trace",
+    "jit", "grad", "value_and_grad", "JitFunction", "CacheInfo", "ops", "prims", "Trace",
+    "check_trace", "eval_trace",
     "StaticInt", "StaticFloat", "StaticBool", "StaticDims", "StaticShape",
     "DynamicInt", "DynamicFloat", "DynamicBool", "NumberProxy",
     "IntLike", "FloatLike", "BoolLike", "NumberLike", "NumberClasses",
@@ -56,3 +67,18 @@ __all__ = [
 def supported_torch_functions() -> list[str]:
     """Names of the torch functions, methods and operators symscalar can trace."""
     return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
+
+
+def __getattr__(name: str) -> Any:
+    """Load the public API on first use when imported lazily (see ``_LAZY``)."""
+    if not _LAZY or name not in (*__all__, "TORCH_FUNCTIONS", "torch"):
+        raise AttributeError(f"module 'symscalar' has no attribute {name!r}")
+    importlib.import_module("symscalar.ops")
+    namespace: dict[str, Any] = {"torch": importlib.import_module("torch")}
+    for module in ("symscalar.types", "symscalar.errors", "symscalar.trace", "symscalar.tracing",
+                   "symscalar.jit"):
+        namespace.update(vars(importlib.import_module(module)))
+    namespace["ops"] = importlib.import_module("symscalar.ops")
+    wanted = (*__all__, "TORCH_FUNCTIONS", "torch")
+    globals().update({key: namespace[key] for key in wanted if key in namespace})
+    return globals()[name]

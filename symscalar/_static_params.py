@@ -1,0 +1,53 @@
+"""The static/dynamic contract of every op, for the mypy plugin (which must not import torch).
+
+Generated from ``symscalar.tracing.OPS`` by ``python -m symscalar export-static-params``; do not
+edit. ``tests/test_mypy_static_params.py`` fails when this file is stale.
+"""
+
+# op name -> (parameter names in order, the static ones, how many can be passed positionally)
+STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
+    'symscalar.ops.add': (('a', 'b'), (), 2),
+    'symscalar.ops.div': (('a', 'b'), (), 2),
+    'symscalar.ops.exp': (('a',), (), 1),
+    'symscalar.ops.expand': (('x', 'shape'), ('shape',), 2),
+    'symscalar.ops.full': (('shape', 'fill_value', 'dtype', 'device'), ('shape',), 2),
+    'symscalar.ops.mul': (('a', 'b'), (), 2),
+    'symscalar.ops.neg': (('a',), (), 1),
+    'symscalar.ops.reshape': (('x', 'shape'), ('shape',), 2),
+    'symscalar.ops.sub': (('a', 'b'), (), 2),
+    'symscalar.ops.sum': (('x', 'dim', 'keepdim', 'dtype'), ('dim', 'keepdim'), 3),
+    'symscalar.ops.to': (('x', 'dtype'), (), 2),
+    'symscalar.ops.zeros_like': (('x', 'dtype'), (), 1),
+    'torch.Tensor.__add__': (('input', 'other', 'alpha'), (), 2),
+    'torch.Tensor.__mul__': (('input', 'other'), (), 2),
+    'torch.Tensor.__radd__': (('input', 'other'), (), 2),
+    'torch.Tensor.__rmul__': (('input', 'other'), (), 2),
+    'torch.Tensor.__rsub__': (('input', 'other'), (), 2),
+    'torch.Tensor.__rtruediv__': (('input', 'other'), (), 2),
+    'torch.Tensor.__sub__': (('input', 'other', 'alpha'), (), 2),
+    'torch.Tensor.__truediv__': (('input', 'other'), (), 2),
+    'torch.Tensor.add': (('input', 'other', 'alpha'), (), 2),
+    'torch.Tensor.div': (('input', 'other'), (), 2),
+    'torch.Tensor.double': (('input',), (), 1),
+    'torch.Tensor.exp': (('input',), (), 1),
+    'torch.Tensor.expand': (('input', 'sizes'), (), 1),
+    'torch.Tensor.float': (('input',), (), 1),
+    'torch.Tensor.mul': (('input', 'other'), (), 2),
+    'torch.Tensor.neg': (('input',), (), 1),
+    'torch.Tensor.reshape': (('input', 'shape'), (), 1),
+    'torch.Tensor.sub': (('input', 'other', 'alpha'), (), 2),
+    'torch.Tensor.sum': (('input', 'dim', 'keepdim', 'dtype'), ('dim', 'keepdim'), 3),
+    'torch.Tensor.to': (('input', 'args', 'kwargs'), (), 1),
+    'torch.Tensor.view': (('input', 'shape'), (), 1),
+    'torch.add': (('input', 'other', 'alpha'), (), 2),
+    'torch.broadcast_to': (('input', 'size'), ('size',), 2),
+    'torch.div': (('input', 'other'), (), 2),
+    'torch.exp': (('input',), (), 1),
+    'torch.full': (('size', 'fill_value', 'dtype', 'device', 'layout', 'requires_grad'), ('size',), 2),
+    'torch.mul': (('input', 'other'), (), 2),
+    'torch.neg': (('input',), (), 1),
+    'torch.reshape': (('input', 'shape'), ('shape',), 2),
+    'torch.sub': (('input', 'other', 'alpha'), (), 2),
+    'torch.sum': (('input', 'dim', 'keepdim', 'dtype'), ('dim', 'keepdim'), 3),
+    'torch.zeros_like': (('input', 'dtype', '_'), (), 1),
+}

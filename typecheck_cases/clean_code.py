@@ -1,0 +1,70 @@
+# executable
+"""Correct code that must type-check without a single error (no false positives)."""
+
+import numbers
+
+import torch
+
+import symscalar
+from symscalar import DynamicFloat, DynamicInt, NumberLike, StaticBool, StaticInt, ops
+
+
+@symscalar.jit
+def normalize(x: torch.Tensor, eps: DynamicFloat, dim: StaticInt, keep: StaticBool) -> torch.Tensor:
+    total = x.sum(dim, keepdim=keep) + eps  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicFloat")  [operator]
+    return x / total
+
+
+@symscalar.jit
+def reduce_many(x: torch.Tensor, scale: DynamicFloat) -> torch.Tensor:
+    dims: list[int] = [0, 1]
+    fixed: tuple[int, ...] = (0,)
+    a = torch.sum(x * scale, dims)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]
+    b = ops.sum(x, fixed).sum()
+    return a + b + x.sum(dim=-1).sum(0, False)
+
+
+@symscalar.jit
+def shapes_from_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    rows = x.shape[0]
+    flat = x.reshape(rows * x.shape[1])
+    grid = ops.reshape(flat, (rows, -1))
+    return ops.expand(ops.sum(grid, 0, True), (rows * 2, x.shape[1])) * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]
+
+
+@symscalar.jit
+def dynamic_arithmetic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
+    k = (n + 1) * 2 - n // 3
+    t = s / k + 0.5
+    symscalar.check(k > 0, "k must be positive")
+    return x * t - k  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]
+
+
+@symscalar.jit
+def specialize_explicitly(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    dim = symscalar.specialize(n)
+    if dim > 0:
+        return x.sum(dim)
+    return ops.sum(x, (dim,))
+
+
+def describe(v: NumberLike) -> str:
+    if symscalar.is_dynamic(v):
+        return "dynamic"
+    if isinstance(v, symscalar.NumberClasses):
+        return "static"
+    return "?"
+
+
+def legacy_static(v: float | int) -> bool:
+    return isinstance(v, (int, float, numbers.Number))
+
+
+X = torch.ones(2, 3)
+CALLS = [
+    (normalize, (X, 1e-3, 1, True)),
+    (reduce_many, (X, 0.5)),
+    (shapes_from_static, (X, 2)),
+    (dynamic_arithmetic, (X, 4, 0.5)),
+    (specialize_explicitly, (X, 1)),
+]
