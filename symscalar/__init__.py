@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 _LAZY = not TYPE_CHECKING and "mypy.plugin" in sys.modules
 
 if not _LAZY:
-    import torch.overrides
-
     from symscalar import ops as ops
     from symscalar.errors import (
         CheckFailedError,
@@ -28,7 +26,7 @@ if not _LAZY:
     )
     from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
     from symscalar.trace import Trace, check_trace, eval_trace, prims
-    from symscalar.tracing import TORCH_FUNCTIONS
+    from symscalar.tracing import TORCH_FUNCTIONS, supported_torch_functions
     from symscalar.types import (
         BoolLike,
         DynamicBool,
@@ -64,21 +62,16 @@ __all__ = [
 ]
 
 
-def supported_torch_functions() -> list[str]:
-    """Names of the torch functions, methods and operators symscalar can trace."""
-    return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
-
-
 def __getattr__(name: str) -> Any:
     """Load the public API on first use when imported lazily (see ``_LAZY``)."""
-    if not _LAZY or name not in (*__all__, "TORCH_FUNCTIONS", "torch"):
+    if not _LAZY or name not in (*__all__, "TORCH_FUNCTIONS"):
         raise AttributeError(f"module 'symscalar' has no attribute {name!r}")
     importlib.import_module("symscalar.ops")
-    namespace: dict[str, Any] = {"torch": importlib.import_module("torch")}
+    namespace: dict[str, Any] = {}
     for module in ("symscalar.types", "symscalar.errors", "symscalar.trace", "symscalar.tracing",
                    "symscalar.jit"):
         namespace.update(vars(importlib.import_module(module)))
     namespace["ops"] = importlib.import_module("symscalar.ops")
-    wanted = (*__all__, "TORCH_FUNCTIONS", "torch")
+    wanted = (*__all__, "TORCH_FUNCTIONS")
     globals().update({key: namespace[key] for key in wanted if key in namespace})
     return globals()[name]

@@ -59,6 +59,7 @@ __all__ = [
     "OpSignature",
     "OPS",
     "TORCH_FUNCTIONS",
+    "supported_torch_functions",
     "tracing",
 ]
 
@@ -526,6 +527,11 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
         return next(iter(by_name.values()))
 
     return register
+
+
+def supported_torch_functions() -> list[str]:
+    """Names of the torch functions, methods and operators symscalar can trace."""
+    return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
 
 
 def _unsupported(func: Any) -> UnsupportedOperationError:
