@@ -112,3 +112,21 @@ def test_backward_trace_says_what_was_saved():
     header = str(f.last_backward_trace()).splitlines()[5]
     assert header.startswith("    # cotangents: t0; saved for backward: ")
     assert "s0" in header  # the dynamic scale is saved from the forward, not baked in
+
+
+# Primitives without a vjp, each for a reason: their outputs are never differentiable.
+NO_VJP = {
+    "arange": "no tensor inputs", "full": "no tensor inputs (the fill value is a scalar)",
+    "argmax": "integer output", "argmin": "integer output", "check": "no outputs",
+    "eq": "bool output", "ne": "bool output", "lt": "bool output", "le": "bool output",
+    "gt": "bool output", "ge": "bool output", "isnan": "bool output", "isfinite": "bool output",
+    "logical_and": "bool output", "logical_or": "bool output", "logical_not": "bool output",
+}
+
+
+def test_every_differentiable_primitive_has_a_vjp():
+    missing = {
+        name for name, prim in PRIMITIVES.items()
+        if prim.vjp is None and not name.startswith(("scalar_", "test_"))
+    }
+    assert missing == set(NO_VJP), "a new primitive needs a vjp, or a reason in NO_VJP"
