@@ -150,7 +150,7 @@ def _param_kinds(
             name = names[item] if isinstance(item, int) and -len(names) <= item < len(names) else item
             if name not in kinds:
                 raise ValueError(
-                    f"jit({fn.__qualname__}, {what}=...): {item!r} is not a parameter; "
+                    f"jit({_qualname(fn)}, {what}=...): {item!r} is not a parameter; "
                     f"the parameters are {names}"
                 )
             out.append(name)
@@ -159,7 +159,7 @@ def _param_kinds(
     static_names = resolve(static, "static")
     dynamic_names = resolve(dynamic, "dynamic")
     for name in set(static_names) & set(dynamic_names):
-        raise ValueError(f"jit({fn.__qualname__}): parameter {name!r} is both static and dynamic")
+        raise ValueError(f"jit({_qualname(fn)}): parameter {name!r} is both static and dynamic")
     for name in static_names:
         kinds[name] = STATIC
     for name in dynamic_names:
@@ -225,7 +225,7 @@ def _generate_dispatch(
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise TypeError(
                 f"symscalar.jit does not support *args/**kwargs (parameter {name!r} of "
-                f"{fn.__qualname__}); list the parameters explicitly"
+                f"{_qualname(fn)}); list the parameters explicitly"
             )
         if p.kind is p.KEYWORD_ONLY and not seen_kw_only:
             params.append("*")
@@ -280,7 +280,7 @@ def _ss_key_of({", ".join(all_args)}):
 def _ss_call_args_of({", ".join(all_args)}):
     return ({"".join(f"{c}, " for c in call)})
 """
-    exec(compile(source, f"<symscalar.jit dispatch of {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"<symscalar.jit dispatch of {_qualname(fn)}>", "exec"), namespace)  # noqa: S102
     state.key_of = namespace["_ss_key_of"]
     state.call_args_of = namespace["_ss_call_args_of"]
     dispatch: Callable[..., Any] = namespace["_ss_dispatch"]
@@ -298,14 +298,16 @@ class _JitState:
             raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
         self.fn = fn
         self.backend = backend
+        # A module is called as itself (hooks run) but its parameters are forward's.
+        signature_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
         try:
-            self.sig = inspect.signature(fn)
+            self.sig = inspect.signature(signature_of)
         except ValueError:
             raise TypeError(
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
                 "e.g. jit(lambda a, b: torch.mm(a, b))"
             ) from None
-        self.kinds = _param_kinds(fn, self.sig, static, dynamic)
+        self.kinds = _param_kinds(signature_of, self.sig, static, dynamic)
         self.cache: dict[Any, Callable[..., Any]] = {}
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
@@ -348,7 +350,7 @@ class _JitState:
         return guarded
 
     def _where(self, name: str) -> str:
-        return f"parameter '{name}' of {self.fn.__qualname__}"
+        return f"parameter '{name}' of {_qualname(self.fn)}"
 
     def _validate(self, args: tuple[Any, ...]) -> None:
         for name, value in zip(self.sig.parameters, args):
@@ -372,7 +374,7 @@ class _JitState:
 
     def _compile(self, args: tuple[Any, ...]) -> Entry:
         fn = self.fn
-        builder = TraceBuilder(_identifier(fn.__name__))
+        builder = TraceBuilder(_identifier(_qualname(fn).rsplit('.', 1)[-1]))
         pos, kw = [], {}
         for (name, p), value in zip(self.sig.parameters.items(), args):
             traced = self._proxy(builder, name, self.kinds[name], value)
@@ -382,7 +384,7 @@ class _JitState:
                 pos.append(traced)
         with tracing(builder):
             result = fn(*pos, **kw)
-        leaves, render = _flatten_output(result, fn.__qualname__)
+        leaves, render = _flatten_output(result, _qualname(fn))
         trace = builder.build(leaves)
         check_trace(trace)
         backend = self._backend_for(trace)
@@ -462,6 +464,13 @@ class _JitState:
             self.last = None
             self.misses = 0
             self.calls_before_clear = self._count_calls()
+
+
+def _qualname(fn: Any) -> str:
+    """A name for messages: functions by qualified name, other callables (modules, partials)
+    by their class."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else type(fn).__name__
 
 
 def _identifier(name: str) -> str:
@@ -651,11 +660,11 @@ def value_and_grad(
         inputs = []
         for i in nums:
             if not -len(args_list) <= i < len(args_list):
-                raise TypeError(f"argnums={argnums} but {fn.__qualname__} got {len(args_list)} positional arguments")
+                raise TypeError(f"argnums={argnums} but {_qualname(fn)} got {len(args_list)} positional arguments")
             value = args_list[i]
             if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
                 raise TypeError(
-                    f"argument {i} of {fn.__qualname__} must be a floating-point tensor to take "
+                    f"argument {i} of {_qualname(fn)} must be a floating-point tensor to take "
                     f"its gradient, got {type(value).__name__}"
                     + (f" of dtype {value.dtype}" if isinstance(value, torch.Tensor) else "")
                 )
@@ -666,7 +675,7 @@ def value_and_grad(
         if not isinstance(out, torch.Tensor) or out.numel() != 1:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise TypeError(
-                f"{fn.__qualname__} must return a tensor with one element to take a gradient; "
+                f"{_qualname(fn)} must return a tensor with one element to take a gradient; "
                 f"got {shape}. Reduce it (e.g. .sum()) first."
             )
         grads = torch.autograd.grad(out, inputs, allow_unused=True)

@@ -1,5 +1,6 @@
 """symscalar.jit: static/dynamic parameters, caching, guards, errors, outputs, autograd."""
 
+import functools
 import subprocess
 import sys
 
@@ -340,3 +341,28 @@ def test_returning_a_shape():
     g = symscalar.jit(lambda x: (x * 2, x.shape))
     out, shape = g(torch.ones(2, 3, requires_grad=True))
     assert type(shape) is torch.Size and out.requires_grad
+
+
+def test_modules_methods_and_partials():
+    m = torch.nn.Linear(3, 2)
+    f = symscalar.jit(m)
+    x = torch.randn(4, 3)
+    out = f(x)
+    torch.testing.assert_close(out, m(x))
+    out.sum().backward()  # the module's parameters are captured by reference, grads flow
+    assert m.weight.grad is not None
+    torch.testing.assert_close(m.weight.grad, torch.ones(4, 2).T @ x)
+
+    class Scaler:
+        def __init__(self) -> None:
+            self.w = torch.ones(3)
+
+        def apply(self, x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+            return x * self.w * s
+
+    g = symscalar.jit(Scaler().apply)
+    torch.testing.assert_close(g(torch.ones(3), 2.0), torch.full((3,), 2.0))
+    g(torch.ones(3), 3.0)
+    assert g.cache_info().misses == 1
+    p = symscalar.jit(functools.partial(lambda x, k: x * k, k=2))
+    torch.testing.assert_close(p(torch.ones(2)), torch.full((2,), 2.0))
