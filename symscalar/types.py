@@ -22,7 +22,7 @@ import contextvars
 import numbers
 from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
-from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType, TypeIs
 
 from symscalar.errors import CheckFailedError, DynamicValueError
 
@@ -421,13 +421,15 @@ NumberLike = TypeAliasType("NumberLike", bool | int | float | DynamicBool | Dyna
 NumberClasses: tuple[type, ...] = (int, float, NumberProxy)
 
 
-def is_dynamic(value: object) -> bool:
-    """True for a dynamic number (``DynamicInt``/``DynamicFloat``/``DynamicBool``)."""
+def is_dynamic(value: object) -> TypeIs[NumberProxy]:
+    """True for a dynamic number (``DynamicInt``/``DynamicFloat``/``DynamicBool``); narrows
+    the value's type for type checkers."""
     return isinstance(value, NumberProxy)
 
 
-def is_static(value: object) -> bool:
-    """True for a static number: a Python ``int``/``float``/``bool`` (also numpy scalars)."""
+def is_static(value: object) -> TypeIs[int | float | complex | numbers.Number]:
+    """True for a static number: a Python ``int``/``float``/``bool`` (also numpy scalars);
+    narrows the value's type for type checkers (``NumberLike`` to ``int | float``)."""
     return isinstance(value, numbers.Number) and not isinstance(value, NumberProxy)
 
 
