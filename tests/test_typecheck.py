@@ -28,6 +28,7 @@ import re
 
 import mypy.api
 import pytest
+import torch
 
 import symscalar
 from symscalar.__main__ import mypy_config
@@ -173,3 +174,28 @@ def test_runtime_agrees_with_mypy(path: pathlib.Path, plugin_output: list[Messag
                 f"{type(raised).__name__ + ': ' + str(raised).splitlines()[0] if raised else 'no error'}"
             )
     assert not disagreements, "\n".join(disagreements)
+
+
+_REVEALED = re.compile(r'^\s*reveal_type\((.*)\)\s*#\s*(?:plugin-)?N: Revealed type is "([\w.]+)"')
+
+
+def test_revealed_arithmetic_types_hold_at_run_time() -> None:
+    """Each ``reveal_type(expr)`` of typecheck_cases/arithmetic.py (the plugin's answer),
+    evaluated while tracing ``infer``'s parameters, gives a value of the revealed class."""
+    lines = (CASES / "arithmetic.py").read_text().splitlines()
+    revealed = [m.groups() for m in map(_REVEALED.match, lines) if m]
+    assert len(revealed) >= 40, len(revealed)
+    wrong: list[str] = []
+
+    def infer(x: torch.Tensor, n: symscalar.DynamicInt, s: symscalar.DynamicFloat,
+              b: symscalar.DynamicBool) -> torch.Tensor:
+        env = {"i": 3, "f": 0.5, "n": n, "s": s, "b": b}
+        for expr, expected in revealed:
+            value = eval(expr, {}, env)
+            actual = f"{type(value).__module__}.{type(value).__name__}"
+            if actual.removeprefix("builtins.") != expected:
+                wrong.append(f"{expr}: mypy says {expected}, run time gives {actual}")
+        return x
+
+    symscalar.jit(infer)(torch.ones(1), 2, 0.5, True)
+    assert not wrong, "\n".join(wrong)
