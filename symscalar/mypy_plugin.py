@@ -69,6 +69,7 @@ from mypy.plugin import (
     ReportConfigContext,
 )
 from mypy.server.subexpr import get_subexpressions
+from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
     FunctionLike,
@@ -85,7 +86,7 @@ from symscalar._static_params import STATIC_PARAMS
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "1.0"
+__version__ = "1.1"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -253,6 +254,32 @@ def describe(expr: Expression) -> str:
     return "<expression>"
 
 
+def context_free_is_dynamic(expr: CallExpr, typ: Type, api: CheckerPluginInterface) -> bool:
+    """Whether a call's result is dynamic without the widened parameter as type context.
+
+    A generic call takes its type variable from the context: ``tuple(x.shape)`` passed to a
+    widened ``tuple[int | NumberProxy, ...]`` is inferred ``tuple[int | NumberProxy, ...]``
+    although ``x.shape`` holds static ints. Inferred without context (speculatively, as mypy
+    itself does: errors and types discarded), such a call is ``tuple[int, ...]``. The result
+    counts as static only when that type fits the contextual one (``list[int]`` for
+    ``list[int | NumberProxy]``: element-wise) and holds no dynamic number."""
+    assert isinstance(api, TypeChecker)
+    with api.msg.filter_errors(), api.local_type_map:
+        free = api.expr_checker.accept(expr, type_context=None)
+    return is_dynamic(free) or not fits(free, typ)
+
+
+def fits(free: Type, typ: Type) -> bool:
+    """``free`` is a subtype of ``typ``, reading type arguments covariantly."""
+    if is_subtype(free, typ):
+        return True
+    f, t = get_proper_type(free), get_proper_type(typ)
+    return (
+        isinstance(f, Instance) and isinstance(t, Instance) and f.type == t.type
+        and len(f.args) == len(t.args) and all(fits(a, b) for a, b in zip(f.args, t.args))
+    )
+
+
 def dynamic_parts(expr: Expression, typ: Type, api: CheckerPluginInterface) -> list[str]:
     """Names and types of the dynamic values in an argument, e.g. ``n (DynamicInt)``."""
     if isinstance(expr, (TupleExpr, ListExpr)):
@@ -262,6 +289,8 @@ def dynamic_parts(expr: Expression, typ: Type, api: CheckerPluginInterface) -> l
             parts.extend(dynamic_parts(item, item_type, api))
         return parts
     if not is_dynamic(typ):
+        return []
+    if isinstance(expr, CallExpr) and not context_free_is_dynamic(expr, typ, api):
         return []
     t = get_proper_type(typ)
     shown = t.type.name if isinstance(t, Instance) and not t.args else str(typ)

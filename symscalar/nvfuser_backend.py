@@ -262,7 +262,7 @@ class Region:
         for eqn in self.eqns:
             for a in eqn.args:
                 if is_var(a) and a not in defined and a not in inputs:
-                    inputs.append(a)  # type: ignore[arg-type]
+                    inputs.append(a)
             defined.update(eqn.outs)
         self.inputs = tuple(inputs)
         self.outputs = tuple(v for eqn in self.eqns for v in eqn.outs if v in live_after)
@@ -465,7 +465,7 @@ def partition(trace: Trace) -> list[tuple[str, Any]]:
         live_after = {a for a in trace.outputs if is_var(a)}
         for _, later in groups[n + 1 :]:
             live_after.update(a for e in later for a in e.args if is_var(a))
-        steps.append(("fusion", Region(eqns, live_after)))  # type: ignore[arg-type]
+        steps.append(("fusion", Region(eqns, live_after)))
     return steps
 
 

@@ -264,11 +264,12 @@ class tracing:
 
     def __enter__(self) -> TraceBuilder:
         self._token = current_tracer.set(self.builder)
-        self._mode.__enter__()
+        # torch leaves TorchFunctionMode.__enter__/__exit__ unannotated.
+        self._mode.__enter__()  # type: ignore[no-untyped-call]
         return self.builder
 
     def __exit__(self, *exc: object) -> None:
-        self._mode.__exit__(*exc)
+        self._mode.__exit__(*exc)  # type: ignore[no-untyped-call]
         current_tracer.reset(self._token)
 
 

@@ -22,7 +22,7 @@ import contextvars
 import numbers
 from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
-from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType, TypeIs
 
 from symscalar.errors import CheckFailedError, DynamicValueError
 
@@ -172,76 +172,76 @@ class DynamicInt(NumberProxy):
     _python_type = int
 
     @overload
-    def __add__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __add__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __add__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __add__(self, other: Any, /) -> Any:
         return _binary("add", self, other)
 
     @overload
-    def __radd__(self, other: int, /) -> DynamicInt: ...
+    def __radd__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __radd__(self, other: float, /) -> DynamicFloat: ...
     def __radd__(self, other: Any, /) -> Any:
         return _binary("add", other, self)
 
     @overload
-    def __sub__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __sub__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __sub__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __sub__(self, other: Any, /) -> Any:
         return _binary("sub", self, other)
 
     @overload
-    def __rsub__(self, other: int, /) -> DynamicInt: ...
+    def __rsub__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rsub__(self, other: float, /) -> DynamicFloat: ...
     def __rsub__(self, other: Any, /) -> Any:
         return _binary("sub", other, self)
 
     @overload
-    def __mul__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __mul__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __mul__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __mul__(self, other: Any, /) -> Any:
         return _binary("mul", self, other)
 
     @overload
-    def __rmul__(self, other: int, /) -> DynamicInt: ...
+    def __rmul__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rmul__(self, other: float, /) -> DynamicFloat: ...
     def __rmul__(self, other: Any, /) -> Any:
         return _binary("mul", other, self)
 
-    def __truediv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("truediv", self, other)  # type: ignore[no-any-return]
 
-    def __rtruediv__(self, other: float, /) -> DynamicFloat:
+    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("truediv", other, self)  # type: ignore[no-any-return]
 
     @overload
-    def __floordiv__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __floordiv__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __floordiv__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __floordiv__(self, other: Any, /) -> Any:
         return _binary("floordiv", self, other)
 
     @overload
-    def __rfloordiv__(self, other: int, /) -> DynamicInt: ...
+    def __rfloordiv__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rfloordiv__(self, other: float, /) -> DynamicFloat: ...
     def __rfloordiv__(self, other: Any, /) -> Any:
         return _binary("floordiv", other, self)
 
     @overload
-    def __mod__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __mod__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __mod__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __mod__(self, other: Any, /) -> Any:
         return _binary("mod", self, other)
 
     @overload
-    def __rmod__(self, other: int, /) -> DynamicInt: ...
+    def __rmod__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rmod__(self, other: float, /) -> DynamicFloat: ...
     def __rmod__(self, other: Any, /) -> Any:
@@ -250,14 +250,14 @@ class DynamicInt(NumberProxy):
     # int ** int is an int in Python when the exponent is not negative; a negative dynamic
     # exponent raises at run time (ValueError) instead of silently changing type.
     @overload
-    def __pow__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __pow__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __pow__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __pow__(self, other: Any, /) -> Any:
         return _binary("pow", self, other)
 
     @overload
-    def __rpow__(self, other: int, /) -> DynamicInt: ...
+    def __rpow__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rpow__(self, other: float, /) -> DynamicFloat: ...
     def __rpow__(self, other: Any, /) -> Any:
@@ -272,16 +272,16 @@ class DynamicInt(NumberProxy):
     def __abs__(self) -> DynamicInt:
         return _unary("abs", self)  # type: ignore[no-any-return]
 
-    def __lt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("lt", self, other)  # type: ignore[no-any-return]
 
-    def __le__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("le", self, other)  # type: ignore[no-any-return]
 
-    def __gt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("gt", self, other)  # type: ignore[no-any-return]
 
-    def __ge__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("ge", self, other)  # type: ignore[no-any-return]
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
@@ -299,46 +299,46 @@ class DynamicFloat(NumberProxy):
     __slots__ = ()
     _python_type = float
 
-    def __add__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __add__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("add", self, other)  # type: ignore[no-any-return]
 
-    def __radd__(self, other: float, /) -> DynamicFloat:
+    def __radd__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("add", other, self)  # type: ignore[no-any-return]
 
-    def __sub__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __sub__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("sub", self, other)  # type: ignore[no-any-return]
 
-    def __rsub__(self, other: float, /) -> DynamicFloat:
+    def __rsub__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("sub", other, self)  # type: ignore[no-any-return]
 
-    def __mul__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __mul__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("mul", self, other)  # type: ignore[no-any-return]
 
-    def __rmul__(self, other: float, /) -> DynamicFloat:
+    def __rmul__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("mul", other, self)  # type: ignore[no-any-return]
 
-    def __truediv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("truediv", self, other)  # type: ignore[no-any-return]
 
-    def __rtruediv__(self, other: float, /) -> DynamicFloat:
+    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("truediv", other, self)  # type: ignore[no-any-return]
 
-    def __floordiv__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __floordiv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("floordiv", self, other)  # type: ignore[no-any-return]
 
-    def __rfloordiv__(self, other: float, /) -> DynamicFloat:
+    def __rfloordiv__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("floordiv", other, self)  # type: ignore[no-any-return]
 
-    def __mod__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __mod__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("mod", self, other)  # type: ignore[no-any-return]
 
-    def __rmod__(self, other: float, /) -> DynamicFloat:
+    def __rmod__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("mod", other, self)  # type: ignore[no-any-return]
 
-    def __pow__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicFloat:
+    def __pow__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
         return _binary("pow", self, other)  # type: ignore[no-any-return]
 
-    def __rpow__(self, other: float, /) -> DynamicFloat:
+    def __rpow__(self, other: float | DynamicBool, /) -> DynamicFloat:
         return _binary("pow", other, self)  # type: ignore[no-any-return]
 
     def __neg__(self) -> DynamicFloat:
@@ -350,16 +350,16 @@ class DynamicFloat(NumberProxy):
     def __abs__(self) -> DynamicFloat:
         return _unary("abs", self)  # type: ignore[no-any-return]
 
-    def __lt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("lt", self, other)  # type: ignore[no-any-return]
 
-    def __le__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("le", self, other)  # type: ignore[no-any-return]
 
-    def __gt__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("gt", self, other)  # type: ignore[no-any-return]
 
-    def __ge__(self, other: float | DynamicInt | DynamicFloat, /) -> DynamicBool:
+    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("ge", self, other)  # type: ignore[no-any-return]
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
@@ -421,13 +421,15 @@ NumberLike = TypeAliasType("NumberLike", bool | int | float | DynamicBool | Dyna
 NumberClasses: tuple[type, ...] = (int, float, NumberProxy)
 
 
-def is_dynamic(value: object) -> bool:
-    """True for a dynamic number (``DynamicInt``/``DynamicFloat``/``DynamicBool``)."""
+def is_dynamic(value: object) -> TypeIs[NumberProxy]:
+    """True for a dynamic number (``DynamicInt``/``DynamicFloat``/``DynamicBool``); narrows
+    the value's type for type checkers."""
     return isinstance(value, NumberProxy)
 
 
-def is_static(value: object) -> bool:
-    """True for a static number: a Python ``int``/``float``/``bool`` (also numpy scalars)."""
+def is_static(value: object) -> TypeIs[int | float | complex | numbers.Number]:
+    """True for a static number: a Python ``int``/``float``/``bool`` (also numpy scalars);
+    narrows the value's type for type checkers (``NumberLike`` to ``int | float``)."""
     return isinstance(value, numbers.Number) and not isinstance(value, NumberProxy)
 
 

@@ -41,9 +41,14 @@ def test_export_check_command() -> None:
 
 def test_every_static_parameter_has_a_case() -> None:
     """Each static parameter of each op spelling is exercised by an expected
-    [symscalar-static-required] error in typecheck_cases/."""
+    [symscalar-static-required] error in typecheck_cases/, or by a line marked
+    ``# unchecked: OP: parameter "P": <why mypy cannot see the call>`` (spellings that
+    torch's stubs type as Any, on which mypy calls no plugin hook)."""
     text = "\n".join(p.read_text() for p in CASES.glob("*.py"))
     flagged = set(re.findall(r'# E: ([\w.]+): parameter "(\w+)"[^\n]*\[symscalar-static-required\]', text))
+    unchecked = set(re.findall(r'# unchecked: ([\w.]+): parameter "(\w+)": \S', text))
+    assert all(name.startswith("torch.special.") for name, _ in unchecked), unchecked
+    flagged |= unchecked
     missing = [
         f"{name}({param})"
         for name, (_, static, _) in STATIC_PARAMS.items()

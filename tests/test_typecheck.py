@@ -28,10 +28,10 @@ import re
 
 import mypy.api
 import pytest
+import torch
 
 import symscalar
 from symscalar.__main__ import mypy_config
-from symscalar._static_params import STATIC_PARAMS
 
 CASES = pathlib.Path(__file__).resolve().parent.parent / "typecheck_cases"
 _EXPECT = re.compile(r"#\s*(plugin-|plain-)?([EN]):\s*(.*?)\s*(?=#\s*(?:plugin-|plain-)?[EN]:|$)")
@@ -57,29 +57,8 @@ class Message:
         return f"{self.path}:{self.line}: {self.kind}: {self.text}"
 
 
-def required_ops(path: pathlib.Path) -> list[str]:
-    """The ops a case file needs (``# requires-ops: a, b`` in its first lines)."""
-    for line in path.read_text().splitlines()[:3]:
-        if line.startswith("# requires-ops:"):
-            return [op.strip() for op in line.split(":", 1)[1].split(",")]
-    return []
-
-
-def missing_ops(path: pathlib.Path) -> list[str]:
-    return [op for op in required_ops(path) if op not in STATIC_PARAMS]
-
-
 def case_files() -> list[pathlib.Path]:
-    """The case files whose ops are all registered on this branch."""
-    return [p for p in sorted(CASES.glob("*.py")) if not missing_ops(p)]
-
-
-def test_cases_waiting_for_ops() -> None:
-    """Cases for ops that other branches add: they join the runs above once the ops are
-    registered and ``python -m symscalar export-static-params`` has been rerun."""
-    waiting = {p.name: missing_ops(p) for p in sorted(CASES.glob("*.py")) if missing_ops(p)}
-    if waiting:
-        pytest.skip(f"ops not registered on this branch yet: {waiting}")
+    return sorted(CASES.glob("*.py"))
 
 
 def expectations(plugin: bool) -> list[Message]:
@@ -195,3 +174,28 @@ def test_runtime_agrees_with_mypy(path: pathlib.Path, plugin_output: list[Messag
                 f"{type(raised).__name__ + ': ' + str(raised).splitlines()[0] if raised else 'no error'}"
             )
     assert not disagreements, "\n".join(disagreements)
+
+
+_REVEALED = re.compile(r'^\s*reveal_type\((.*)\)\s*#\s*(?:plugin-)?N: Revealed type is "([\w.]+)"')
+
+
+def test_revealed_arithmetic_types_hold_at_run_time() -> None:
+    """Each ``reveal_type(expr)`` of typecheck_cases/arithmetic.py (the plugin's answer),
+    evaluated while tracing ``infer``'s parameters, gives a value of the revealed class."""
+    lines = (CASES / "arithmetic.py").read_text().splitlines()
+    revealed = [m.groups() for m in map(_REVEALED.match, lines) if m]
+    assert len(revealed) >= 40, len(revealed)
+    wrong: list[str] = []
+
+    def infer(x: torch.Tensor, n: symscalar.DynamicInt, s: symscalar.DynamicFloat,
+              b: symscalar.DynamicBool) -> torch.Tensor:
+        env = {"i": 3, "f": 0.5, "n": n, "s": s, "b": b}
+        for expr, expected in revealed:
+            value = eval(expr, {}, env)
+            actual = f"{type(value).__module__}.{type(value).__name__}"
+            if actual.removeprefix("builtins.") != expected:
+                wrong.append(f"{expr}: mypy says {expected}, run time gives {actual}")
+        return x
+
+    symscalar.jit(infer)(torch.ones(1), 2, 0.5, True)
+    assert not wrong, "\n".join(wrong)

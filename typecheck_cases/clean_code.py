@@ -33,6 +33,15 @@ def shapes_from_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 
 @symscalar.jit
+def shapes_from_generic_calls(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    # tuple(...)/list(...) take their type from the context; the plugin's widened parameter
+    # must not make these static ints look dynamic.
+    sizes = (1, 1)
+    first, _ = ops.split(ops.reshape(y, tuple(x.shape)), list(sizes))
+    return first + torch.zeros(tuple(x.shape)) + first.new_zeros(tuple(first.shape))
+
+
+@symscalar.jit
 def dynamic_arithmetic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
     k = (n + 1) * 2 - n // 3
     t = s / k + 0.5
@@ -65,6 +74,7 @@ CALLS = [
     (normalize, (X, 1e-3, 1, True)),
     (reduce_many, (X, 0.5)),
     (shapes_from_static, (X, 2)),
+    (shapes_from_generic_calls, (X, X)),
     (dynamic_arithmetic, (X, 4, 0.5)),
     (specialize_explicitly, (X, 1)),
 ]

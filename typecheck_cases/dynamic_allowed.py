@@ -3,6 +3,7 @@
 Python numbers there (plain typing reports them: see the plain-E expectations)."""
 
 import torch
+import torch.nn.functional as F
 
 import symscalar
 from symscalar import DynamicFloat, DynamicInt, ops
@@ -45,10 +46,19 @@ def symscalar_ops(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tens
     return a + ops.full((2, 3), s) + torch.full((2, 3), n)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicInt"  [call-overload]
 
 
+@symscalar.jit
+def clamp_where_layer_norm(x: torch.Tensor, lo: DynamicFloat, hi: DynamicFloat, e: DynamicFloat) -> torch.Tensor:
+    a = torch.clamp(x, lo, hi)  # plain-E: No overload variant of "clamp" matches argument types "Tensor", "DynamicFloat", "DynamicFloat"  [call-overload]
+    b = torch.where(x > 0, x, lo)  # plain-E: No overload variant of "where" matches argument types "Tensor", "Tensor", "DynamicFloat"  [call-overload]
+    c = F.layer_norm(x, (3,), eps=e)  # plain-E: Argument "eps" to "layer_norm" has incompatible type "DynamicFloat"; expected "float"  [arg-type]
+    return a + b + c
+
+
 X = torch.ones(2, 3)
 CALLS = [
     (operators, (X, 0.5, 2)),
     (torch_functions, (X, 0.5, 2)),
     (methods, (X, 0.5, 2)),
     (symscalar_ops, (X, 0.5, 2)),
+    (clamp_where_layer_norm, (X, -0.5, 0.5, 1e-5)),
 ]

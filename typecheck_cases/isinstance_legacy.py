@@ -40,6 +40,18 @@ def fixed_dynamic(v: NumberLike) -> bool:
     return symscalar.is_dynamic(v) or isinstance(v, symscalar.NumberProxy)
 
 
+def fixed_static_then_int(v: NumberLike) -> bool:
+    # is_static narrows (TypeIs): afterwards isinstance(v, int) is a plain Python check.
+    return symscalar.is_static(v) and isinstance(v, int) and v == 1
+
+
+def narrowed(v: NumberLike) -> None:
+    if symscalar.is_dynamic(v):
+        reveal_type(v)  # N: Revealed type is "symscalar.types.DynamicBool | symscalar.types.DynamicInt | symscalar.types.DynamicFloat"
+    else:
+        reveal_type(v)  # N: Revealed type is "int | float"
+
+
 def plain_python(v: int | str) -> bool:
     return isinstance(v, int)
 

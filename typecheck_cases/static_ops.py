@@ -53,6 +53,11 @@ def full_shape(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
 
 
 @symscalar.jit
+def shape_from_generic_call(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    return ops.reshape(x, tuple([n, 2]))  # E: symscalar.ops.reshape: parameter "shape" must be static (a compile-time constant) but got dynamic value "tuple(...)"...  [symscalar-static-required]  # plain-E: List item 0 has incompatible type "DynamicInt"; expected "int"  [list-item]
+
+
+@symscalar.jit
 def computed_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     k = n - 1
     return ops.sum(x, k)  # E: symscalar.ops.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "k" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "sum" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]
@@ -80,6 +85,7 @@ CALLS = [
     (reshape_shape_list, (X, 2)),
     (expand_shape, (torch.ones(1, 3), 2)),
     (full_shape, (X, 3, 0.5)),
+    (shape_from_generic_call, (X, 3)),
     (computed_dim, (X, 2)),
     (static_dims_pass, (X, 1, 2)),
     (specialized_dim, (X, 1)),

@@ -59,6 +59,21 @@ def static_spellings_pass(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
     return z + torch.full((2, 3), s)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicFloat"  [call-overload]
 
 
+@symscalar.jit
+def softmax_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    return x.softmax(n)  # E: torch.Tensor.softmax: parameter "dim" must be static...  [symscalar-static-required]  # plain-E: No overload variant of "softmax" of "TensorBase" matches argument type "DynamicInt"  [call-overload]
+
+
+@symscalar.jit
+def permute_dims(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    return x.permute(0, n)  # E: torch.Tensor.permute: parameter ... must be static...  [symscalar-static-required]  # plain-E: No overload variant of "permute" of "TensorBase" matches argument types "int", "DynamicInt"  [call-overload]
+
+
+@symscalar.jit
+def cat_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    return torch.cat([x, x], n)  # E: torch.cat: parameter "dim" must be static...  [symscalar-static-required]  # plain-E: No overload variant of "cat" matches argument types "list[Tensor]", "DynamicInt"  [call-overload]
+
+
 def parameter_sum(p: torch.nn.Parameter, n: DynamicInt) -> torch.Tensor:
     return p.sum(n)  # E: torch.Tensor.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "sum" of "TensorBase" matches argument type "DynamicInt"  [call-overload]
 
@@ -74,5 +89,8 @@ CALLS = [
     (torch_reshape, (X, 3)),
     (torch_broadcast_to, (torch.ones(1, 3), 2)),
     (torch_full, (X, 2, 0.5)),
+    (softmax_dim, (X, 1)),
+    (permute_dims, (X, 1)),
+    (cat_dim, (X, 0)),
     (static_spellings_pass, (X, 0.5)),
 ]

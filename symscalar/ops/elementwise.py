@@ -16,7 +16,7 @@ from symscalar.ops.factories import full
 from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
-from symscalar.types import NumberLike, StaticBool, StaticInt
+from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "exp", "abs", "exp2", "expm1", "log", "log1p", "log2",
@@ -48,7 +48,7 @@ def add(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
 
 @implements(torch.add, torch.Tensor.add, torch.Tensor.__add__)
 def _torch_add(input: TensorOrNumber, other: TensorOrNumber, *, alpha: NumberLike = 1) -> Tensor:
-    if not (isinstance(alpha, int) and alpha == 1):
+    if not (is_static(alpha) and isinstance(alpha, int) and alpha == 1):
         other = mul(other, alpha)
     return add(input, other)
 
@@ -72,7 +72,7 @@ def sub(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
 
 @implements(torch.sub, torch.Tensor.sub, torch.Tensor.__sub__)
 def _torch_sub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: NumberLike = 1) -> Tensor:
-    if not (isinstance(alpha, int) and alpha == 1):
+    if not (is_static(alpha) and isinstance(alpha, int) and alpha == 1):
         other = mul(other, alpha)
     return sub(input, other)
 

@@ -119,13 +119,13 @@ def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape, **keywords: 
 
 
 @implements(torch.Tensor.view)
-def _tensor_view(input: Tensor, *shape: StaticInt | StaticShape, **keywords: Any) -> Tensor:
-    if len(shape) == 1 and isinstance(shape[0], torch.dtype) or "dtype" in keywords:
+def _tensor_view(input: Tensor, *size: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    if len(size) == 1 and isinstance(size[0], torch.dtype) or "dtype" in keywords:
         raise UnsupportedOperationError(
             "Tensor.view(dtype) (reinterpreting the bytes) is not supported on traced values; "
             "use Tensor.to(dtype) to convert the values"
         )
-    return reshape(input, shape_arg("torch.Tensor.view", "size", shape, keywords))
+    return reshape(input, shape_arg("torch.Tensor.view", "size", size, keywords))
 
 
 @_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
@@ -246,8 +246,8 @@ def _torch_broadcast_to(input: Tensor, size: StaticShape) -> Tensor:
 
 
 @implements(torch.Tensor.expand)
-def _tensor_expand(input: Tensor, *sizes: StaticInt | StaticShape, **keywords: Any) -> Tensor:
-    return expand(input, shape_arg("torch.Tensor.expand", "size", sizes, keywords))
+def _tensor_expand(input: Tensor, *size: StaticInt | StaticShape, **keywords: Any) -> Tensor:
+    return expand(input, shape_arg("torch.Tensor.expand", "size", size, keywords))
 
 
 @implements(torch.Tensor.expand_as)
