@@ -21,6 +21,7 @@ from symscalar.grad import autograd_runner, vjp_traces
 from symscalar.ops.common import torch_meta
 from symscalar.ops.reductions import sum_p
 from symscalar.trace import Eqn, Primitive, ScalarVar, TensorVar, Trace
+from tests.tracing_support import trace_of
 
 HAS_NVFUSER = nb.nvfuser_available()
 needs_nvfuser = pytest.mark.skipif(
@@ -37,16 +38,6 @@ needs_cuda = pytest.mark.skipif(
 
 # A primitive with no nvFuser lowering: it must run in torch, between fusion regions.
 _unlowered_p = Primitive("test_nvfuser_unlowered_relu", torch.relu, torch_meta(torch.relu))
-
-
-def trace_of(fn: Callable[..., Any], *args: Any) -> symscalar.Trace:
-    """The forward trace of ``fn`` traced on CPU tensors with the torch backend."""
-    f = symscalar.jit(fn, backend="torch")
-    with torch.no_grad():
-        f(*args)
-    trace = f.last_trace()
-    assert trace is not None
-    return trace
 
 
 def fusions_of(trace: symscalar.Trace, *inputs: Any) -> list[Any]:

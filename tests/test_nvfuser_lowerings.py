@@ -23,6 +23,7 @@ from symscalar.ops.scalar import SCALAR_BINARY, SCALAR_UNARY
 from symscalar.ops.factories import arange_p
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import PRIMITIVES, Eqn, ScalarVar, TensorVar, Trace, dce, is_var
+from tests.tracing_support import trace_of
 
 HAS_NVFUSER = nb.nvfuser_available()
 needs_nvfuser = pytest.mark.skipif(not HAS_NVFUSER, reason="nvfuser_direct does not import here; lowering needs it")
@@ -39,16 +40,6 @@ S = 0.3125
 P = 1.4375
 EPS = 0.0078125
 DOUBLE_INPUT = "define_scalar(None, dtype=DataType.Double)"
-
-
-def trace_of(fn: Callable[..., Any], *args: Any) -> Trace:
-    """The forward trace of ``fn`` traced with the torch backend."""
-    f = symscalar.jit(fn, backend="torch")
-    with torch.no_grad():
-        f(*args)
-    trace = f.last_trace()
-    assert trace is not None
-    return trace
 
 
 def lower_trace(trace: Trace) -> nb.Plan:
