@@ -30,6 +30,7 @@ import torch
 
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
+from symscalar.errors import UnsupportedOperationError
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, tracing
 from symscalar.types import (
@@ -384,6 +385,13 @@ class _JitState:
                 pos.append(traced)
         with tracing(builder):
             result = fn(*pos, **kw)
+        if builder.write_backs:
+            target = builder.write_backs[0][0]
+            raise UnsupportedOperationError(
+                f"{_qualname(fn)} writes state outside the trace (a tensor of shape "
+                f"{tuple(target.shape)}); writing state from a jitted function is not supported "
+                "yet. Return the new value and assign it outside the jitted function."
+            )
         leaves, render = _flatten_output(result, _qualname(fn))
         trace = builder.build(leaves)
         check_trace(trace)
@@ -417,13 +425,15 @@ class _JitState:
 
     def _proxy(self, builder: TraceBuilder, name: str, kind: str, value: Any) -> Any:
         if kind == TENSOR:
-            return builder.tensor_input(TensorVar(tuple(value.shape), value.dtype, value.device))
+            return builder.tensor_input(
+                TensorVar(tuple(value.shape), value.dtype, value.device), value.requires_grad
+            )
         if kind in _DYNAMIC_KINDS:
             py_type = _dynamic_python_type(kind, value)
             return builder.scalar_input(py_type, py_type(value), self._where(name))
         if kind == AUTO:
             return _map_tensors(value, lambda t: builder.tensor_input(
-                TensorVar(tuple(t.shape), t.dtype, t.device)))
+                TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad))
         return value
 
     # -- inspection ------------------------------------------------------------------------

@@ -88,6 +88,14 @@ class TraceBuilder:
         self.guards: list[tuple[ScalarVar, Any]] = []
         # Tensors captured from the enclosing scope, passed by reference on every call.
         self.captured: dict[int, tuple[TensorVar, torch.Tensor]] = {}
+        # Whether each tensor input requires grad at the call being traced (from the call's
+        # arguments; the cache key holds it), read by ``TensorProxy.requires_grad``.
+        self.requires_grad: dict[TensorVar, bool] = {}
+        # State the traced function writes, in order: (real tensor outside the trace, traced
+        # value it must hold after each call). jit makes each value an output of the program
+        # and copies it into the real tensor after every call (functionalized state writes:
+        # running statistics, an EMA, a KV cache).
+        self.write_backs: list[tuple[torch.Tensor, Any]] = []
         self._counts = {"t": 0, "s": 0}
 
     # -- inputs and proxies -------------------------------------------------------------
@@ -98,8 +106,9 @@ class TraceBuilder:
         self._counts[prefix] += 1
         return name
 
-    def tensor_input(self, var: TensorVar) -> TensorProxy:
+    def tensor_input(self, var: TensorVar, requires_grad: bool = False) -> TensorProxy:
         self.inputs.append(var)
+        self.requires_grad[var] = requires_grad
         return TensorProxy(self, var, self._name(var))
 
     def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
@@ -208,6 +217,13 @@ class TraceBuilder:
 
     def check(self, pred: NumberProxy, message: str) -> None:
         self.bind(PRIMITIVES["check"], (pred,), {"message": message})
+
+    def write_back(self, target: torch.Tensor, value: Any) -> None:
+        """Record that after every call the real tensor ``target`` (state read from outside
+        the trace, e.g. a module buffer) must hold the traced ``value`` (see ``write_backs``)."""
+        if not isinstance(target, torch.Tensor) or isinstance(target, TensorProxy):
+            raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
+        self.write_backs.append((target, value))
 
     # -- result ---------------------------------------------------------------------------
 
