@@ -20,10 +20,12 @@ if not _LAZY:
     from symscalar.errors import (
         CheckFailedError,
         DynamicValueError,
+        RetraceError,
         StaticValueRequiredError,
         SymscalarError,
         UnsupportedOperationError,
     )
+    from symscalar.explain import config, no_retrace
     from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.tracing import TORCH_FUNCTIONS, supported_torch_functions
@@ -58,7 +60,7 @@ __all__ = [
     "IntLike", "FloatLike", "BoolLike", "NumberLike", "NumberClasses",
     "is_static", "is_dynamic", "specialize", "check", "supported_torch_functions",
     "SymscalarError", "DynamicValueError", "StaticValueRequiredError",
-    "UnsupportedOperationError", "CheckFailedError",
+    "UnsupportedOperationError", "CheckFailedError", "RetraceError", "config", "no_retrace",
 ]
 
 
@@ -69,7 +71,7 @@ def __getattr__(name: str) -> Any:
     importlib.import_module("symscalar.ops")
     namespace: dict[str, Any] = {}
     for module in ("symscalar.types", "symscalar.errors", "symscalar.trace", "symscalar.tracing",
-                   "symscalar.jit"):
+                   "symscalar.explain", "symscalar.jit"):
         namespace.update(vars(importlib.import_module(module)))
     namespace["ops"] = importlib.import_module("symscalar.ops")
     wanted = (*__all__, "TORCH_FUNCTIONS")

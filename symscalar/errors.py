@@ -14,6 +14,7 @@ __all__ = [
     "UnsupportedOperationError",
     "CheckFailedError",
     "BackendUnavailableError",
+    "RetraceError",
 ]
 
 
@@ -48,3 +49,9 @@ class CheckFailedError(SymscalarError, RuntimeError):
 
 class BackendUnavailableError(SymscalarError, RuntimeError):
     """The requested backend cannot run these inputs (no CUDA, nvFuser not installed, ...)."""
+
+
+class RetraceError(SymscalarError, RuntimeError):
+    """A jitted function would trace again where that is forbidden (``symscalar.no_retrace()``,
+    ``jit(retrace=False)``) or over its budget (``max_traces`` with ``on_limit="error"``).
+    The message says what differs from the closest earlier call and how to fix it."""

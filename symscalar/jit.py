@@ -15,21 +15,24 @@ errors, tracing, compiling) happens on a miss, under a lock.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import inspect
 import itertools
 import keyword
 import re
+import sys
 import threading
+import time
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import torch
 
 from symscalar import grad as grad_transform
-from symscalar import nvfuser_backend, torch_backend
+from symscalar import explain, nvfuser_backend, torch_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, tracing
@@ -79,6 +82,7 @@ class CacheInfo(NamedTuple):
     hits: int
     misses: int
     entries: int
+    evictions: int = 0  # entries dropped beyond max_entries (least recently used first)
 
 
 class JitFunction(Protocol, Generic[P, R]):
@@ -90,6 +94,8 @@ class JitFunction(Protocol, Generic[P, R]):
     def cache_info(self) -> CacheInfo: ...
     def cache_clear(self) -> None: ...
     def last_fusion(self) -> list[Any]: ...
+    def explain(self) -> explain.Explanation: ...
+    def would_trace(self, *args: P.args, **kwargs: P.kwargs) -> explain.WouldTrace: ...
 
 
 @dataclasses.dataclass
@@ -101,6 +107,7 @@ class Entry:
     guards: tuple[tuple[ScalarVar, Any], ...]
     backward_trace: Trace | None = None
     backend: Any = None  # what compiled it (the nvFuser backend remembers its fusions)
+    guard_origins: tuple[str, ...] = ()  # where each guarded value came from, for messages
 
 
 class _Guarded:
@@ -121,6 +128,51 @@ class _Guarded:
 _MISS = object()
 
 
+def _declared_at(fn: Any) -> str:
+    """``file:line`` of the function's definition, for messages ('' when unknown)."""
+    target = inspect.unwrap(getattr(_annotated_function(fn), "__func__", _annotated_function(fn)))
+    code = getattr(target, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+
+
+def _tensor_facts(label: str, t: torch.Tensor) -> dict[str, tuple[str, Any]]:
+    return {
+        f"{label} shape": (str(tuple(t.shape)), tuple(t.shape)),
+        f"{label} dtype": (str(t.dtype), t.dtype),
+        f"{label} device": (str(t.device), t.device),
+        f"{label} requires_grad": (str(t.requires_grad), t.requires_grad),
+    }
+
+
+def _static_fact(value: Any) -> tuple[str, Any]:
+    """A static value for messages and comparison: by type and repr (200 is not 200.0, -0.0
+    is not 0.0, NaN is NaN), tensors inside containers by metadata."""
+    if isinstance(value, torch.Tensor):
+        text = f"tensor{list(value.shape)} {value.dtype}"
+    else:
+        text = repr(value)
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    return shown, (type(value), text)
+
+
+def _on_off(flag: bool) -> tuple[str, bool]:
+    return ("on" if flag else "off"), flag
+
+
+def _module_label(root: torch.nn.Module, path: str) -> str:
+    return type(root).__name__ + (f".{path}" if path else "")
+
+
+def _is_plain_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, torch.Tensor)
+
+
+def _dynamic_annotation(value: Any) -> str:
+    if isinstance(value, bool):
+        return "DynamicBool"
+    return "DynamicInt" if isinstance(value, int) else "DynamicFloat"
+
+
 def _hint_kind(hint: Any) -> str:
     if hint is inspect.Parameter.empty or hint is None:
         return AUTO
@@ -134,13 +186,49 @@ def _hint_kind(hint: Any) -> str:
     return AUTO
 
 
-def _param_kinds(
-    fn: Callable[..., Any], sig: inspect.Signature, static: Any, dynamic: Any
-) -> dict[str, str]:
+def _annotated_function(fn: Any) -> Any:
+    """The function whose annotations describe ``fn``'s parameters: partials unwrapped."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _resolve_hints(
+    fn: Callable[..., Any], frame_locals: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The parameters' annotations, resolved against the function's globals and the frame
+    that called ``jit`` (local aliases under ``from __future__ import annotations``); and the
+    string annotations that could not be resolved, by parameter, with why."""
+    target = _annotated_function(fn)
+    raw = dict(getattr(target, "__annotations__", None) or {})
+    localns = dict(frame_locals or {})
     try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001 - unresolvable forward references: use the strings
-        hints = dict(getattr(fn, "__annotations__", {}))
+        return typing.get_type_hints(target, localns=localns), {}
+    except Exception:  # noqa: BLE001 - resolve what can be resolved, one annotation at a time
+        pass
+    globalns = getattr(inspect.unwrap(getattr(target, "__func__", target)), "__globals__", {})
+    hints: dict[str, Any] = {}
+    unresolved: dict[str, str] = {}
+    for name, annotation in raw.items():
+        if not isinstance(annotation, str):
+            hints[name] = annotation
+            continue
+        try:
+            hints[name] = eval(annotation, dict(globalns), localns)  # noqa: S307 - an annotation
+        except Exception as e:  # noqa: BLE001 - reported in explain() and retrace messages
+            hints[name] = annotation  # _hint_kind still knows symscalar's names by spelling
+            unresolved[name] = f"{annotation!r} ({type(e).__name__}: {e})"
+    return hints, unresolved
+
+
+def _param_kinds(
+    fn: Callable[..., Any],
+    sig: inspect.Signature,
+    static: Any,
+    dynamic: Any,
+    frame_locals: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    hints, unresolved = _resolve_hints(fn, frame_locals)
     names = list(sig.parameters)
     kinds = {name: _hint_kind(hints.get(name, inspect.Parameter.empty)) for name in names}
 
@@ -166,7 +254,9 @@ def _param_kinds(
     for name in dynamic_names:
         if kinds[name] not in _DYNAMIC_KINDS:
             kinds[name] = DYN_NUMBER
-    return kinds
+    for name in (*static_names, *dynamic_names):
+        unresolved.pop(name, None)
+    return kinds, {name: why for name, why in unresolved.items() if kinds.get(name) == AUTO}
 
 
 def _auto_key(v: Any) -> Any:
@@ -207,7 +297,7 @@ def _generate_dispatch(
     # Every global of the generated code starts with _ss_ so that no parameter name of the
     # user's function (even `type` or `float`) can shadow it.
     namespace: dict[str, Any] = {
-        "_ss_cache": state.cache, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
+        "_ss_cache": state.cache, "_ss_used": state.cache.move_to_end, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
         "_ss_next_call": state.calls.__next__, "_ss_auto_key": _auto_key,
         "_ss_auto_leaves": _auto_leaves, "_ss_Tensor": torch.Tensor, "_ss_type": type,
         "_ss_int": int, "_ss_float": float, "_ss_bool": bool, "_ss_repr": repr,
@@ -266,9 +356,11 @@ def _generate_dispatch(
 def _ss_dispatch({", ".join(params)}):
     _ss_next_call()
     try:
-        _ss_entry = _ss_cache[{key_src}]
+        _ss_key = {key_src}
+        _ss_entry = _ss_cache[_ss_key]
     except (KeyError, AttributeError, TypeError):
         return _ss_miss({args_src})
+    _ss_used(_ss_key)  # least recently used first: evicted beyond max_entries
     _ss_state.last = _ss_entry
     _ss_out = _ss_entry({", ".join(call)})
     if _ss_out is _ss_MISS:
@@ -293,10 +385,20 @@ class _JitState:
     """Everything a jitted function owns: its cache, counters and the miss path."""
 
     def __init__(
-        self, fn: Callable[..., Any], static: Any, dynamic: Any, backend: str
+        self,
+        fn: Callable[..., Any],
+        static: Any,
+        dynamic: Any,
+        backend: str,
+        limits: tuple[int | None, str | None, bool] = (None, None, True),
+        frame_locals: Mapping[str, Any] | None = None,
+        max_entries: int | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+        max_traces, on_limit, allowed = limits
+        explain.check_limits(max_traces, on_limit, max_entries)
+        self.retraces = explain.RetraceLog(_qualname(fn), max_traces, on_limit, allowed)
         self.fn = fn
         self.backend = backend
         # A module is called as itself (hooks run) but its parameters are forward's.
@@ -308,8 +410,12 @@ class _JitState:
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
                 "e.g. jit(lambda a, b: torch.mm(a, b))"
             ) from None
-        self.kinds = _param_kinds(signature_of, self.sig, static, dynamic)
-        self.cache: dict[Any, Callable[..., Any]] = {}
+        self.kinds, self.unresolved = _param_kinds(signature_of, self.sig, static, dynamic, frame_locals)
+        self.declared_at = _declared_at(signature_of)
+        # key -> compiled entry, least recently used first (OrderedDict.move_to_end on a hit)
+        self.cache: collections.OrderedDict[Any, Callable[..., Any]] = collections.OrderedDict()
+        self.max_entries = max_entries
+        self.evictions = 0
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
         self.misses = 0
@@ -332,15 +438,102 @@ class _JitState:
                 if out is not _MISS:
                     self.last = value
                     return out
-            self.misses += 1
+            facts = self.call_facts(args)
+            reasons = self.retraces.reasons(facts, _failed_guards(value, call_args))
+            fixes = self.fixes(args)
+            self.retraces.before_trace(reasons, fixes)
+            start = time.perf_counter()
             entry = self._compile(args)
+            self.misses += 1
             value = self._insert(key, value, entry)
+            self.retraces.record(
+                facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args)
+            )
         self.last = value
         out = value(*call_args)
         assert out is not _MISS, "a freshly traced entry must accept the call it was traced for"
         return out
 
+    # -- why a call traces (recorded on misses only; see explain.py) ----------------------
+
+    def call_facts(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
+        """What a cache entry depends on, for this call: ``{label: (display, comparable)}``."""
+        facts: dict[str, tuple[str, Any]] = {}
+        for name, value in zip(self.sig.parameters, args):
+            kind = self.kinds[name]
+            if kind == TENSOR or (kind == AUTO and isinstance(value, torch.Tensor)):
+                facts.update(_tensor_facts(f"tensor '{name}'", value))
+            elif kind in (STATIC, AUTO):
+                facts[f"parameter '{name}'"] = _static_fact(value)
+            else:
+                facts[f"parameter '{name}' type"] = (type(value).__name__, type(value))
+        facts["grad mode"] = _on_off(torch.is_grad_enabled())
+        facts["inference mode"] = _on_off(torch.is_inference_mode_enabled())
+        facts["default dtype"] = (str(torch.get_default_dtype()), torch.get_default_dtype())
+        for device in ("cpu", "cuda"):
+            on = torch.is_autocast_enabled(device)
+            dtype = torch.get_autocast_dtype(device) if on else None
+            facts[f"autocast ({device})"] = (f"on ({dtype})" if on else "off", dtype)
+        if isinstance(self.fn, torch.nn.Module):
+            for path, module in self.fn.named_modules():
+                facts[f"{_module_label(self.fn, path)}.training"] = (str(module.training), module.training)
+        return facts
+
+    def fixes(self, args: tuple[Any, ...]) -> dict[str, str]:
+        """The fix to show next to a reason, by fact label."""
+        fixes = {}
+        for name, value in zip(self.sig.parameters, args):
+            kind = self.kinds[name]
+            where = f"declared at {self.declared_at}" if self.declared_at else ""
+            label = f"parameter '{name}'"
+            if name in self.unresolved:
+                fixes[label] = (
+                    f"its annotation {self.unresolved[name]} could not be resolved, so it is static; "
+                    "import the name at module level, or pass jit(..., dynamic=[...])"
+                )
+            elif kind in (STATIC, AUTO) and _is_plain_number(value):
+                static = "unannotated, so static" if kind == AUTO else "static"
+                fixes[label] = (
+                    f"{static}{', ' + where if where else ''}: annotate it "
+                    f"{_dynamic_annotation(value)} to make it a runtime input"
+                )
+        return fixes
+
+    def auto_numbers(self, args: tuple[Any, ...]) -> list[str]:
+        """Labels of the unannotated number parameters of this call (for the one-time warning
+        after repeated retraces)."""
+        return [
+            f"parameter '{name}'" for name, value in zip(self.sig.parameters, args)
+            if self.kinds[name] == AUTO and _is_plain_number(value) and name not in self.unresolved
+        ]
+
+    def would_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> explain.WouldTrace:
+        """Whether ``f(*args, **kwargs)`` would trace, and why; nothing is traced or run."""
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{_qualname(self.fn)}(): {e}") from None
+        bound.apply_defaults()
+        values = tuple(bound.arguments[name] for name in self.sig.parameters)
+        self._validate(values)
+        value = self.cache.get(self.key_of(*values))
+        call_args = self.call_args_of(*values)
+        if value is not None and not isinstance(value, _Guarded):
+            return explain.WouldTrace(False)
+        failed = _failed_guards(value, call_args)
+        if value is not None and not failed:
+            return explain.WouldTrace(False)
+        reasons = self.retraces.reasons(self.call_facts(values), failed)
+        fixes = self.fixes(values)
+        return explain.WouldTrace(True, tuple(explain._with_fix(r, fixes) for r in reasons))
+
     def _insert(self, key: Any, value: Any, entry: Entry) -> Any:
+        limit = self.max_entries if self.max_entries is not None else explain.config.max_entries
+        while key not in self.cache and len(self.cache) >= limit:
+            _, evicted = self.cache.popitem(last=False)
+            self.evictions += 1
+            for run in [e.run for _, e in evicted.entries] if isinstance(evicted, _Guarded) else [evicted]:
+                self.entries.pop(id(run), None)
         if not entry.guards:
             self.cache[key] = entry.run
             self.entries[id(entry.run)] = entry
@@ -413,7 +606,10 @@ class _JitState:
             backward = None
             if captured:
                 run = _append_captured(run, captured)
-        return Entry(trace, run, tuple(builder.guards), backward, backend)
+        origins = tuple(
+            ", ".join(sorted(builder.roots.get(var, ()))) or "a computed value" for var, _ in builder.guards
+        )
+        return Entry(trace, run, tuple(builder.guards), backward, backend, origins)
 
     def _backend_for(self, trace: Trace) -> Any:
         if self.backend == "nvfuser":
@@ -465,7 +661,7 @@ class _JitState:
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
         entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
-        return CacheInfo(calls - self.misses, self.misses, entries)
+        return CacheInfo(calls - self.misses, self.misses, entries, self.evictions)
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -473,6 +669,7 @@ class _JitState:
             self.entries.clear()
             self.last = None
             self.misses = 0
+            self.evictions = 0
             self.calls_before_clear = self._count_calls()
 
 
@@ -583,21 +780,45 @@ def _guard_function(entry: Entry) -> Callable[..., bool]:
     compute = torch_backend.compile_trace(guard_trace)
     n_inputs = len(trace.inputs)
 
-    def guard(*args: Any) -> bool:
+    def values(*args: Any) -> tuple[Any, ...]:
         # captured tensors are not needed by scalar-only guard computations
         padded = args + (None,) * (n_inputs - len(args))
-        return bool(compute(*padded) == expected)
+        return tuple(compute(*padded))
 
+    def guard(*args: Any) -> bool:
+        return values(*args) == expected
+
+    guard.values = values  # type: ignore[attr-defined]
+    guard.expected = expected  # type: ignore[attr-defined]
+    guard.origins = tuple(entry.guard_origins)  # type: ignore[attr-defined]
     return guard
 
 
+def _failed_guards(value: Any, call_args: tuple[Any, ...]) -> list[str]:
+    """Why each guarded entry under a key rejects the call: ``specialize`` guards whose value
+    changed. Empty when there is no guarded entry."""
+    if not isinstance(value, _Guarded):
+        return []
+    reasons = []
+    for guard, _ in value.entries:
+        got = guard.values(*call_args)
+        for origin, want, have in zip(guard.origins, guard.expected, got):
+            if want != have:
+                reasons.append(f"guard specialize({origin}) == {want!r} failed: it is {have!r} now")
+    return reasons or ["a specialize() guard failed"]
+
+
 @typing.overload
 def jit(
-    fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+    fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...,
+    max_traces: int | None = ..., on_limit: str | None = ..., retrace: bool = ...,
+    max_entries: int | None = ...,
 ) -> JitFunction[P, R]: ...
 @typing.overload
 def jit(
-    fn: None = None, *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+    fn: None = None, *, static: Any = ..., dynamic: Any = ..., backend: str = ...,
+    max_traces: int | None = ..., on_limit: str | None = ..., retrace: bool = ...,
+    max_entries: int | None = ...,
 ) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 def jit(
     fn: Callable[..., Any] | None = None,
@@ -605,6 +826,10 @@ def jit(
     static: Any = (),
     dynamic: Any = (),
     backend: str = "auto",
+    max_traces: int | None = None,
+    on_limit: str | None = None,
+    retrace: bool = True,
+    max_entries: int | None = None,
 ) -> Any:
     """Compile ``fn`` by tracing it; static values are baked in, dynamic values are inputs.
 
@@ -616,11 +841,22 @@ def jit(
         static: parameter names (or positions) to treat as static, overriding annotations.
         dynamic: parameter names (or positions) to treat as dynamic numbers.
         backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
+        max_traces: how many traces before ``on_limit`` applies (default
+            ``symscalar.config.max_traces``, 8).
+        on_limit: ``"warn"`` (once) or ``"error"`` (``RetraceError``) when the function traces
+            more than ``max_traces`` times (default ``symscalar.config.on_limit``).
+        retrace: ``False`` makes every miss (the first call too) raise ``RetraceError`` with
+            the reason, like calling it inside ``symscalar.no_retrace()``.
+        max_entries: how many compiled entries to keep; beyond that the least recently used
+            is evicted and counted in ``cache_info().evictions`` (default
+            ``symscalar.config.max_entries``, 256).
 
     Returns:
         A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
-        ``cache_info()``, ``cache_clear()`` and ``last_fusion()`` (the nvFuser
-        FusionDefinitions of the last call; empty with the torch backend).
+        ``cache_info()``, ``cache_clear()``, ``last_fusion()`` (the nvFuser
+        FusionDefinitions of the last call; empty with the torch backend), ``explain()``
+        (every trace and why it happened) and ``would_trace(*args, **kwargs)`` (whether a
+        call would trace, and why, without tracing or running it).
 
     Example:
         >>> @symscalar.jit
@@ -630,10 +866,17 @@ def jit(
         >>> f(torch.ones(2, 3), 2.0, 1)   # cache hit: scale is a runtime input
     """
     if fn is None:
-        return functools.partial(jit, static=static, dynamic=dynamic, backend=backend)
+        return functools.partial(
+            jit, static=static, dynamic=dynamic, backend=backend, max_traces=max_traces,
+            on_limit=on_limit, retrace=retrace, max_entries=max_entries,
+        )
     if not callable(fn):
         raise TypeError(f"jit() takes a function, got {type(fn).__name__}")
-    state = _JitState(fn, static, dynamic, backend)
+    # the frame that called jit (or applied @jit): local names an annotation may refer to
+    caller = sys._getframe(1)
+    state = _JitState(
+        fn, static, dynamic, backend, (max_traces, on_limit, retrace), caller.f_locals, max_entries
+    )
     dispatch = _generate_dispatch(fn, state.sig, state.kinds, state)
     functools.update_wrapper(dispatch, fn)
     dispatch.__signature__ = state.sig  # type: ignore[attr-defined]
@@ -642,6 +885,8 @@ def jit(
     dispatch.cache_info = state.cache_info  # type: ignore[attr-defined]
     dispatch.cache_clear = state.cache_clear  # type: ignore[attr-defined]
     dispatch.last_fusion = state.last_fusion  # type: ignore[attr-defined]
+    dispatch.explain = lambda: explain.Explanation(state.retraces.misses)  # type: ignore[attr-defined]
+    dispatch.would_trace = lambda *args, **kwargs: state.would_trace(args, kwargs)  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
 
