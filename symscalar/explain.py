@@ -223,10 +223,10 @@ class RetraceLog:
             )
         if len(self.misses) >= self.max_traces:
             if self.on_limit == "error":
-                raise RetraceError(self._limit_message(reasons, fixes))
+                raise RetraceError(self._limit_message(reasons, fixes, "would trace"))
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(self._limit_message(reasons, fixes), TraceLimitWarning, stacklevel=4)
+                warnings.warn(self._limit_message(reasons, fixes, "traces"), TraceLimitWarning, stacklevel=4)
 
     def record(self, facts: Facts, reasons: list[str], fixes: Mapping[str, str], trace_ms: float,
                auto_numbers: Collection[str]) -> Miss:
@@ -254,10 +254,10 @@ class RetraceLog:
                 )
         return miss
 
-    def _limit_message(self, reasons: list[str], fixes: Mapping[str, str]) -> str:
+    def _limit_message(self, reasons: list[str], fixes: Mapping[str, str], verb: str) -> str:
         text = (
             f"{self.function} has traced {len(self.misses)} times (max_traces={self.max_traces}); "
-            f"this call would trace again because " + "; ".join(_with_fix(r, fixes) for r in reasons) + "."
+            f"this call {verb} again because " + "; ".join(_with_fix(r, fixes) for r in reasons) + "."
         )
         if self.label_counts:
             label, count = self.label_counts.most_common(1)[0]
