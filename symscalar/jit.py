@@ -491,10 +491,11 @@ class _JitState:
                     f"its annotation {self.unresolved[name]} could not be resolved, so it is static; "
                     "import the name at module level, or pass jit(..., dynamic=[...])"
                 )
-            elif kind in (STATIC, AUTO) and _is_plain_number(value):
-                static = "unannotated, so static" if kind == AUTO else "static"
+            elif kind == STATIC:  # declared static on purpose: each value is its own program
+                fixes[label] = f"static{', ' + where if where else ''}"
+            elif kind == AUTO and _is_plain_number(value):
                 fixes[label] = (
-                    f"{static}{', ' + where if where else ''}: annotate it "
+                    f"unannotated, so static{', ' + where if where else ''}: annotate it "
                     f"{_dynamic_annotation(value)} to make it a runtime input"
                 )
         return fixes
