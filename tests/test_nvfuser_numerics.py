@@ -475,6 +475,7 @@ def _recordings(observed: Observed) -> set[str]:
 
 @functools.cache
 def lowered_case_report(name: str, dtype: torch.dtype) -> Report:
+    torch.manual_seed(0)
     fn, args, _ = LOWERED_CASES[name]
     args = [a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args]
     generic = FIXED_SHAPES.get(name)
@@ -549,14 +550,19 @@ CHAINS: dict[str, tuple[Callable[..., Any], Callable[[int, torch.dtype], list[to
 
 @functools.cache
 def chain_report(name: str, dtype: torch.dtype) -> Report:
+    torch.manual_seed(0)
     fn, make, values = CHAINS[name]
     n_scalars = len([p for p in fn.__annotations__.values() if p in ("DynamicFloat", DynamicFloat)])
     calls = [[*make(batch, dtype), *([v] if n_scalars == 1 else [v, values[1]])] for batch, v in ((6, values[0]), (6, values[1]), (40, values[0] * 1.5))]
+    # In low precision, eager's fused layer_norm backward rounds once where the decomposed
+    # trace rounds after each op (a bf16 weight-grad differs by 4%): the reference is then the
+    # same trace run by symscalar's torch backend, which isolates the lowering's error.
+    reference = fn if dtype not in LOW_DTYPES else symscalar.jit(fn, backend="torch")
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(fn, backend="nvfuser")
-        n = check_calls(f, fn, calls[:1], f"{name} [{dtype}]", observed)
+        n = check_calls(f, reference, calls[:1], f"{name} [{dtype}]", observed)
         built = nb.fusion_cache_info()
-        n += check_calls(f, fn, calls[1:], f"{name} [{dtype}]", observed)
+        n += check_calls(f, reference, calls[1:], f"{name} [{dtype}]", observed)
         assert nb.fusion_cache_info().misses == built.misses, f"{name}: fusions rebuilt for a new value or batch size"
         return Report(f"{name} [{dtype}]", n, dict(observed.prims), _recordings(observed))
 
@@ -570,11 +576,13 @@ def test_chain_forward_and_backward_match_eager(name: str, dtype: torch.dtype) -
 
 @functools.cache
 def hazard_report(index: int, dtype: torch.dtype) -> Report:
+    torch.manual_seed(0)
     case = hazards.CASES[index]
     calls = [[a.detach().to(dtype) if isinstance(a, torch.Tensor) else a for a in args] for args in case.calls]
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(case.fn, backend="nvfuser", dynamic=case.dynamic, static=case.static)
-        n = check_calls(f, case.fn, calls, f"hazard {case.name} [{dtype}]", observed)
+        reference = case.fn if dtype not in LOW_DTYPES else symscalar.jit(case.fn, backend="torch", dynamic=case.dynamic, static=case.static)
+        n = check_calls(f, reference, calls, f"hazard {case.name} [{dtype}]", observed)
         return Report(f"hazard {case.name} [{dtype}]", n, dict(observed.prims), _recordings(observed))
 
 
@@ -600,7 +608,8 @@ def opinfo_calls() -> dict[str, list[support.Call]]:
             continue
         calls = [c for c in support.calls_for(func) if isinstance(c, support.Call)]
         floats = [c for c in calls if any(isinstance(t, torch.Tensor) and t.dtype.is_floating_point for t in support.leaves((c.args, c.kwargs)))]
-        chosen = (floats + [c for c in calls if c not in floats])[:OPINFO_PER_OP]
+        float_ids = {id(c) for c in floats}
+        chosen = (floats + [c for c in calls if id(c) not in float_ids])[:OPINFO_PER_OP]
         if chosen:
             by_stem[stem] = chosen
     return by_stem
