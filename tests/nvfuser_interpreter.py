@@ -43,16 +43,16 @@ import torch
 from symscalar import nvfuser_backend as nb
 
 __all__ = [
+    "OPS",
     "InterpreterError",
     "Node",
-    "Value",
     "OpCall",
     "Recording",
     "RecordingFusionDefinition",
-    "record",
+    "Value",
     "interpret",
+    "record",
     "torch_dtype",
-    "OPS",
 ]
 
 
@@ -77,6 +77,7 @@ class OpCall:
     kwargs: dict[str, Any]
     outs: tuple[Node, ...]
     dtypes: tuple[torch.dtype | None, ...]  # nvFuser's dtype of each result (None: unknown)
+    ndims: tuple[int | None, ...]  # nvFuser's rank of each result (None: a scalar)
 
 
 @dataclasses.dataclass
@@ -119,6 +120,10 @@ def _nvfuser_dtype_of(real: Any) -> torch.dtype | None:
         return torch_dtype(real.dtype())
     match = re.match(r"([a-z_0-9]+?)(\d+$|\()", str(real))
     return _SCALAR_PREFIX.get(match.group(1)) if match else None
+
+
+def _ndim_of(real: Any) -> int | None:
+    return real.ndim if hasattr(real, "dtype") else None
 
 
 class Value:
@@ -173,7 +178,7 @@ class RecordingFusionDefinition:
         outs = tuple(self.recording.new_node() for _ in reals)
         self.recording.calls.append(OpCall(
             op, _unwrap(tuple(args), lambda v: v.node), _unwrap(dict(kwargs), lambda v: v.node),
-            outs, tuple(_nvfuser_dtype_of(r) for r in reals),
+            outs, tuple(_nvfuser_dtype_of(r) for r in reals), tuple(_ndim_of(r) for r in reals),
         ))
         wrapped = tuple(Value(n, r) for n, r in zip(outs, reals))
         return wrapped if isinstance(result, tuple) else wrapped[0]
@@ -242,7 +247,9 @@ def interpret(recording: Recording, inputs: Sequence[Any]) -> list[torch.Tensor]
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(call.outs):
             raise InterpreterError(f"fd.ops.{call.op}: {len(results)} results, nvFuser made {len(call.outs)}")
-        for node, r, dtype in zip(call.outs, results, call.dtypes):
+        for node, r, dtype, ndim in zip(call.outs, results, call.dtypes, call.ndims):
+            if isinstance(r, torch.Tensor) and r.ndim != ndim:
+                raise InterpreterError(f"fd.ops.{call.op}: the interpreter made rank {r.ndim}, nvFuser's result has rank {ndim}")
             env[node] = _as_dtype(r, dtype, call.op)
     return [env[n] for n in recording.outputs]
 
@@ -278,7 +285,7 @@ def _bind_tensor(call: OpCall, value: Any) -> torch.Tensor:
 class Scalar:
     """A scalar of the fusion: a Python number and nvFuser's dtype for it."""
 
-    __slots__ = ("value", "dtype")
+    __slots__ = ("dtype", "value")
 
     def __init__(self, value: Any, dtype: torch.dtype) -> None:
         self.value = value

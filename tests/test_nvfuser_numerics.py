@@ -23,7 +23,6 @@ import collections
 import contextlib
 import dataclasses
 import functools
-import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -60,6 +59,7 @@ class Observed:
     prims: dict[str, set[str]] = dataclasses.field(default_factory=lambda: collections.defaultdict(set))
     fusions: set[int] = dataclasses.field(default_factory=set)
     phase: str = "forward"
+    gradients_compared: bool = False
 
 
 _OBSERVED: list[Observed] = []
@@ -173,6 +173,7 @@ def check_calls(f: Any, fn: Callable[..., Any], calls: Sequence[Sequence[Any]], 
             continue
         cts = [torch.randn_like(o) for o in ref_outs]
         observed.phase = "backward"
+        observed.gradients_compared = True
         grads = torch.autograd.grad(outs, wrt, cts, allow_unused=True)
         ref_grads = torch.autograd.grad(ref_outs, ref_wrt, cts, allow_unused=True)
         for i, (g, r) in enumerate(zip(grads, ref_grads)):
@@ -194,15 +195,7 @@ def _describe(a: Any) -> str:
 # or asserts in its python tests (tests/python/direct/test_python_frontend.py, named).
 
 
-def _fd_cast_double_to_half(fd: Any) -> None:  # test_cast_double_to_half
-    t0, t1 = fd.from_pytorch(X64), fd.from_pytorch(X64)
-    t2 = fd.ops.add(fd.ops.cast(t0, D_HALF), fd.ops.cast(t1, D_HALF))
-    fd.add_output(fd.ops.cast(fd.ops.relu(t2), D_HALF))
-
-
-X64 = torch.randn(2, 4, dtype=torch.float64)
 NV = nb.import_nvfuser() if nb.nvfuser_available() else None
-D_HALF = NV.DataType.Half if NV else None
 
 
 def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[Any], Callable[..., Any]]]:
@@ -213,7 +206,6 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
     i64 = torch.tensor([-7, 7, -8, 9])
     idx = torch.tensor([3, 0, 2, 2])
     nan_x = torch.tensor([[1.0, float("nan"), -2.0], [0.5, 3.0, float("inf")]])
-    ops = lambda fd: fd.ops  # noqa: E731
 
     def out(fd: Any, *values: Any) -> None:
         for v in values:
@@ -226,7 +218,7 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
         # test_python_frontend.py: test_cast_double_to_half
         "cast_double_to_half": (
             lambda fd, t: out(fd, fd.ops.cast(fd.ops.relu(fd.ops.add(fd.ops.cast(t[0], DT.Half), fd.ops.cast(t[1], DT.Half))), DT.Half)),
-            [X64, X64 * 2], lambda a, b: torch.relu(a.half() + b.half())),
+            [torch.randn(2, 4, dtype=torch.float64), torch.randn(2, 4, dtype=torch.float64)], lambda a, b: torch.relu(a.half() + b.half())),
         # test_squeeze (sizes [1, 4, 1] and [2, 1, 4]); squeeze removes size-1 dims
         "squeeze_sum_mul": (
             lambda fd, t: out(fd, fd.ops.mul(fd.ops.mul(t[0], fd.ops.squeeze(t[1], [0, -1])), fd.ops.sum(fd.ops.squeeze(t[2], [-2]), [0]))),
@@ -333,7 +325,6 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
         fn = getattr(torch, name)
         cases[name] = (lambda fd, t, name=name: out(fd, getattr(fd.ops, name)(t[0], t[1]), getattr(fd.ops, name)(t[0], 1.5)),
                        [x.abs() + 0.1, y], lambda a, b, fn=fn: (fn(a, b), fn(a, torch.tensor(1.5))))
-    del ops
     return cases
 
 
@@ -428,7 +419,6 @@ def test_every_emitted_op_has_a_semantic_test() -> None:
 
 
 S_VALUES = (0.3125, 1.75, -0.625)
-LOW = (torch.float16, torch.bfloat16)
 # Cases whose tensors are not all batch-generic in dim 0: (batch-generic args by position)
 FIXED_SHAPES = {"first_set": (), "matmul": (0,)}
 # Cases whose BACKWARD holds a size as a static value, so a new batch size builds one new
@@ -448,8 +438,15 @@ class Report:
 
     name: str
     calls: int
-    prims: dict[str, set[str]]
-    ops: set[str]
+    prims: dict[str, set[str]]  # "forward" / "backward": primitives run in fusions
+    ops: set[str]  # nvFuser ops the fusions used
+    vjps: set[str]  # primitives whose vjp ran and whose gradients matched torch.autograd
+
+
+def report(name: str, calls: int, observed: Observed) -> Report:
+    """What ``observed`` saw, after ``calls`` calls of sample group ``name`` passed."""
+    vjps = {p for p in observed.prims["forward"] if PRIMITIVES[p].vjp is not None} if observed.gradients_compared else set()
+    return Report(name, calls, dict(observed.prims), _recordings(), vjps)
 
 
 def _batched(args: Sequence[Any], batch: int, generic: Sequence[int] | None) -> list[Any]:
@@ -466,7 +463,8 @@ def _with_scalars(args: Sequence[Any], k: int) -> list[Any]:
     return [S_VALUES[(k + floats.index(i)) % len(S_VALUES)] * (1 + 0.5 * floats.index(i)) if i in floats else a for i, a in enumerate(args)]
 
 
-def _recordings(observed: Observed) -> set[str]:
+def _recordings() -> set[str]:
+    """The nvFuser ops in every fusion built since the cache was cleared."""
     ops: set[str] = set()
     for fd in nb._FUSIONS.values():
         ops |= fd.symscalar_recording.ops_used()
@@ -495,17 +493,26 @@ def lowered_case_report(name: str, dtype: torch.dtype) -> Report:
             f"{where}: a new dynamic value or batch size built {rebuilt} new fusion(s): something "
             "dynamic was baked into the definition (expected: REBUILDS_FOR_NEW_BATCH)"
         )
-        return Report(where, n, dict(observed.prims), _recordings(observed))
+        return report(where, n, observed)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, *LOW], ids=["f32", "f16", "bf16"])
-@pytest.mark.parametrize("name", list(LOWERED_CASES))
+def _has_floating_input(name: str) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.dtype.is_floating_point for a in LOWERED_CASES[name][1])
+
+
+# float32 for every case; float16/bfloat16 for those with a floating input
+LOWERED_PARAMS = [
+    pytest.param(name, dtype, id=f"{name}-{label}")
+    for name in LOWERED_CASES
+    for dtype, label in ((torch.float32, "f32"), (torch.float16, "f16"), (torch.bfloat16, "bf16"))
+    if dtype == torch.float32 or _has_floating_input(name)
+]
+
+
+@pytest.mark.parametrize(("name", "dtype"), LOWERED_PARAMS)
 def test_lowered_primitive_matches_eager(name: str, dtype: torch.dtype) -> None:
-    fn, args, _ = LOWERED_CASES[name]
-    if dtype != torch.float32 and not any(isinstance(a, torch.Tensor) and a.dtype.is_floating_point for a in args):
-        pytest.skip("no floating input to run in low precision")
-    report = lowered_case_report(name, dtype)
-    assert report.prims["forward"], f"{name}: nothing ran in a fusion"
+    checked = lowered_case_report(name, dtype)
+    assert checked.prims["forward"], f"{name}: nothing ran in a fusion"
 
 
 def test_integer_arange_is_interpreted() -> None:
@@ -564,10 +571,10 @@ def chain_report(name: str, dtype: torch.dtype) -> Report:
         built = nb.fusion_cache_info()
         n += check_calls(f, reference, calls[1:], f"{name} [{dtype}]", observed)
         assert nb.fusion_cache_info().misses == built.misses, f"{name}: fusions rebuilt for a new value or batch size"
-        return Report(f"{name} [{dtype}]", n, dict(observed.prims), _recordings(observed))
+        return report(f"{name} [{dtype}]", n, observed)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, *LOW], ids=["f32", "f16", "bf16"])
+@pytest.mark.parametrize("dtype", [torch.float32, *LOW_DTYPES], ids=["f32", "f16", "bf16"])
 @pytest.mark.parametrize("name", list(CHAINS))
 def test_chain_forward_and_backward_match_eager(name: str, dtype: torch.dtype) -> None:
     report = chain_report(name, dtype)
@@ -583,7 +590,7 @@ def hazard_report(index: int, dtype: torch.dtype) -> Report:
         f = symscalar.jit(case.fn, backend="nvfuser", dynamic=case.dynamic, static=case.static)
         reference = case.fn if dtype not in LOW_DTYPES else symscalar.jit(case.fn, backend="torch", dynamic=case.dynamic, static=case.static)
         n = check_calls(f, reference, calls, f"hazard {case.name} [{dtype}]", observed)
-        return Report(f"hazard {case.name} [{dtype}]", n, dict(observed.prims), _recordings(observed))
+        return report(f"hazard {case.name} [{dtype}]", n, observed)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16], ids=["f64", "f32", "f16"])
@@ -617,12 +624,12 @@ def opinfo_calls() -> dict[str, list[support.Call]]:
 
 @functools.cache
 def opinfo_report() -> Report:
-    checked, prims, ops, failures = 0, collections.defaultdict(set), set(), []
+    checked, prims, ops, failures = 0, collections.defaultdict(set), set(), []  # type: ignore[var-annotated]
     for stem, calls in opinfo_calls().items():
         for call in calls:
             try:
                 expected = call.run()
-            except Exception:  # noqa: BLE001 - torch eager rejects this sample: nothing to compare
+            except Exception:  # noqa: BLE001, S112 - torch eager rejects this sample: nothing to compare
                 continue
             with interpreted_nvfuser() as observed:
                 try:
@@ -643,9 +650,9 @@ def opinfo_report() -> Report:
                     continue
                 checked += 1
                 prims["forward"] |= observed.prims["forward"]
-                ops |= _recordings(observed)
+                ops |= _recordings()
     assert not failures, f"{len(failures)} OpInfo samples differ from eager through the interpreter:\n" + "\n".join(failures)
-    return Report("opinfo", checked, dict(prims), ops)
+    return Report("opinfo", checked, dict(prims), ops, set())
 
 
 def test_opinfo_samples_match_eager() -> None:
@@ -658,9 +665,8 @@ def test_opinfo_samples_match_eager() -> None:
 
 
 def all_reports() -> list[Report]:
-    reports = [lowered_case_report(name, dtype) for name in LOWERED_CASES for dtype in (torch.float32, *LOW)
-               if dtype == torch.float32 or any(isinstance(a, torch.Tensor) and a.dtype.is_floating_point for a in LOWERED_CASES[name][1])]
-    reports += [chain_report(name, dtype) for name in CHAINS for dtype in (torch.float32, *LOW)]
+    reports = [lowered_case_report(p.values[0], p.values[1]) for p in LOWERED_PARAMS]
+    reports += [chain_report(name, dtype) for name in CHAINS for dtype in (torch.float32, *LOW_DTYPES)]
     reports += [hazard_report(i, dtype) for i in range(len(hazards.CASES)) for dtype in (torch.float64, torch.float32, torch.float16)]
     reports.append(opinfo_report())
     return reports
@@ -679,12 +685,14 @@ def test_every_lowered_primitive_is_checked(capsys: pytest.CaptureFixture[str]) 
     missing = lowered - forward - set(UNSAMPLED)
     assert not missing, f"lowered primitives no sample runs through a fusion: {sorted(missing)}; add a case"
     with_vjp = {n for n in lowered if PRIMITIVES[n].vjp is not None}
-    # a primitive whose vjp emits only other primitives shows up in a backward through those
+    vjps = set().union(*(r.vjps for r in reports))
+    assert with_vjp - vjps - set(UNSAMPLED) == set(), f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
     calls = sum(r.calls for r in reports)
     pairs = sum(len(r.prims.get("forward", ())) + len(r.prims.get("backward", ())) for r in reports)
     with capsys.disabled():
         print(
             f"\nnvFuser numerics through the interpreter: {len(forward & lowered)}/{len(lowered)} lowered primitives "
-            f"forward, {len(backward & lowered)} in backward fusions ({len(with_vjp)} have a vjp); "
+            f"forward, {len(vjps & with_vjp)}/{len(with_vjp)} vjps (gradients vs torch.autograd), "
+            f"{len(backward & lowered)} primitives inside backward fusions; "
             f"{len(reports)} sample groups, {calls} calls; primitives x samples checked: {pairs}"
         )
