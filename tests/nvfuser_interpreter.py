@@ -279,6 +279,15 @@ def _bind_tensor(call: OpCall, value: Any) -> torch.Tensor:
                 raise InterpreterError(
                     f"input {call.outs[0].index}: dim {d} defined with extent {declared}, got {actual}"
                 )
+    layout = (call.kwargs.get("contiguity"), call.kwargs.get("stride_order"))
+    if layout[0] is not None:
+        # the fusion was defined for this layout (nvFuser would reject another one)
+        contiguity, stride_order = nb._descriptor(tuple(value.shape), tuple(value.stride()))
+        if list(contiguity) != list(layout[0]) or (layout[1] is not None and list(stride_order) != list(layout[1])):
+            raise InterpreterError(
+                f"input {call.outs[0].index}: defined with contiguity {layout[0]} and stride order "
+                f"{layout[1]}, got a tensor with strides {value.stride()}"
+            )
     return value
 
 

@@ -386,6 +386,23 @@ def test_regression_low_precision_sum_accumulates_in_float(dtype: torch.dtype) -
     assert "sum" in observed.prims["forward"] | observed.prims["backward"]
 
 
+def matmul_reduced_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return (a @ b).sum(0) * s, (a @ b).sum() * s
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["f32", "f16"])
+def test_regression_matmul_with_an_expanded_cotangent(dtype: torch.dtype) -> None:
+    """Bug found here: the backward of ``(a @ b).sum(0)`` multiplies by a cotangent expanded
+    along the contracted dim, which nvFuser's matmul refuses ("K should be broadcast in both A
+    and B, or neither") while the fusion is defined, so every such backward crashed. The
+    lowering now multiplies and sums when exactly one operand's K is broadcast."""
+    calls = [[torch.randn(n, 4, dtype=dtype), torch.randn(4, 3, dtype=dtype), v] for n, v in ((5, 0.5), (5, 2.0), (9, 1.5))]
+    with interpreted_nvfuser() as observed:
+        f = symscalar.jit(matmul_reduced_fn, backend="nvfuser")
+        check_calls(f, matmul_reduced_fn, calls, "matmul backward", observed)
+    assert "matmul" in observed.prims["backward"]
+
+
 def test_interpreter_checks_inputs_against_the_definition() -> None:
     def build(fd: Any) -> None:
         fd.add_output(fd.ops.neg(fd.from_pytorch(torch.empty(1, 3))))
@@ -524,6 +541,37 @@ def test_integer_arange_is_interpreted() -> None:
         (got,) = plan.run(a)
     torch.testing.assert_close(got, a * torch.arange(2, 17, 3))
     assert "arange" in observed.prims["forward"]
+
+
+def special_values_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return (torch.logsumexp(a, 1), torch.softmax(a * s, 1), torch.log_softmax(a, 1), a.amax(1), a.amin(0),
+            a.sum(1), a.mean(1), a.var(1), torch.clamp(a, -s, s), torch.maximum(a, a.flip(1)), a.abs() ** s)
+
+
+def test_special_values_match_eager() -> None:
+    """Rows of -inf, +inf and NaN through the stabilised reductions (the max subtraction of
+    softmax/logsumexp must not turn an all -inf row into NaN) and NaN-propagating ops."""
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([[-inf, -inf, -inf], [inf, 0.0, 1.0], [1.0, 2.0, 3.0], [nan, 1.0, -1.0], [-inf, 0.5, inf]])
+    with interpreted_nvfuser() as observed:
+        f = symscalar.jit(special_values_fn, backend="nvfuser")
+        check_calls(f, special_values_fn, [[a, 0.5], [a, 2.0]], "special values", observed, grad=False)
+    assert {"logsumexp", "softmax", "log_softmax", "amax", "var"} <= observed.prims["forward"]
+
+
+def layout_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.softmax(a * s, 1) + b, (a @ b.t()).sum(0)
+
+
+def test_non_contiguous_inputs_match_eager() -> None:
+    """Transposed and expanded inputs: each gets a fusion defined for its layout (the
+    interpreter checks the declared contiguity and stride order against the tensor)."""
+    a, b = torch.randn(6, 5), torch.randn(5, 6)
+    with interpreted_nvfuser() as observed:
+        f = symscalar.jit(layout_fn, backend="nvfuser")
+        check_calls(f, layout_fn, [[a, b.t().contiguous(), 0.5], [a.t().contiguous().t(), b.t(), 1.5],
+                                   [a, torch.randn(1, 5).expand(6, 5), 0.25]], "layouts", observed)
+    assert len(observed.fusions) > 1  # one per layout
 
 
 # ----------------------------------------------------------------------------------------
