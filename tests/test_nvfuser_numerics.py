@@ -155,9 +155,11 @@ def _eager(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
 
 
 def check_calls(f: Any, fn: Callable[..., Any], calls: Sequence[Sequence[Any]], where: str, observed: Observed,
-                grad: bool = True) -> int:
+                grad: bool = True, expanded: bool = False) -> int:
     """Run each call jitted and eagerly; compare outputs and (``grad``) every input gradient
-    for a random cotangent. Returns the number of calls checked."""
+    for a random cotangent, or (``expanded``) the expanded ones ``out.sum().backward()``
+    hands each output: a new layout, whose dims are broadcast dims of the backward fusion.
+    Returns the number of calls checked."""
     for n, args in enumerate(calls):
         here = f"{where} call {n} ({', '.join(_describe(a) for a in args)})"
         eager_args, jit_args = _fresh(args, grad), _fresh(args, grad)
@@ -171,7 +173,7 @@ def check_calls(f: Any, fn: Callable[..., Any], calls: Sequence[Sequence[Any]], 
         ref_wrt = [a for a in eager_args if isinstance(a, torch.Tensor) and a.requires_grad]
         if not (grad and outs and wrt):
             continue
-        cts = [torch.randn_like(o) for o in ref_outs]
+        cts = [torch.ones((), dtype=o.dtype).expand(o.shape) if expanded else torch.randn_like(o) for o in ref_outs]
         observed.phase = "backward"
         observed.gradients_compared = True
         grads = torch.autograd.grad(outs, wrt, cts, allow_unused=True)
@@ -510,6 +512,7 @@ def lowered_case_report(name: str, dtype: torch.dtype) -> Report:
             f"{where}: a new dynamic value or batch size built {rebuilt} new fusion(s): something "
             "dynamic was baked into the definition (expected: REBUILDS_FOR_NEW_BATCH)"
         )
+        n += check_calls(f, fn, rest[-1:], f"{where} (expanded cotangent)", observed, expanded=True)
         return report(where, n, observed)
 
 
@@ -619,6 +622,10 @@ def chain_report(name: str, dtype: torch.dtype) -> Report:
         built = nb.fusion_cache_info()
         n += check_calls(f, reference, calls[1:], f"{name} [{dtype}]", observed)
         assert nb.fusion_cache_info().misses == built.misses, f"{name}: fusions rebuilt for a new value or batch size"
+        if dtype not in LOW_DTYPES:
+            # (in low precision the expanded cotangent makes norm_chain's input gradient the
+            # cancellation 1 - 16 softmax + 16 softmax: rounding noise of either backend)
+            n += check_calls(f, reference, calls[-1:], f"{name} [{dtype}] (expanded cotangent)", observed, expanded=True)
         return report(f"{name} [{dtype}]", n, observed)
 
 
