@@ -282,6 +282,7 @@ UNLOWERED = {
     "argmax": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "argmin": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "check": "host-only: a scalar assertion, run in Python before the fusions",
+    "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_UNARY.values()},
 }
