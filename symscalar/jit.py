@@ -414,6 +414,7 @@ class _JitState:
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
         self.misses = 0
+        self.rejected = 0
         self.calls_before_clear = 0
         self.lock = threading.RLock()
         self.last: Any = None
@@ -422,7 +423,12 @@ class _JitState:
     # -- the miss path ---------------------------------------------------------------------
 
     def miss(self, args: tuple[Any, ...]) -> Any:
-        self._validate(args)
+        try:
+            self._validate(args)
+        except TypeError:
+            with self.lock:
+                self.rejected += 1  # neither a hit nor a miss
+            raise
         key, call_args = self.key_and_args(*args)
         with self.lock:
             value = self.cache.get(key)
@@ -560,7 +566,7 @@ class _JitState:
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
         entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
-        return CacheInfo(calls - self.misses, self.misses, entries)
+        return CacheInfo(calls - self.misses - self.rejected, self.misses, entries)
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -568,6 +574,7 @@ class _JitState:
             self.entries.clear()
             self.last = None
             self.misses = 0
+            self.rejected = 0
             self.calls_before_clear = self._count_calls()
 
 
@@ -811,7 +818,7 @@ def _output_message(result: Any, index: int, value: Any, where: str) -> str:
             "or newly created eager tensor); return traced values only"
         )
     return (
-        f"{where} returned a {type(value).__name__}{at}, which torch's pytree does not know as "
+        f"{where} returned a value of type {type(value).__name__}{at}, which torch's pytree does not know as "
         "a container. A jitted function returns tensors and numbers, static values (None, "
         "str, dtype, device, enum members) and containers of those: tuple, list, dict, "
         "NamedTuple, transformers' ModelOutput, or a dataclass registered with "
@@ -831,14 +838,15 @@ def _guard_function(entry: Entry) -> Callable[..., bool]:
     guard_trace = Trace(
         trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in entry.guards), "guard"
     )
-    expected = tuple(value for _, value in entry.guards)
+    # compared like static keys: -0.0 is not 0.0, and a NaN guard holds for a NaN
+    expected = _static_key(tuple(value for _, value in entry.guards))
     compute = torch_backend.compile_trace(guard_trace)
     n_inputs = len(trace.inputs)
 
     def guard(*args: Any) -> bool:
         # captured tensors are not needed by scalar-only guard computations
         padded = args + (None,) * (n_inputs - len(args))
-        return bool(compute(*padded) == expected)
+        return bool(_static_key(compute(*padded)) == expected)
 
     return guard
 

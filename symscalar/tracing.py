@@ -138,8 +138,13 @@ class TraceBuilder:
             return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
-        if value is None or isinstance(value, (bool, int, float, complex)):
+        if value is None or type(value) in (bool, int, float, complex):
             return value
+        for number in (bool, int, float, complex):
+            # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
+            # number; the literal in the program is the plain value
+            if isinstance(value, number):
+                return number(value)
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as an operand in a traced "
             "function; operands are tensors and numbers"
