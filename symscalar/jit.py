@@ -3,10 +3,11 @@
 A jitted function's parameters are tensors, static values or dynamic values, decided by their
 annotations (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
 dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or by
-``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values and the tensor
-metadata (shape, dtype, device, requires_grad); dynamic values are inputs of the compiled
-program, so a new dynamic value is a cache hit. ``specialize(d)`` adds a guard ``d == value``
-to the entry being traced.
+``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
+value, through any pytree), the tensor metadata (shape, dtype, device, requires_grad) and the
+Python type of each dynamic value (it decides torch's type promotion); dynamic values are
+inputs of the compiled program, so a new dynamic value of the same type is a cache hit.
+``specialize(d)`` adds a guard ``d == value`` to the entry being traced.
 
 The per-call path is a generated Python function with the user's signature: it builds the key
 inline, looks it up, and calls the compiled entry. Everything else (validation with clear
@@ -235,7 +236,7 @@ def _leaf_key(v: Any) -> Any:
     if isinstance(v, complex):
         return (t, complex.__repr__(v))
     if isinstance(v, _NUMPY_SCALARS):
-        return (t, v.tobytes())  # the exact bits: signed zeros differ, a NaN equals itself
+        return (t, typing.cast(Any, v).tobytes())  # the exact bits: signed zeros differ, a NaN equals itself
     if isinstance(v, (tuple, list)):  # subclasses the pytree does not know
         return (t, tuple(_contained_key(x, v) for x in v))
     if isinstance(v, frozenset):
@@ -324,7 +325,7 @@ def _generate_dispatch(
         if p.kind is p.KEYWORD_ONLY and not seen_kw_only:
             params.append("*")
             seen_kw_only = True
-        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + name
+        text = ("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + name
         if p.kind is p.VAR_POSITIONAL:
             seen_kw_only = True
         if p.default is not p.empty:
@@ -869,10 +870,14 @@ def jit(
     """Compile ``fn`` by tracing it; static values are baked in, dynamic values are inputs.
 
     Args:
-        fn: the function. Parameters annotated ``torch.Tensor`` are tensors; ``DynamicInt``,
+        fn: the function, a method, a ``staticmethod``/``classmethod`` or a module.
+            Parameters annotated ``torch.Tensor`` are tensors; ``DynamicInt``,
             ``DynamicFloat``, ``DynamicBool``, ``IntLike``, ``FloatLike`` or ``NumberLike``
-            make a number dynamic; ``StaticInt``, ``int``, ``float`` or no annotation make
-            it static (part of the cache key).
+            make a number dynamic (traced as the exact Python type passed: an int for a
+            ``DynamicFloat`` is an int, in its own entry); ``StaticInt``, ``int``, ``float``
+            make it static (its type and value are the key). Unannotated arguments, and each
+            value of ``*args``/``**kwargs``, are pytrees: their tensors are traced and the rest
+            is static.
         static: parameter names (or positions) to treat as static, overriding annotations.
         dynamic: parameter names (or positions) to treat as dynamic numbers.
         backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
@@ -880,7 +885,9 @@ def jit(
     Returns:
         A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
         ``cache_info()``, ``cache_clear()`` and ``last_fusion()`` (the nvFuser
-        FusionDefinitions of the last call; empty with the torch backend).
+        FusionDefinitions of the last call; empty with the torch backend); for a module, a
+        ``JitModule`` with the same methods. Called while another jitted function traces,
+        it is inlined into that trace.
 
     Example:
         >>> @symscalar.jit
@@ -953,7 +960,7 @@ class JitModule(torch.nn.Module):
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
+        super().__setstate__(state)  # type: ignore[no-untyped-call]
         self.__dict__["_jitted"] = _jit_function(self._orig_mod, **self._jit_options)
 
     def last_trace(self) -> Trace | None:

@@ -165,12 +165,12 @@ def test_module_forward_with_kwargs_trains_like_eager():
     opt = torch.optim.SGD(eager.parameters(), lr=0.1)
     jopt = torch.optim.SGD(jm.parameters(), lr=0.1)
     calls = [
-        dict(attention_mask=torch.ones(2, 4, dtype=torch.float64)),
-        dict(labels=torch.randn(2, 4, 5, dtype=torch.float64)),
-        dict(labels=torch.randn(2, 4, 5, dtype=torch.float64), output_scale=0.5),
-        dict(labels=torch.randn(2, 4, 5, dtype=torch.float64), output_scale=0.5),
-        dict(labels=torch.randn(2, 4, 5, dtype=torch.float64), return_dict=False),
-        dict(labels=torch.randn(2, 4, 5, dtype=torch.float64), attention_mask=torch.ones(2, 4, dtype=torch.float64)),
+        {"attention_mask": torch.ones(2, 4, dtype=torch.float64)},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64)},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "return_dict": False},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "attention_mask": torch.ones(2, 4, dtype=torch.float64)},
     ]
     for kwargs in calls:
         x = torch.randn(2, 4, 8, dtype=torch.float64)
