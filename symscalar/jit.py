@@ -152,6 +152,9 @@ def _param_kinds(
         hints = dict(getattr(fn, "__annotations__", {}))
     names = list(sig.parameters)
     kinds = {name: _hint_kind(hints.get(name, inspect.Parameter.empty)) for name in names}
+    for name, p in sig.parameters.items():
+        if kinds[name] == TENSOR and p.default is None:
+            kinds[name] = AUTO  # `mask: torch.Tensor = None`, as real models write: None or a tensor
 
     def resolve(items: Any, what: str) -> list[str]:
         items = [items] if isinstance(items, (str, int)) else list(items or ())
@@ -852,6 +855,10 @@ def _guard_function(entry: Entry) -> Callable[..., bool]:
     return guard
 
 
+@typing.overload
+def jit(
+    fn: torch.nn.Module, *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+) -> JitModule: ...
 @typing.overload
 def jit(
     fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...

@@ -482,3 +482,17 @@ def test_unsupported_outputs_are_refused_clearly():
     captured = torch.ones(1)
     with pytest.raises(TypeError, match=r"returned a tensor at result\[0\] that was not computed from its inputs"):
         symscalar.jit(lambda x: [captured])(torch.ones(1))
+
+
+def test_tensor_parameter_defaulting_to_none_takes_none_or_a_tensor():
+    def fn(x: torch.Tensor, mask: torch.Tensor = None) -> torch.Tensor:  # as real models write
+        return x if mask is None else x * mask
+
+    f = symscalar.jit(fn)
+    x = torch.randn(3)
+    torch.testing.assert_close(f(x), fn(x))
+    torch.testing.assert_close(f(x, torch.zeros(3)), fn(x, torch.zeros(3)))
+    torch.testing.assert_close(f(x, mask=None), fn(x))
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
+    with pytest.raises(TypeError, match="parameter 'x' of .*fn is annotated torch.Tensor but got NoneType"):
+        f(None)
