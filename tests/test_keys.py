@@ -496,3 +496,53 @@ def test_tensor_parameter_defaulting_to_none_takes_none_or_a_tensor():
     assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
     with pytest.raises(TypeError, match="parameter 'x' of .*fn is annotated torch.Tensor but got NoneType"):
         f(None)
+
+
+class Meters(float):
+    pass
+
+
+@pytest.mark.parametrize(
+    "kind, value, message",
+    [
+        (DynamicInt, 2.7, r"is DynamicInt but got float 2.7: it takes int, which keeps the program's types; "
+                          r"pass int, or annotate the parameter NumberLike"),
+        (DynamicBool, 1, r"is DynamicBool but got int 1: it takes bool.*pass bool"),
+        (DynamicFloat, Meters(2.0), r"is DynamicFloat but got Meters 2.0: Meters \(a subclass of float\) is "
+                                    r"not converted silently; pass float\(v\)"),
+        (DynamicFloat, Color.RED, r"is DynamicFloat but got Color <Color.RED: 3>: Color \(a subclass of int\) is not converted silently; pass int\(v\)"),
+        (NumberLike, np.bool_(True), r"is NumberLike but got bool_ True: numpy scalars are not converted "
+                                     r"silently .*Pass int\(v\), float\(v\) or bool\(v\)"),
+        (NumberLike, "1", r"is NumberLike but got str '1': pass a Python bool or int or float, or declare "
+                          r"the parameter static"),
+        (DynamicFloat, 1j, r"is DynamicFloat but got complex 1j: pass a Python float or int"),
+        (DynamicFloat, torch.tensor(1.0), r"is DynamicFloat but got Tensor tensor\(1.\): a tensor is not a "
+                                          r"number. Pass a Python number \(t.item\(\)\)"),
+    ],
+)
+def test_refusal_messages_say_what_to_pass(kind, value, message):
+    def fn(x: torch.Tensor, s: kind) -> torch.Tensor:  # type: ignore[valid-type]
+        return x * s
+
+    with pytest.raises(TypeError, match=r"parameter 's' of .*fn " + message):
+        symscalar.jit(fn)(torch.ones(1), value)
+
+
+def test_a_jitted_submodule_is_inlined_into_the_jitted_model():
+    torch.manual_seed(0)
+    block = symscalar.jit(Affine())
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), block, torch.nn.Tanh())
+    assert "1._orig_mod.lin.weight" in dict(model.named_parameters())
+    jitted = symscalar.jit(model)
+    x = torch.randn(4, 3, requires_grad=True)
+    out, ref = jitted(x), model(x)
+    torch.testing.assert_close(out, ref)
+    grads = torch.autograd.grad(out.sum(), [x, *model.parameters()])
+    refs = torch.autograd.grad(ref.sum(), [x, *model.parameters()])
+    for g, r in zip(grads, refs):
+        torch.testing.assert_close(g, r)
+    assert block.cache_info().misses == 1  # only the eager model(x) call above traced it
+    assert jitted.cache_info().misses == 1
+    clone = copy.deepcopy(model)
+    assert clone[1] is not block and clone[1].lin is not block.lin
+    torch.testing.assert_close(clone(x), ref)
