@@ -696,7 +696,7 @@ def _proxy(builder: TraceBuilder, kind: str, where: str, value: Any) -> Any:
     if kind in _DYNAMIC_KINDS:
         return builder.scalar_input(type(value), value, where)
     if kind == AUTO:
-        leaves, spec = pytree.tree_flatten(value)
+        leaves, spec = pytree.tree_flatten(value, is_leaf=_is_size)
         return pytree.tree_unflatten(
             [_tensor_input(builder, t) if isinstance(t, torch.Tensor) else t for t in leaves], spec
         )
@@ -742,10 +742,10 @@ def _append_captured(run: Callable[..., Any], captured: tuple[torch.Tensor, ...]
 # trace time, so only immutable ones); those whose repr is Python source are inlined.
 _STATIC_OUTPUTS = (
     bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
-    torch.memory_format, enum.Enum,
+    torch.memory_format, enum.Enum, torch.Size, *_NUMPY_SCALARS,
 )
-_LITERAL_OUTPUTS = frozenset({bool, int, float, str, type(None), torch.dtype, torch.device})
-_LITERAL_NODES = frozenset({tuple, list, dict, torch.Size})
+_LITERAL_OUTPUTS = frozenset({bool, int, float, str, type(None), torch.dtype, torch.device, torch.Size})
+_LITERAL_NODES = frozenset({tuple, list, dict})
 _LITERAL_KEYS = frozenset({bool, int, float, str, type(None)})
 
 
@@ -757,7 +757,8 @@ class _Output:
     ``tree_unflatten``."""
 
     def __init__(self, result: Any, where: str) -> None:
-        values, self.spec = pytree.tree_flatten(result)
+        # a torch.Size is a leaf: the pytree would rebuild it as a plain tuple
+        values, self.spec = pytree.tree_flatten(result, is_leaf=_is_size)
         self.leaves = [v for v in values if isinstance(v, (TensorProxy, NumberProxy))]
         self.positions = [j for j, v in enumerate(values) if isinstance(v, (TensorProxy, NumberProxy))]
         for j, v in enumerate(values):
@@ -773,7 +774,8 @@ class _Output:
         if not self.inline:
             return "(" + "".join(f"{n}, " for n in names) + ")"
         outs = iter(names)
-        texts = iter([next(outs) if j in self.positions else format_static(v) for j, v in enumerate(self.template)])
+        traced = set(self.positions)
+        texts = iter([next(outs) if j in traced else _literal(v) for j, v in enumerate(self.template)])
         return _render_spec(self.spec, texts)
 
     def wrap(self, run: Callable[..., Any]) -> Callable[..., Any]:
@@ -788,6 +790,14 @@ class _Output:
             return pytree.tree_unflatten(values, spec)
 
         return run_and_unflatten
+
+
+def _is_size(v: Any) -> bool:
+    return type(v) is torch.Size
+
+
+def _literal(v: Any) -> str:
+    return f"torch.Size({list(v)!r})" if type(v) is torch.Size else format_static(v)
 
 
 def _is_literal(spec: pytree.TreeSpec) -> bool:
@@ -808,13 +818,11 @@ def _render_spec(spec: pytree.TreeSpec, texts: Iterator[str]) -> str:
         return "(" + "".join(f"{p}, " for p in parts) + ")"
     if spec.type is list:
         return "[" + ", ".join(parts) + "]"
-    if spec.type is torch.Size:
-        return "torch.Size([" + ", ".join(parts) + "])"
     return "{" + ", ".join(f"{format_static(k)}: {p}" for k, p in zip(spec.context, parts)) + "}"
 
 
 def _output_message(result: Any, index: int, value: Any, where: str) -> str:
-    path = pytree.keystr(pytree.tree_flatten_with_path(result)[0][index][0])
+    path = pytree.keystr(pytree.tree_flatten_with_path(result, is_leaf=_is_size)[0][index][0])
     at = f" at result{path}" if path else ""
     if isinstance(value, torch.Tensor):
         return (

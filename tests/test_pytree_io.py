@@ -196,3 +196,33 @@ def test_unregistered_dataclass_output_is_refused_clearly():
 
     with pytest.raises(TypeError, match=r"returned a value of type Plain, which torch's pytree does not know.*register_dataclass"):
         symscalar.jit(lambda x: Plain(x + 1))(torch.ones(1))
+
+
+def test_static_leaves_of_any_immutable_kind_come_back_as_themselves():
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    def fn(x):
+        return x * 2, Level.HIGH, np.int64(3), np.float64(-0.0), torch.float16, 1.5j, b"raw", x.shape
+
+    f = symscalar.jit(fn)
+    for _ in range(2):
+        out, ref = f(torch.ones(2)), fn(torch.ones(2))
+        assert [type(v) for v in out] == [type(v) for v in ref]
+        torch.testing.assert_close(out[0], ref[0])
+        assert out[1:] == ref[1:] and str(out[3]) == "-0.0"
+
+
+def test_a_size_argument_stays_a_size():
+    def fn(x, shape):
+        return x.reshape(shape) * shape.numel(), type(shape).__name__
+
+    f = symscalar.jit(fn)
+    x = torch.arange(6.0)
+    for shape in (torch.Size([2, 3]), torch.Size([3, 2]), torch.Size([2, 3])):
+        out, ref = f(x, shape), fn(x, shape)
+        torch.testing.assert_close(out[0], ref[0])
+        assert out[1] == ref[1] == "Size"
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
