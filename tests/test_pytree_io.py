@@ -226,3 +226,17 @@ def test_a_size_argument_stays_a_size():
         torch.testing.assert_close(out[0], ref[0])
         assert out[1] == ref[1] == "Size"
     assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
+
+
+def test_guarded_entries_with_pytree_outputs():
+    def fn(x, n):
+        return Stats(x.sum(symscalar.specialize(n % 2)), n * 2, None)
+
+    f = symscalar.jit(fn, dynamic=["n"])
+    x = torch.randn(2, 3)
+    for n in (0, 1, 2, 3, 4):
+        out, ref = f(x, n), Stats(x.sum(n % 2), n * 2, None)
+        assert type(out) is Stats and out.mean.shape == ref.mean.shape
+        torch.testing.assert_close(out.mean, ref.mean)
+        assert out.total == ref.total and type(out.total) is int
+    assert f.cache_info() == symscalar.CacheInfo(hits=3, misses=2, entries=2)
