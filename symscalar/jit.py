@@ -476,12 +476,9 @@ class _JitState:
                 items.append((p, name, self._where(name), value))
         return items
 
-    def _split(
-        self, args: tuple[Any, ...], convert: Callable[[str, str, Any], Any]
-    ) -> tuple[list[Any], dict[str, Any]]:
-        """The call's positional and keyword arguments from the dispatch's ``args`` (one item
-        per parameter; a tuple for ``*args``, a dict for ``**kwargs``), each value converted
-        by ``convert(kind, where, value)`` in the order the program takes them."""
+    def _call(self, args: tuple[Any, ...], convert: Callable[[str, str, Any], Any]) -> Any:
+        """Call the function with the converted values of the call (``convert(kind, where,
+        value)``), in the order the per-call path passes them to the program."""
         pos: list[Any] = []
         kw: dict[str, Any] = {}
         for p, keyword_, where, value in self._arguments(args):
@@ -490,10 +487,6 @@ class _JitState:
                 kw[keyword_] = converted
             else:
                 pos.append(converted)
-        return pos, kw
-
-    def _call(self, args: tuple[Any, ...], convert: Callable[[str, str, Any], Any]) -> Any:
-        pos, kw = self._split(args, convert)
         return self.fn(*pos, **kw)
 
     def _validate(self, args: tuple[Any, ...]) -> None:
