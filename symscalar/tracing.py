@@ -326,6 +326,10 @@ class TensorProxy:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
 
     __hash__ = object.__hash__
+    # as torch.Tensor: `numpy_scalar + proxy` defers to the proxy with the numpy scalar intact
+    # (numpy would otherwise turn it into a Python number first; torch promotes numpy.bool_
+    # like a float, a Python bool like a bool)
+    __array_priority__ = 1000
 
     @classmethod
     def __torch_function__(

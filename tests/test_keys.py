@@ -546,3 +546,19 @@ def test_a_jitted_submodule_is_inlined_into_the_jitted_model():
     clone = copy.deepcopy(model)
     assert clone[1] is not block and clone[1].lin is not block.lin
     torch.testing.assert_close(clone(x), ref)
+
+
+@pytest.mark.parametrize("op", ["add", "radd", "mul"])
+@pytest.mark.parametrize("s", [np.bool_(True), np.int64(200), np.float32(2.5), np.float64(-0.0)])
+def test_static_numpy_scalars_match_eager_on_either_side_or_are_refused(op, s):
+    """torch promotes numpy.bool_ like a float (int8 + numpy.True_ is float32): a numpy scalar
+    must reach the traced op as itself, never turned into a Python bool by numpy first."""
+    f = symscalar.jit(lambda x, s: OPS[op](x, s), static=["s"])
+    x = torch.tensor([1, 2], dtype=torch.int8)
+    expected = OPS[op](x, s)
+    try:
+        out = f(x, s)
+    except TypeError as e:
+        assert "int64" in str(e) or "bool_" in str(e) or "float32" in str(e)
+        return
+    assert out.dtype == expected.dtype and torch.equal(out, expected)
