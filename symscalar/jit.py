@@ -740,7 +740,7 @@ def _append_captured(run: Callable[..., Any], captured: tuple[torch.Tensor, ...]
 
 # Static values a jitted function may return besides traced ones (returned as they were at
 # trace time, so only immutable ones); those whose repr is Python source are inlined.
-_STATIC_OUTPUTS = (
+_STATIC_OUTPUTS: tuple[type, ...] = (
     bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
     torch.memory_format, enum.Enum, torch.Size, *_NUMPY_SCALARS,
 )
