@@ -138,8 +138,16 @@ class TraceBuilder:
             return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
-        if value is None or isinstance(value, (bool, int, float, complex)):
-            return value
+        if value is None or type(value) in (bool, int, float, complex):
+            return typing.cast(Atom, value)
+        # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
+        # number, so the literal in the program is the plain value
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            return float(value)
+        if isinstance(value, complex):
+            return complex(value)
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as an operand in a traced "
             "function; operands are tensors and numbers"
@@ -318,6 +326,10 @@ class TensorProxy:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
 
     __hash__ = object.__hash__
+    # as torch.Tensor: `numpy_scalar + proxy` defers to the proxy with the numpy scalar intact
+    # (numpy would otherwise turn it into a Python number first; torch promotes numpy.bool_
+    # like a float, a Python bool like a bool)
+    __array_priority__ = 1000
 
     @classmethod
     def __torch_function__(
