@@ -88,7 +88,7 @@ class Roots:
     def _add(self, fn: Any, label: str) -> None:
         if isinstance(fn, torch.nn.Module):
             self._const(fn, label)
-            return
+            fn = getattr(type(fn), "forward", None)  # the globals forward reads
         if isinstance(fn, pytypes.MethodType):
             self._const(fn.__self__, f"{type(fn.__self__).__name__} (self of {fn.__func__.__qualname__})")
             fn = fn.__func__
