@@ -123,6 +123,7 @@ class _Chain:
 
 
 _MISS = object()
+_MAX_ENTRIES_PER_KEY = 8
 
 
 def _hint_kind(hint: Any) -> str:
@@ -412,6 +413,11 @@ class _JitState:
         if value is not chain:
             chain.entries.append(self.entries[id(value)])
         chain.entries.insert(0, entry)
+        # State that changes for good (a KV cache growing each call) must not make every call
+        # try every old entry: keep the newest few.
+        for old in chain.entries[_MAX_ENTRIES_PER_KEY:]:
+            self.entries.pop(id(old.run), None)
+        del chain.entries[_MAX_ENTRIES_PER_KEY:]
         self.cache[key] = chain
         return chain
 

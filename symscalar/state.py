@@ -43,6 +43,7 @@ _STEP = {
     "param": "._parameters[{!r}]",
     "buffer": "._buffers[{!r}]",
     "attr": ".__dict__[{!r}]",
+    "item": "[{!r}]",
 }
 
 
@@ -64,6 +65,14 @@ class Root:
     source: str  # expression reading the root's current value in generated code
     binding: Any  # the object bound to the name used in ``source``
     label: str  # for messages: "the jitted module", "closure variable 'w'", "global 'model'"
+    kind: str  # "const" (the binding itself), "cell" (its contents), "global" (binding[name])
+    name: str = ""  # the global's name
+
+    def read(self) -> Any:
+        """The root's current value; KeyError/ValueError for a deleted global, empty cell."""
+        if self.kind == "cell":
+            return self.binding.cell_contents
+        return self.binding[self.name] if self.kind == "global" else self.binding
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,9 +80,9 @@ class Path:
     """How to reach a tensor or module from a root, one step at a time."""
 
     root: int
-    steps: tuple[tuple[str, str], ...]
+    steps: tuple[tuple[str, Any], ...]  # (where, name or key)
 
-    def child(self, where: str, name: str) -> Path:
+    def child(self, where: str, name: Any) -> Path:
         return Path(self.root, self.steps + ((where, name),))
 
 
@@ -103,20 +112,22 @@ class Roots:
         if code is None:
             return
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            self.roots.append(Root(f"_ss_o{len(self.roots)}.cell_contents", cell, f"closure variable {name!r}"))
+            self.roots.append(Root(f"_ss_o{len(self.roots)}.cell_contents", cell,
+                                   f"closure variable {name!r}", "cell"))
         globals_ = getattr(fn, "__globals__", {})
         for name in sorted(_global_names(code)):
             if name in globals_:
-                self.roots.append(Root(f"_ss_o{len(self.roots)}[{name!r}]", globals_, f"global {name!r}"))
+                self.roots.append(Root(f"_ss_o{len(self.roots)}[{name!r}]", globals_,
+                                       f"global {name!r}", "global", name))
 
     def _const(self, obj: Any, label: str) -> None:
-        self.roots.append(Root(f"_ss_o{len(self.roots)}", obj, label))
+        self.roots.append(Root(f"_ss_o{len(self.roots)}", obj, label, "const"))
 
     def values(self) -> Iterator[tuple[int, Any]]:
         for i, root in enumerate(self.roots):
             try:
-                yield i, eval(root.source, {f"_ss_o{i}": root.binding})  # noqa: S307 - our own expression
-            except (KeyError, ValueError):  # an empty cell, a deleted global
+                yield i, root.read()
+            except (KeyError, ValueError):  # a deleted global, an empty cell
                 continue
 
     def walk(self) -> tuple[dict[int, tuple[torch.Tensor, Path]], dict[int, tuple[torch.nn.Module, Path]], list[Any]]:
@@ -130,7 +141,11 @@ class Roots:
             path = Path(i, ())
             if isinstance(value, (torch.Tensor, torch.nn.Module)):
                 queue.append((value, path))
-            elif hasattr(value, "__dict__") and not isinstance(value, (type, pytypes.ModuleType, pytypes.FunctionType)) and self.roots[i].source == f"_ss_o{i}":
+            elif isinstance(value, (list, tuple, dict)):  # a list of layers, a dict of weights
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                queue += [(v, path.child("item", k)) for k, v in items
+                          if isinstance(v, (torch.Tensor, torch.nn.Module)) and isinstance(k, (int, str))]
+            elif self.roots[i].kind == "const" and _is_plain_object(value):
                 objects.append(value)
                 for name, attr in vars(value).items():
                     if isinstance(attr, (torch.Tensor, torch.nn.Module)):
@@ -150,6 +165,13 @@ class Roots:
                 if isinstance(attr, torch.Tensor) and not name.startswith("_"):
                     queue.append((attr, path.child("attr", name)))
         return tensors, modules, objects
+
+
+def _is_plain_object(value: Any) -> bool:
+    """An instance whose attributes a bound method reads (not a class, module or function)."""
+    return hasattr(value, "__dict__") and not isinstance(
+        value, (type, pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType)
+    )
 
 
 def _global_names(code: pytypes.CodeType) -> set[str]:
@@ -362,8 +384,8 @@ class TraceWatch:
 
     def path_name(self, path: Path) -> str:
         text = self.roots.roots[path.root].label
-        for _, name in path.steps:
-            text += f".{name}"
+        for where, name in path.steps:
+            text += f"[{name!r}]" if where == "item" else f".{name}"
         return text
 
 
@@ -404,7 +426,7 @@ def _meta(t: torch.Tensor) -> tuple[Any, ...]:
 
 
 def _module_names(modules: dict[int, tuple[torch.nn.Module, Path]]) -> dict[int, str]:
-    return {i: ".".join(name for _, name in path.steps) for i, (_, path) in modules.items()}
+    return {i: ".".join(str(name) for _, name in path.steps) for i, (_, path) in modules.items()}
 
 
 # ----------------------------------------------------------------------------------------

@@ -235,3 +235,13 @@ def test_a_global_tensor_read_by_a_jitted_modules_forward():
         x = inputs(5, 3)
         assert_same(f(x), m(x))
         _GLOBAL_BIAS = torch.randn(2)
+
+
+def test_modules_in_a_closed_over_list_are_read_each_call():
+    layers = [Affine(), nn.Tanh()]
+    f = symscalar.jit(lambda x: layers[1](layers[0](x)))
+    x = inputs(5, 3)
+    assert_same(f(x), layers[1](layers[0](x)))
+    layers[0] = Affine()
+    layers[1] = nn.ReLU()
+    assert_same(f(x), layers[1](layers[0](x)))
