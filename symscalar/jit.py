@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
@@ -209,7 +210,8 @@ def _torch_function_modes() -> tuple[Any, ...]:
     """Active torch function modes (``with torch.device(...)``, ``set_default_device``...):
     they change what factory calls create while tracing."""
     return tuple(
-        (type(m), getattr(m, "device", None)) for m in torch.overrides._get_current_function_mode_stack()
+        (type(m), getattr(m, "device", None))
+        for m in torch.overrides._get_current_function_mode_stack()  # type: ignore[no-untyped-call]
     )
 
 
@@ -247,7 +249,7 @@ def _generate_dispatch(
         "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
         "_ss_as_bool": {bool: bool},
         **_AMBIENT_NAMESPACE,
-        "_ss_hooks": outside.RemovableHandle, "_ss_hooks_seen": -1,
+        "_ss_hooks": RemovableHandle, "_ss_hooks_seen": -1,
     }
     state.namespace = namespace
     for name in sig.parameters:
@@ -460,8 +462,8 @@ class _JitState:
         with watch, tracing(builder):
             result = traced_fn(*pos, **kw)
         leaves, render = _flatten_output(result, _qualname(fn))
-        writes, values = self._state_writes(builder, watch)
-        if writes:
+        pending, values = self._state_writes(builder, watch)
+        if pending:
             render = _with_state_outputs(render, len(leaves))
         trace = builder.build([*leaves, *values])
         check_trace(trace)
@@ -476,11 +478,10 @@ class _JitState:
         ]
         position = {id(t): j for j, (_, t) in enumerate(builder.captured.values())}
         with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
-        state_outputs = trace.outputs[len(leaves):]
         writes = [
             outside.StateWrite(how, position[target] if how == "copy" else target, name,
                                detach=out not in with_grad)
-            for (how, target, name), out in zip(writes, state_outputs)
+            for (how, target, name), out in zip(pending, trace.outputs[len(leaves):])
         ]
         backward: Trace | None = None
         # grad mode is part of the key, so an entry traced without grad never runs with it

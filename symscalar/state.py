@@ -477,7 +477,7 @@ def make_entry(
         ns[f"_ss_o{i}"] = root.binding
     lines: list[str] = []
     checks: list[str] = []
-    bound: dict[tuple[int, tuple[tuple[str, str], ...]], str] = {}
+    bound: dict[tuple[int, tuple[tuple[str, Any], ...]], str] = {}
 
     def read(path: Path) -> str:
         """Source of a local holding the value at ``path``, binding prefixes once."""
