@@ -3,10 +3,11 @@
 A jitted function's parameters are tensors, static values or dynamic values, decided by their
 annotations (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
 dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or by
-``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values and the tensor
-metadata (shape, dtype, device, requires_grad); dynamic values are inputs of the compiled
-program, so a new dynamic value is a cache hit. ``specialize(d)`` adds a guard ``d == value``
-to the entry being traced.
+``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
+value, through any pytree), the tensor metadata (shape, dtype, device, requires_grad) and the
+Python type of each dynamic value (it decides torch's type promotion); dynamic values are
+inputs of the compiled program, so a new dynamic value of the same type is a cache hit.
+``specialize(d)`` adds a guard ``d == value`` to the entry being traced.
 
 The per-call path is a generated Python function with the user's signature: it builds the key
 inline, looks it up, and calls the compiled entry. Everything else (validation with clear
@@ -16,6 +17,7 @@ errors, tracing, compiling) happens on a miss, under a lock.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 import itertools
@@ -23,16 +25,22 @@ import keyword
 import re
 import threading
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import torch
 from torch.utils.hooks import RemovableHandle
+import torch.utils._pytree as pytree
+
+try:
+    import numpy
+except ImportError:  # torch runs without numpy; then there are no numpy scalars to key
+    numpy = None  # type: ignore[assignment]
 
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
 from symscalar import state as outside
-from symscalar.errors import UnsupportedOperationError
+from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, stop_gradient_p, tracing
 from symscalar.types import (
@@ -49,9 +57,10 @@ from symscalar.types import (
     StaticFloat,
     StaticInt,
     StaticShape,
+    current_tracer,
 )
 
-__all__ = ["jit", "JitFunction", "CacheInfo", "grad", "value_and_grad"]
+__all__ = ["jit", "JitFunction", "JitModule", "CacheInfo", "grad", "value_and_grad"]
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)
@@ -149,6 +158,9 @@ def _param_kinds(
         hints = dict(getattr(fn, "__annotations__", {}))
     names = list(sig.parameters)
     kinds = {name: _hint_kind(hints.get(name, inspect.Parameter.empty)) for name in names}
+    for name, p in sig.parameters.items():
+        if kinds[name] == TENSOR and p.default is None:
+            kinds[name] = AUTO  # `mask: torch.Tensor = None`, as real models write: None or a tensor
 
     def resolve(items: Any, what: str) -> list[str]:
         items = [items] if isinstance(items, (str, int)) else list(items or ())
@@ -175,35 +187,123 @@ def _param_kinds(
     return kinds
 
 
-def _auto_key(v: Any) -> Any:
-    """Key of an unannotated argument: tensors by metadata, numbers static by value."""
+# -- keys ---------------------------------------------------------------------------------
+#
+# One pytree, torch's (``torch.utils._pytree``: its registry, so NamedTuples, OrderedDicts,
+# ``transformers``' ModelOutput and registered dataclasses are containers), decides the
+# structure of inputs, outputs and keys. A key compares type and value all the way down:
+# 200 is not 200.0, True is not 1, (-0.0,) is not (0.0,), {1: x} is not {1.0: x}, and a NaN
+# equals itself, so that a call with it finds its entry.
+
+_NODES = pytree.SUPPORTED_NODES
+_node_type = pytree._get_node_type  # what tree_flatten dispatches on (namedtuple for all)
+_ATOMS = frozenset({int, bool, str, bytes, type(None), type(Ellipsis)})
+_NUMPY_SCALARS: tuple[type, ...] = (numpy.generic,) if numpy is not None else ()
+
+
+class _StaticTensorError(TypeError):
+    """A tensor where a static value is needed (raised on the per-call path; the miss path
+    turns it into a message naming the parameter)."""
+
+    def __init__(self, tensor: torch.Tensor, container: Any = None) -> None:
+        super().__init__(tensor, container)
+        self.tensor = tensor
+        self.container = container
+
+
+def _tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
+    return (t.shape, t.dtype, t.device, t.requires_grad)
+
+
+def _tree_key(v: Any, tensors: list[torch.Tensor] | None) -> Any:
+    """The cache key of ``v``, walked in ``tree_flatten``'s order. Tensor leaves count by
+    metadata and are appended to ``tensors`` (the program's inputs); ``tensors=None`` means
+    a static value, where a tensor raises. Every other leaf counts by type and value."""
+    t = type(v)
+    if t in _ATOMS:
+        return (t, v)
+    if t is float:
+        return (t, float.__repr__(v))
     if isinstance(v, torch.Tensor):
-        return (v.shape, v.dtype, v.device, v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return (type(v), tuple(_auto_key(x) for x in v))
-    if isinstance(v, dict):
-        return (dict, tuple((k, _auto_key(x)) for k, x in v.items()))
-    if type(v) is float:
-        return (float, repr(v))  # 0.0 vs -0.0, NaN: see the static key in _generate_dispatch
-    return (type(v), v)
+        if tensors is None:
+            raise _StaticTensorError(v)
+        tensors.append(v)
+        return _tensor_key(v)
+    node = _NODES.get(_node_type(v))
+    if node is not None:
+        children, context = node.flatten_fn(v)
+        return (t, _tree_key(context, None), tuple(_tree_key(c, tensors) for c in children))
+    return _leaf_key(v)
 
 
-def _auto_leaves(v: Any) -> tuple[torch.Tensor, ...]:
-    if isinstance(v, torch.Tensor):
-        return (v,)
-    if isinstance(v, (tuple, list)):
-        return tuple(t for x in v for t in _auto_leaves(x))
-    if isinstance(v, dict):
-        return tuple(t for x in v.values() for t in _auto_leaves(x))
-    return ()
+def _leaf_key(v: Any) -> Any:
+    """A leaf that is not a pytree node: numbers by exact value, immutable containers and
+    frozen dataclasses field by field, anything else by its own ``==``/``hash``."""
+    t = type(v)
+    if isinstance(v, float):  # float subclasses, numpy.float64 among them
+        return (t, float.__repr__(v))
+    if isinstance(v, complex):
+        return (t, complex.__repr__(v))
+    if isinstance(v, _NUMPY_SCALARS):
+        return (t, typing.cast(Any, v).tobytes())  # the exact bits: signed zeros differ, a NaN equals itself
+    if isinstance(v, (tuple, list)):  # subclasses the pytree does not know
+        return (t, tuple(_contained_key(x, v) for x in v))
+    if isinstance(v, frozenset):
+        return (t, frozenset(_contained_key(x, v) for x in v))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type) and v.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        return (t, tuple(_contained_key(getattr(v, f.name), v) for f in dataclasses.fields(v)))
+    return (t, v)
 
 
-_DYNAMIC_KEY = {
-    DYN_INT: "_ss_as_int.get(_ss_type({0}))",
-    DYN_FLOAT: "_ss_as_float.get(_ss_type({0}))",
-    DYN_BOOL: "_ss_as_bool.get(_ss_type({0}))",
-    DYN_NUMBER: "_ss_type({0})",
-}
+def _contained_key(x: Any, container: Any) -> Any:
+    try:
+        return _tree_key(x, None)
+    except _StaticTensorError as e:
+        raise _StaticTensorError(e.tensor, e.container if e.container is not None else container) from None
+
+
+def _static_key(v: Any) -> Any:
+    return _tree_key(v, None)
+
+
+def _auto_key(v: Any) -> tuple[Any, list[torch.Tensor]]:
+    """Key and tensors of an unannotated argument: tensors are traced, the rest is static."""
+    tensors: list[torch.Tensor] = []
+    return _tree_key(v, tensors), tensors
+
+
+def _element_key(kind: str) -> Callable[[Any, list[Any]], Any]:
+    """Key of one element of ``*args``/``**kwargs`` of ``kind``; appends its program inputs."""
+    if kind == AUTO:
+        return _tree_key
+    if kind == STATIC:
+        return lambda v, inputs: _tree_key(v, None)
+
+    def tensor_or_dynamic(v: Any, inputs: list[Any]) -> Any:
+        inputs.append(v)
+        return _tensor_key(v) if kind == TENSOR else type(v)
+
+    return tensor_or_dynamic
+
+
+def _var_positional_key(kind: str) -> Callable[[tuple[Any, ...]], tuple[Any, list[Any]]]:
+    element = _element_key(kind)
+
+    def key(values: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+        inputs: list[Any] = []
+        return tuple(element(v, inputs) for v in values), inputs
+
+    return key
+
+
+def _var_keyword_key(kind: str) -> Callable[[dict[str, Any]], tuple[Any, list[Any]]]:
+    element = _element_key(kind)
+
+    def key(values: dict[str, Any]) -> tuple[Any, list[Any]]:
+        inputs: list[Any] = []
+        return tuple((name, element(v, inputs)) for name, v in values.items()), inputs
+
+    return key
 
 
 def _torch_function_modes() -> tuple[Any, ...]:
@@ -235,19 +335,21 @@ _AMBIENT_KEY = [
 def _generate_dispatch(
     fn: Callable[..., Any], sig: inspect.Signature, kinds: dict[str, str], state: _JitState
 ) -> Callable[..., Any]:
-    """Generate the per-call function: the user's signature, the key inline, one lookup."""
+    """Generate the per-call function: the user's signature, the key inline, one lookup.
+
+    The key of a tensor is its metadata, of a static value its type and value (``_tree_key``),
+    of a dynamic value its exact Python type: an int passed for a ``DynamicFloat`` promotes
+    like an int in torch (int8 tensor * 200 is int8), so it gets its own entry, traced with
+    an int; a type the miss path rejects never gets an entry.
+    """
     # Every global of the generated code starts with _ss_ so that no parameter name of the
     # user's function (even `type` or `float`) can shadow it.
     namespace: dict[str, Any] = {
         "_ss_cache": state.cache, "_ss_miss": state.miss, "_ss_MISS": _MISS, "_ss_state": state,
         "_ss_next_call": state.calls.__next__, "_ss_auto_key": _auto_key,
-        "_ss_auto_leaves": _auto_leaves, "_ss_Tensor": torch.Tensor, "_ss_type": type,
-        "_ss_int": int, "_ss_float": float, "_ss_bool": bool, "_ss_repr": repr,
-        # The key of a dynamic value is its kind, not its value: an int passed for a
-        # DynamicFloat is converted and shares the float entry; anything else misses and is
-        # rejected with a clear error by the miss path.
-        "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
-        "_ss_as_bool": {bool: bool},
+        "_ss_static_key": _static_key, "_ss_Tensor": torch.Tensor, "_ss_type": type,
+        "_ss_int": int, "_ss_tracer": current_tracer.get, "_ss_inline": state.inline,
+        "_ss_EMPTY": ((), ()),
         **_AMBIENT_NAMESPACE,
         "_ss_hooks": RemovableHandle, "_ss_hooks_seen": -1,
     }
@@ -255,18 +357,15 @@ def _generate_dispatch(
     for name in sig.parameters:
         if name.startswith("_ss_"):
             raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({name!r})")
-    params, key, call, all_args = [], [], [], []
+    params, prep, key, call, all_args = [], [], [], [], []
     seen_kw_only = False
     for i, (name, p) in enumerate(sig.parameters.items()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(
-                f"symscalar.jit does not support *args/**kwargs (parameter {name!r} of "
-                f"{_qualname(fn)}); list the parameters explicitly"
-            )
         if p.kind is p.KEYWORD_ONLY and not seen_kw_only:
             params.append("*")
             seen_kw_only = True
-        text = name
+        text = ("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + name
+        if p.kind is p.VAR_POSITIONAL:
+            seen_kw_only = True
         if p.default is not p.empty:
             namespace[f"_ss_d{i}"] = p.default
             text += f"=_ss_d{i}"
@@ -278,29 +377,37 @@ def _generate_dispatch(
             params.append("/")
         all_args.append(name)
         kind = kinds[name]
-        if kind == TENSOR:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            make = _var_positional_key if p.kind is p.VAR_POSITIONAL else _var_keyword_key
+            namespace[f"_ss_var{i}"] = make(kind)
+            prep.append(f"_ss_k{i}, _ss_a{i} = _ss_var{i}({name}) if {name} else _ss_EMPTY")
+            key.append(f"_ss_k{i}")
+            call.append(f"*_ss_a{i}")
+        elif kind == TENSOR:
             key += [f"{name}.shape", f"{name}.dtype", f"{name}.device", f"{name}.requires_grad"]
             call.append(name)
         elif kind == STATIC:
-            # floats by repr: 0.0 and -0.0 (equal, same hash) are different programs, and a
-            # NaN (never equal to itself) must still find its entry
-            key += [f"_ss_type({name})", f"_ss_repr({name}) if _ss_type({name}) is _ss_float else {name}"]
+            key += [f"_ss_type({name})", f"{name} if _ss_type({name}) is _ss_int else _ss_static_key({name})"]
         elif kind == AUTO:
-            key.append(
-                f"({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad) "
-                f"if _ss_type({name}) is _ss_Tensor else _ss_auto_key({name})"
-            )
-            call.append(f"*(({name},) if _ss_type({name}) is _ss_Tensor else _ss_auto_leaves({name}))")
-        else:
-            key.append(_DYNAMIC_KEY[kind].format(name))
-            call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
-                         DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
+            prep += [
+                f"if _ss_type({name}) is _ss_Tensor:",
+                f"    _ss_k{i} = ({name}.shape, {name}.dtype, {name}.device, {name}.requires_grad)",
+                f"    _ss_a{i} = ({name},)",
+                "else:",
+                f"    _ss_k{i}, _ss_a{i} = _ss_auto_key({name})",
+            ]
+            key.append(f"_ss_k{i}")
+            call.append(f"*_ss_a{i}")
+        else:  # dynamic: the exact type is the key, the value is an input
+            key.append(f"_ss_type({name})")
+            call.append(name)
     key += _AMBIENT_KEY
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
+    prep_src = "".join(f"\n        {line}" for line in prep)
     body = f"""
     _ss_next_call()
-    try:
+    try:{prep_src}
         _ss_entry = _ss_cache[{key_src}]
     except (KeyError, AttributeError, TypeError):
         return _ss_miss({args_src})
@@ -314,20 +421,18 @@ def _generate_dispatch(
     # tells whether the hooks of the traced modules must be looked at again.
     source = f"""
 def _ss_dispatch({", ".join(params)}):
+    if _ss_tracer() is not None:
+        return _ss_inline({args_src})
     if _ss_hooks.next_id != _ss_hooks_seen:
         return _ss_state.hooked_call({args_src})
 {body}
 def _ss_inner({", ".join(params)}):
 {body}
-def _ss_key_of({", ".join(all_args)}):
-    return {key_src}
-
-def _ss_call_args_of({", ".join(all_args)}):
-    return ({"".join(f"{c}, " for c in call)})
+def _ss_key_and_args({", ".join(all_args)}):{prep_src.replace(chr(10) + "    ", chr(10))}
+    return {key_src}, ({"".join(f"{c}, " for c in call)})
 """
     exec(compile(source, f"<symscalar.jit dispatch of {_qualname(fn)}>", "exec"), namespace)  # noqa: S102
-    state.key_of = namespace["_ss_key_of"]
-    state.call_args_of = namespace["_ss_call_args_of"]
+    state.key_and_args = namespace["_ss_key_and_args"]
     state.inner = namespace["_ss_inner"]
     dispatch: Callable[..., Any] = namespace["_ss_dispatch"]
     dispatch.__source__ = source  # type: ignore[attr-defined]
@@ -356,6 +461,7 @@ class _JitState:
         self.kinds = _param_kinds(signature_of, self.sig, static, dynamic)
         # What the traces read outside the arguments (see symscalar/state.py)
         self.top = fn if isinstance(fn, torch.nn.Module) else None
+        self._traced = fn.forward if isinstance(fn, torch.nn.Module) else fn
         self.roots = outside.Roots(fn)
         self.hooks = outside.HookWatch(self.top)
         self.namespace: dict[str, Any] = {}  # the dispatch's globals (hook epoch seen)
@@ -364,11 +470,11 @@ class _JitState:
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
         self.misses = 0
+        self.rejected = 0
         self.calls_before_clear = 0
         self.lock = threading.RLock()
         self.last: Any = None
-        self.key_of: Callable[..., Any]
-        self.call_args_of: Callable[..., Any]
+        self.key_and_args: Callable[..., tuple[Any, tuple[Any, ...]]]
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -377,20 +483,23 @@ class _JitState:
         refuse hooks jit cannot honour; run the jitted module's forward (pre-)hooks eagerly
         around the program (on every call while it has any)."""
         epoch = outside.hook_epoch()
-        n = sum(p.kind is not p.KEYWORD_ONLY for p in self.sig.parameters.values())
-        kwargs = dict(zip(list(self.sig.parameters)[n:], args[n:]))
+        positional, kwargs = self._call(args, lambda kind, where, v: v, lambda *a, **k: (a, k))
         if not self.hooks.check():
             self.namespace["_ss_hooks_seen"] = epoch
-            return self.inner(*args[:n], **kwargs)
+            return self.inner(*positional, **kwargs)
         assert self.top is not None
-        return outside.call_with_hooks(self.top, self.inner, args[:n], kwargs)
+        return outside.call_with_hooks(self.top, self.inner, positional, kwargs)
 
     # -- the miss path ---------------------------------------------------------------------
 
     def miss(self, args: tuple[Any, ...]) -> Any:
-        self._validate(args)
-        key = self.key_of(*args)
-        call_args = self.call_args_of(*args)
+        try:
+            self._validate(args)
+        except TypeError:
+            with self.lock:
+                self.rejected += 1  # neither a hit nor a miss
+            raise
+        key, call_args = self.key_and_args(*args)
         with self.lock:
             value = self.cache.get(key)
             if value is not None:
@@ -399,7 +508,7 @@ class _JitState:
                     self.last = value
                     return out
             self.misses += 1
-            entry = self._compile(args)
+            entry = self._compile(args, call_args)
             value = self._insert(key, value, entry)
         self.last = value
         out = value(*call_args)
@@ -426,45 +535,57 @@ class _JitState:
     def _where(self, name: str) -> str:
         return f"parameter '{name}' of {_qualname(self.fn)}"
 
-    def _validate(self, args: tuple[Any, ...]) -> None:
-        for name, value in zip(self.sig.parameters, args):
-            kind = self.kinds[name]
-            if kind == TENSOR and not isinstance(value, torch.Tensor):
-                raise TypeError(
-                    f"{self._where(name)} is annotated torch.Tensor but got "
-                    f"{type(value).__name__}"
-                )
-            if kind in _DYNAMIC_KINDS:
-                _check_dynamic_value(kind, value, self._where(name))
-            if kind in (STATIC, AUTO):
-                try:
-                    hash(value if kind == STATIC else _auto_key(value))
-                except TypeError:
-                    raise TypeError(
-                        f"{self._where(name)} is static, so its value is part of the cache key "
-                        f"and must be hashable; got {type(value).__name__}. Pass a tuple "
-                        "instead of a list, or declare the parameter dynamic."
-                    ) from None
+    def _arguments(self, args: tuple[Any, ...]) -> list[tuple[inspect.Parameter, str, str, Any]]:
+        """Each value of the call as (parameter, keyword, description for messages, value);
+        ``*args`` and ``**kwargs`` give one item per value."""
+        items = []
+        fn = _qualname(self.fn)
+        for (name, p), value in zip(self.sig.parameters.items(), args):
+            if p.kind is p.VAR_POSITIONAL:
+                items += [(p, name, f"argument {j} of *{name} of {fn}", v) for j, v in enumerate(value)]
+            elif p.kind is p.VAR_KEYWORD:
+                items += [(p, k, f"keyword argument '{k}' of {fn}", v) for k, v in value.items()]
+            else:
+                items.append((p, name, self._where(name), value))
+        return items
 
-    def _compile(self, args: tuple[Any, ...]) -> Entry:
+    def _call(
+        self, args: tuple[Any, ...], convert: Callable[[str, str, Any], Any],
+        target: Callable[..., Any] | None = None,
+    ) -> Any:
+        """Call the function (or ``target``) with the converted values of the call
+        (``convert(kind, where, value)``), in the order the per-call path passes them to the
+        program."""
+        pos: list[Any] = []
+        kw: dict[str, Any] = {}
+        for p, keyword_, where, value in self._arguments(args):
+            converted = convert(self.kinds[p.name], where, value)
+            if p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY):
+                kw[keyword_] = converted
+            else:
+                pos.append(converted)
+        return (target or self.fn)(*pos, **kw)
+
+    def _validate(self, args: tuple[Any, ...]) -> None:
+        for p, _, where, value in self._arguments(args):
+            _check_argument(self.kinds[p.name], value, where)
+
+    def inline(self, args: tuple[Any, ...]) -> Any:
+        """Called from inside another jitted function's trace: run the function on the
+        traced values, so that it becomes part of that trace."""
+        return self._call(args, _check_inlined_argument)
+
+    def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
         fn = self.fn
         builder = TraceBuilder(_identifier(_qualname(fn).rsplit('.', 1)[-1]))
-        pos, kw = [], {}
-        for (name, p), value in zip(self.sig.parameters.items(), args):
-            traced = self._proxy(builder, name, self.kinds[name], value)
-            if p.kind is p.KEYWORD_ONLY:
-                kw[name] = traced
-            else:
-                pos.append(traced)
-        # jit(module) traces forward: the module's own hooks run around the program (dispatch)
-        traced_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
         watch = outside.TraceWatch(self.roots, builder, self.top)
         with watch, tracing(builder):
-            result = traced_fn(*pos, **kw)
-        leaves, render = _flatten_output(result, _qualname(fn))
+            # jit(module) traces forward: the module's own hooks run around the program
+            result = self._call(args, functools.partial(_proxy, builder), self._traced)
+        output = _Output(result, _qualname(fn))
+        leaves = output.leaves
         pending, values = self._state_writes(builder, watch)
-        if pending:
-            render = _with_state_outputs(render, len(leaves))
+        render = _with_state_outputs(output.render, len(leaves)) if pending else output.render
         trace = builder.build([*leaves, *values])
         check_trace(trace)
         backend = self._backend_for(trace)
@@ -474,7 +595,7 @@ class _JitState:
         ]
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
-            for value in (*self.call_args_of(*args), *(c.tensor for c in captured))
+            for value in (*call_args, *(c.tensor for c in captured))
         ]
         position = {id(t): j for j, (_, t) in enumerate(builder.captured.values())}
         with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
@@ -491,6 +612,7 @@ class _JitState:
             run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         else:
             run = backend.compile_trace(trace, render)
+        run = _finish_with_state(run, output) if pending else output.wrap(run)
         modules = {**{i: m for i, (m, _) in watch.modules.items()}, **watch.used_modules}
         self.hooks.add(watch.used_modules, watch.names)
         guards = tuple(builder.guards)
@@ -532,19 +654,6 @@ class _JitState:
             return nvfuser_backend.NvFuserBackend()
         return torch_backend
 
-    def _proxy(self, builder: TraceBuilder, name: str, kind: str, value: Any) -> Any:
-        if kind == TENSOR:
-            return builder.tensor_input(
-                TensorVar(tuple(value.shape), value.dtype, value.device), value.requires_grad
-            )
-        if kind in _DYNAMIC_KINDS:
-            py_type = _dynamic_python_type(kind, value)
-            return builder.scalar_input(py_type, py_type(value), self._where(name))
-        if kind == AUTO:
-            return _map_tensors(value, lambda t: builder.tensor_input(
-                TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad))
-        return value
-
     # -- inspection ------------------------------------------------------------------------
 
     def last_entry(self) -> Entry | None:
@@ -574,7 +683,7 @@ class _JitState:
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
         entries = sum(len(v.entries) if isinstance(v, _Chain) else 1 for v in self.cache.values())
-        return CacheInfo(calls - self.misses, self.misses, entries)
+        return CacheInfo(calls - self.misses - self.rejected, self.misses, entries)
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -582,6 +691,7 @@ class _JitState:
             self.entries.clear()
             self.last = None
             self.misses = 0
+            self.rejected = 0
             self.calls_before_clear = self._count_calls()
 
 
@@ -600,35 +710,136 @@ def _identifier(name: str) -> str:
     return name
 
 
-def _dynamic_python_type(kind: str, value: Any) -> type:
-    if kind == DYN_NUMBER:
-        return bool if isinstance(value, bool) else int if isinstance(value, int) else float
-    return {DYN_INT: int, DYN_FLOAT: float, DYN_BOOL: bool}[kind]
+# -- arguments ----------------------------------------------------------------------------
+
+# The exact Python types a dynamic parameter takes; each is traced as itself, so that it
+# promotes in torch exactly as in eager (an int for a DynamicFloat stays an int).
+_DYNAMIC_TYPES: dict[str, tuple[type, ...]] = {
+    DYN_INT: (int,), DYN_FLOAT: (float, int), DYN_BOOL: (bool,), DYN_NUMBER: (bool, int, float),
+}
+
+
+def _check_argument(kind: str, value: Any, where: str) -> None:
+    """Raise a TypeError saying what to pass when ``value`` cannot be a ``kind`` argument."""
+    if kind == TENSOR:
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{where} is annotated torch.Tensor but got {type(value).__name__}")
+    elif kind in _DYNAMIC_KINDS:
+        _check_dynamic_value(kind, value, where)
+    else:
+        try:
+            key = _tree_key(value, None if kind == STATIC else [])
+        except _StaticTensorError as e:
+            raise TypeError(_static_tensor_message(where, e)) from None
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(
+                f"{where} is static, so its value is part of the cache key and must be "
+                f"hashable; got {type(value).__name__}. Pass a tuple instead of a list, make a "
+                "dataclass frozen=True, or declare the parameter dynamic."
+            ) from None
+
+
+def _static_tensor_message(where: str, error: _StaticTensorError) -> str:
+    if error.container is not None:
+        name = type(error.container).__name__
+        return (
+            f"{where} holds a tensor inside a {name}, which torch's pytree does not know, so "
+            f"the tensor would be baked into the program. Register {name} as a pytree node "
+            f"(torch.utils._pytree.register_dataclass({name}) for a dataclass, "
+            "register_pytree_node otherwise) so that its tensors are traced, or pass the tensor "
+            "as an argument of its own."
+        )
+    return (
+        f"{where} is static (its value is part of the cache key), so it cannot be a tensor "
+        f"(got a {tuple(error.tensor.shape)} {error.tensor.dtype} tensor). Annotate it "
+        "torch.Tensor (or leave it unannotated) to pass a tensor, or pass a Python number "
+        "(t.item()) for a static value."
+    )
 
 
 def _check_dynamic_value(kind: str, value: Any, where: str) -> None:
-    ok = {
-        DYN_INT: isinstance(value, int),
-        DYN_FLOAT: isinstance(value, (int, float)),
-        DYN_BOOL: isinstance(value, bool),
-        DYN_NUMBER: isinstance(value, (int, float)),
-    }[kind] and not isinstance(value, torch.Tensor)
-    if not ok:
-        hint = (
-            " (a tensor is not a number: pass a Python number, or annotate the parameter "
-            "torch.Tensor)" if isinstance(value, torch.Tensor) else ""
+    if type(value) in _DYNAMIC_TYPES[kind]:
+        return
+    raise TypeError(f"{where} is {kind} but got {type(value).__name__} {value!r}: {_dynamic_fix(kind, value)}")
+
+
+def _dynamic_fix(kind: str, value: Any) -> str:
+    """What to pass instead: nothing is converted silently, since the Python type of a
+    number decides torch's type promotion."""
+    if isinstance(value, torch.Tensor):
+        return (
+            "a tensor is not a number. Pass a Python number (t.item()) to keep it a runtime "
+            "scalar, or annotate the parameter torch.Tensor to keep the tensor (its dtype, "
+            "device and gradient)."
         )
-        raise TypeError(f"{where} is {kind} but got {type(value).__name__} {value!r}{hint}")
+    if isinstance(value, _NUMPY_SCALARS):
+        return (
+            "numpy scalars are not converted silently (torch promotes them unlike Python "
+            "numbers: numpy.bool_ like a float). Pass int(v), float(v) or bool(v)."
+        )
+    if isinstance(value, bool):
+        return (
+            "in torch a bool promotes as a bool (a bool tensor + True stays bool), not as a "
+            "number. Pass int(v) or float(v), or annotate the parameter DynamicBool or NumberLike."
+        )
+    for base in (int, float):
+        if isinstance(value, base):
+            if type(value) is not base:
+                return f"{type(value).__name__} (a subclass of {base.__name__}) is not converted silently; pass {base.__name__}(v)."
+            expected = " or ".join(t.__name__ for t in _DYNAMIC_TYPES[kind])
+            return (
+                f"it takes {expected}, which keeps the program's types; pass {expected}, or "
+                "annotate the parameter NumberLike (any number, each type its own program)."
+            )
+    expected = " or ".join(t.__name__ for t in _DYNAMIC_TYPES[kind])
+    return f"pass a Python {expected}, or declare the parameter static."
 
 
-def _map_tensors(v: Any, f: Callable[[torch.Tensor], Any]) -> Any:
-    if isinstance(v, torch.Tensor):
-        return f(v)
-    if isinstance(v, (tuple, list)):
-        return type(v)(_map_tensors(x, f) for x in v)
-    if isinstance(v, dict):
-        return {k: _map_tensors(x, f) for k, x in v.items()}
-    return v
+def _tensor_input(builder: TraceBuilder, t: torch.Tensor) -> TensorProxy:
+    return builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad)
+
+
+def _proxy(builder: TraceBuilder, kind: str, where: str, value: Any) -> Any:
+    """The traced stand-in of an argument: tensors and dynamic numbers become proxies,
+    static values stay themselves (in containers: their tensor leaves become proxies)."""
+    if kind == TENSOR:
+        return _tensor_input(builder, value)
+    if kind in _DYNAMIC_KINDS:
+        return builder.scalar_input(type(value), value, where)
+    if kind == AUTO:
+        leaves, spec = pytree.tree_flatten(value)
+        return pytree.tree_unflatten(
+            [_tensor_input(builder, t) if isinstance(t, torch.Tensor) else t for t in leaves], spec
+        )
+    return value
+
+
+def _check_inlined_argument(kind: str, where: str, value: Any) -> Any:
+    """An argument of a jitted function called while another one traces: traced values
+    pass through (the call becomes part of that trace) when their kind fits."""
+    if kind == TENSOR:
+        if not isinstance(value, (torch.Tensor, TensorProxy)):
+            raise TypeError(f"{where} is annotated torch.Tensor but got {type(value).__name__}")
+    elif kind in _DYNAMIC_KINDS:
+        if not isinstance(value, NumberProxy):
+            _check_dynamic_value(kind, value, where)
+        elif value._python_type not in _DYNAMIC_TYPES[kind]:
+            raise TypeError(
+                f"{where} is {kind} but got {type(value).__name__} {value._name} "
+                f"({value._origin}): {_dynamic_fix(kind, value._python_type())}"
+            )
+    elif kind == STATIC:
+        traced = [v for v in pytree.tree_leaves(value) if isinstance(v, (NumberProxy, TensorProxy))]
+        if traced:
+            what = ", ".join(repr(v) for v in traced)
+            raise StaticValueRequiredError(
+                f"{where} is static (a compile-time constant), but got the traced value "
+                f"{what}. Declare it static where it enters the outer jitted function, or pass "
+                "symscalar.specialize(value)."
+            )
+    return value
 
 
 def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
@@ -647,42 +858,111 @@ def _with_state_outputs(render: Callable[[list[str]], str], n: int) -> Callable[
     return lambda names: f"({render(names[:n])}, ({''.join(x + ', ' for x in names[n:])}))"
 
 
-def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[str]], str]]:
-    """Flatten the traced function's result into trace outputs, and a renderer that rebuilds
-    the same structure as a Python expression over the output names."""
-    leaves: list[Any] = []
+def _finish_with_state(run: Callable[..., Any], output: _Output) -> Callable[..., Any]:
+    """Rebuild the user's result of a program that also returns state values."""
+    if output.inline:
+        return run
+    finish = output.wrap(lambda flat: flat)
 
-    def walk(v: Any) -> Callable[[list[str]], str]:
-        if isinstance(v, (TensorProxy, NumberProxy)):
-            i = len(leaves)
-            leaves.append(v)
-            return lambda names: names[i]
-        if v is None or isinstance(v, (bool, int, float, str)):
-            text = format_static(v)
-            return lambda names: text
-        if isinstance(v, torch.Size):  # static sizes, e.g. `return x.shape`
-            size_text = f"torch.Size({list(v)!r})"
-            return lambda names: size_text
-        if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
-            parts = [walk(x) for x in v]
-            open_, close = ("(", ")") if isinstance(v, tuple) else ("[", "]")
-            comma = "," if isinstance(v, tuple) and len(v) == 1 else ""
-            return lambda names: open_ + ", ".join(p(names) for p in parts) + comma + close
-        if type(v) is dict:
-            items = [(format_static(k), walk(x)) for k, x in v.items()]
-            return lambda names: "{" + ", ".join(f"{k}: {p(names)}" for k, p in items) + "}"
-        if isinstance(v, torch.Tensor):
-            raise TypeError(
-                f"{where} returned a tensor that was not computed from its inputs (a captured "
-                "or newly created eager tensor); return traced values only"
-            )
-        raise TypeError(
-            f"{where} returned a {type(v).__name__}; jitted functions return tensors, numbers, "
-            "None, strings and tuples/lists/dicts of those"
+    def run_with_state(*args: Any) -> Any:
+        user, new = run(*args)
+        return finish(user), new
+
+    return run_with_state
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+# Static values a jitted function may return besides traced ones (returned as they were at
+# trace time, so only immutable ones); those whose repr is Python source are inlined.
+_STATIC_OUTPUTS = (
+    bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
+    torch.memory_format, enum.Enum,
+)
+_LITERAL_OUTPUTS = frozenset({bool, int, float, str, type(None), torch.dtype, torch.device})
+_LITERAL_NODES = frozenset({tuple, list, dict, torch.Size})
+_LITERAL_KEYS = frozenset({bool, int, float, str, type(None)})
+
+
+class _Output:
+    """The traced function's result as a pytree: its traced leaves are the program's outputs,
+    the rest is rebuilt around them on every call. A structure of tuples, lists, dicts with
+    literal keys and literal leaves is generated as one Python expression (no per-call
+    cost); any other registered node (NamedTuple, ModelOutput...) goes through
+    ``tree_unflatten``."""
+
+    def __init__(self, result: Any, where: str) -> None:
+        values, self.spec = pytree.tree_flatten(result)
+        self.leaves = [v for v in values if isinstance(v, (TensorProxy, NumberProxy))]
+        self.positions = [j for j, v in enumerate(values) if isinstance(v, (TensorProxy, NumberProxy))]
+        for j, v in enumerate(values):
+            if not isinstance(v, (TensorProxy, NumberProxy, *_STATIC_OUTPUTS)):
+                raise TypeError(_output_message(result, j, v, where))
+        self.template = [None if isinstance(v, (TensorProxy, NumberProxy)) else v for v in values]
+        self.inline = _is_literal(self.spec) and all(
+            type(v) in _LITERAL_OUTPUTS for v in self.template
         )
 
-    render = walk(result)
-    return leaves, render
+    def render(self, names: list[str]) -> str:
+        """The returned expression over the output names (see ``compile_trace``)."""
+        if not self.inline:
+            return "(" + "".join(f"{n}, " for n in names) + ")"
+        outs = iter(names)
+        texts = iter([next(outs) if j in self.positions else format_static(v) for j, v in enumerate(self.template)])
+        return _render_spec(self.spec, texts)
+
+    def wrap(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        if self.inline:
+            return run
+        template, positions, spec = self.template, self.positions, self.spec
+
+        def run_and_unflatten(*args: Any) -> Any:
+            values = template.copy()
+            for j, out in zip(positions, run(*args)):
+                values[j] = out
+            return pytree.tree_unflatten(values, spec)
+
+        return run_and_unflatten
+
+
+def _is_literal(spec: pytree.TreeSpec) -> bool:
+    if spec.is_leaf():
+        return True
+    if spec.type not in _LITERAL_NODES:
+        return False
+    if spec.type is dict and not all(type(k) in _LITERAL_KEYS for k in spec.context):
+        return False
+    return all(_is_literal(c) for c in spec.children())
+
+
+def _render_spec(spec: pytree.TreeSpec, texts: Iterator[str]) -> str:
+    if spec.is_leaf():
+        return next(texts)
+    parts = [_render_spec(c, texts) for c in spec.children()]
+    if spec.type is tuple:
+        return "(" + "".join(f"{p}, " for p in parts) + ")"
+    if spec.type is list:
+        return "[" + ", ".join(parts) + "]"
+    if spec.type is torch.Size:
+        return "torch.Size([" + ", ".join(parts) + "])"
+    return "{" + ", ".join(f"{format_static(k)}: {p}" for k, p in zip(spec.context, parts)) + "}"
+
+
+def _output_message(result: Any, index: int, value: Any, where: str) -> str:
+    path = pytree.keystr(pytree.tree_flatten_with_path(result)[0][index][0])
+    at = f" at result{path}" if path else ""
+    if isinstance(value, torch.Tensor):
+        return (
+            f"{where} returned a tensor{at} that was not computed from its inputs (a captured "
+            "or newly created eager tensor); return traced values only"
+        )
+    return (
+        f"{where} returned a value of type {type(value).__name__}{at}, which torch's pytree does not know as "
+        "a container. A jitted function returns tensors and numbers, static values (None, "
+        "str, dtype, device, enum members) and containers of those: tuple, list, dict, "
+        "NamedTuple, transformers' ModelOutput, or a dataclass registered with "
+        "torch.utils._pytree.register_dataclass."
+    )
 
 
 def _guard_function(trace: Trace, guards: tuple[tuple[ScalarVar, Any], ...]) -> Callable[..., bool]:
@@ -696,15 +976,20 @@ def _guard_function(trace: Trace, guards: tuple[tuple[ScalarVar, Any], ...]) -> 
     guard_trace = Trace(
         trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in guards), "guard"
     )
-    expected = tuple(value for _, value in guards)
+    # compared like static keys: -0.0 is not 0.0, and a NaN guard holds for a NaN
+    expected = _static_key(tuple(value for _, value in guards))
     compute = torch_backend.compile_trace(guard_trace)
 
     def guard(*args: Any) -> bool:
-        return bool(compute(*args) == expected)
+        return bool(_static_key(compute(*args)) == expected)
 
     return guard
 
 
+@typing.overload
+def jit(
+    fn: torch.nn.Module, *, static: Any = ..., dynamic: Any = ..., backend: str = ...
+) -> JitModule: ...
 @typing.overload
 def jit(
     fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...
@@ -723,10 +1008,14 @@ def jit(
     """Compile ``fn`` by tracing it; static values are baked in, dynamic values are inputs.
 
     Args:
-        fn: the function. Parameters annotated ``torch.Tensor`` are tensors; ``DynamicInt``,
+        fn: the function, a method, a ``staticmethod``/``classmethod`` or a module.
+            Parameters annotated ``torch.Tensor`` are tensors; ``DynamicInt``,
             ``DynamicFloat``, ``DynamicBool``, ``IntLike``, ``FloatLike`` or ``NumberLike``
-            make a number dynamic; ``StaticInt``, ``int``, ``float`` or no annotation make
-            it static (part of the cache key).
+            make a number dynamic (traced as the exact Python type passed: an int for a
+            ``DynamicFloat`` is an int, in its own entry); ``StaticInt``, ``int``, ``float``
+            make it static (its type and value are the key). Unannotated arguments, and each
+            value of ``*args``/``**kwargs``, are pytrees: their tensors are traced and the rest
+            is static.
         static: parameter names (or positions) to treat as static, overriding annotations.
         dynamic: parameter names (or positions) to treat as dynamic numbers.
         backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
@@ -734,7 +1023,9 @@ def jit(
     Returns:
         A function with ``fn``'s signature and ``last_trace()``, ``last_backward_trace()``,
         ``cache_info()``, ``cache_clear()`` and ``last_fusion()`` (the nvFuser
-        FusionDefinitions of the last call; empty with the torch backend).
+        FusionDefinitions of the last call; empty with the torch backend); for a module, a
+        ``JitModule`` with the same methods. Called while another jitted function traces,
+        it is inlined into that trace.
 
     Example:
         >>> @symscalar.jit
@@ -745,11 +1036,21 @@ def jit(
     """
     if fn is None:
         return functools.partial(jit, static=static, dynamic=dynamic, backend=backend)
+    if isinstance(fn, (staticmethod, classmethod)):
+        # jit the function; the descriptor keeps binding it as the class body asked
+        return type(fn)(jit(fn.__func__, static=static, dynamic=dynamic, backend=backend))
+    if isinstance(fn, torch.nn.Module):
+        return JitModule(fn, static=static, dynamic=dynamic, backend=backend)
     if not callable(fn):
-        raise TypeError(f"jit() takes a function, got {type(fn).__name__}")
+        raise TypeError(f"jit() takes a function or a torch.nn.Module, got {type(fn).__name__}")
+    dispatch = _jit_function(fn, static, dynamic, backend)
+    functools.update_wrapper(dispatch, fn)
+    return dispatch
+
+
+def _jit_function(fn: Callable[..., Any], static: Any, dynamic: Any, backend: str) -> Any:
     state = _JitState(fn, static, dynamic, backend)
     dispatch = _generate_dispatch(fn, state.sig, state.kinds, state)
-    functools.update_wrapper(dispatch, fn)
     dispatch.__signature__ = state.sig  # type: ignore[attr-defined]
     dispatch.last_trace = state.last_trace  # type: ignore[attr-defined]
     dispatch.last_backward_trace = state.last_backward_trace  # type: ignore[attr-defined]
@@ -758,6 +1059,62 @@ def jit(
     dispatch.last_fusion = state.last_fusion  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
     return dispatch
+
+
+class JitModule(torch.nn.Module):
+    """What ``jit(module)`` returns: a module that calls the jitted ``module(...)``.
+
+    Being a module, it has the original's parameters (under ``_orig_mod``, as
+    ``torch.compile``'s wrapper does), follows ``train()``/``eval()``/``to()``, and
+    ``copy.deepcopy``/``pickle`` give a fresh jitted copy of a copy of the module (a jitted
+    function's cache refers to the original module's tensors, so it is never shared).
+    Attributes it does not have are read from the original module.
+    """
+
+    def __init__(self, module: torch.nn.Module, static: Any = (), dynamic: Any = (), backend: str = "auto") -> None:
+        super().__init__()
+        self._orig_mod = module
+        self._jit_options = {"static": static, "dynamic": dynamic, "backend": backend}
+        self.__dict__["_jitted"] = _jit_function(module, static, dynamic, backend)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._jitted(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self._jitted.__signature__  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name in ("_orig_mod", "_modules", "_jitted"):
+                raise
+            return getattr(self._orig_mod, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_jitted"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)  # type: ignore[no-untyped-call]
+        self.__dict__["_jitted"] = _jit_function(self._orig_mod, **self._jit_options)
+
+    def last_trace(self) -> Trace | None:
+        return self._jitted.last_trace()  # type: ignore[no-any-return]
+
+    def last_backward_trace(self) -> Trace | None:
+        return self._jitted.last_backward_trace()  # type: ignore[no-any-return]
+
+    def cache_info(self) -> CacheInfo:
+        return self._jitted.cache_info()  # type: ignore[no-any-return]
+
+    def cache_clear(self) -> None:
+        self._jitted.cache_clear()
+
+    def last_fusion(self) -> list[Any]:
+        return self._jitted.last_fusion()  # type: ignore[no-any-return]
 
 
 def value_and_grad(

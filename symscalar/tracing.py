@@ -149,8 +149,16 @@ class TraceBuilder:
             return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
-        if value is None or isinstance(value, (bool, int, float, complex)):
-            return value
+        if value is None or type(value) in (bool, int, float, complex):
+            return typing.cast(Atom, value)
+        # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
+        # number, so the literal in the program is the plain value
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            return float(value)
+        if isinstance(value, complex):
+            return complex(value)
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as an operand in a traced "
             "function; operands are tensors and numbers"
