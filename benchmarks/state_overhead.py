@@ -41,15 +41,15 @@ def mlp(depth: int) -> nn.Module:
 def guard_us(jitted, x: torch.Tensor, n: int, repeats: int) -> float:
     """The last entry's state guard alone: its generated code with the program replaced by a
     no-op (reads by path, metadata, identity and training checks, nothing else)."""
-    run = jitted._symscalar_state.last_entry().run
+    run = getattr(jitted, "_jitted", jitted)._symscalar_state.last_entry().run
     namespace = dict(run.__globals__, _ss_run=lambda *a: None)
     exec(run.__source__, namespace)  # noqa: S102 - the entry's own generated code
     return per_call_us(namespace["_ss_entry"], x, n, repeats)
 
 
 def key_us(jitted, x: torch.Tensor, n: int, repeats: int) -> float:
-    """Building the cache key (arguments and ambient state) alone."""
-    return per_call_us(jitted._symscalar_state.key_of, x, n, repeats)
+    """Building the cache key (arguments and ambient state) and the program's arguments."""
+    return per_call_us(getattr(jitted, "_jitted", jitted)._symscalar_state.key_and_args, x, n, repeats)
 
 
 def main() -> None:

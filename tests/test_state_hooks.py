@@ -121,3 +121,29 @@ def test_unrelated_hooks_cost_a_recheck_not_an_error():
     t.register_hook(lambda g: g)  # moves the hook epoch
     torch.testing.assert_close(f(x), m(x))
     assert f.cache_info().misses == 1
+
+
+def test_hooks_on_the_jitted_wrapper_and_keyword_arguments():
+    class Keywords(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x: torch.Tensor, *, scale: torch.Tensor) -> torch.Tensor:
+            return self.lin(x) * scale
+
+    def double_scale(module, args, kwargs):
+        return args, {**kwargs, "scale": kwargs["scale"] * 2}
+
+    torch.manual_seed(0)
+    m = Keywords()
+    eager = Keywords()
+    eager.load_state_dict(m.state_dict())
+    jitted = symscalar.jit(m)
+    for mod in (m, eager):
+        mod.register_forward_pre_hook(double_scale, with_kwargs=True)
+    jitted.register_forward_hook(shift_output)  # on the wrapper jit(module) returns
+    eager.register_forward_hook(shift_output)
+    for _ in range(2):
+        x, s = inputs(4, 3), inputs(2)
+        torch.testing.assert_close(jitted(x, scale=s), eager(x, scale=s))
