@@ -26,7 +26,7 @@ if not _LAZY:
         UnsupportedOperationError,
     )
     from symscalar.explain import config, no_retrace
-    from symscalar.jit import CacheInfo, JitFunction, grad, jit, value_and_grad
+    from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.tracing import TORCH_FUNCTIONS, supported_torch_functions
     from symscalar.types import (
@@ -53,14 +53,15 @@ if not _LAZY:
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "JitFunction", "CacheInfo", "ops", "prims", "Trace",
+    "jit", "grad", "value_and_grad", "JitFunction", "JitModule", "CacheInfo", "ops", "prims", "Trace",
     "check_trace", "eval_trace",
     "StaticInt", "StaticFloat", "StaticBool", "StaticDims", "StaticShape",
     "DynamicInt", "DynamicFloat", "DynamicBool", "NumberProxy",
     "IntLike", "FloatLike", "BoolLike", "NumberLike", "NumberClasses",
     "is_static", "is_dynamic", "specialize", "check", "supported_torch_functions",
     "SymscalarError", "DynamicValueError", "StaticValueRequiredError",
-    "UnsupportedOperationError", "CheckFailedError", "RetraceError", "config", "no_retrace",
+    "UnsupportedOperationError", "CheckFailedError",
+    "RetraceError", "config", "no_retrace",
 ]
 
 

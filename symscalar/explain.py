@@ -52,6 +52,21 @@ def _configure_logging_from_env() -> None:
 
 _configure_logging_from_env()
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the user's call: the first frame
+    outside symscalar (its modules and the code it generates)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or frame.f_code.co_filename.startswith("<symscalar")
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
 
 @dataclasses.dataclass
 class Config:
@@ -226,7 +241,7 @@ class RetraceLog:
                 raise RetraceError(self._limit_message(reasons, fixes, "would trace"))
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(self._limit_message(reasons, fixes, "traces"), TraceLimitWarning, stacklevel=4)
+                warnings.warn(self._limit_message(reasons, fixes, "traces"), TraceLimitWarning, stacklevel=_user_stacklevel())
 
     def record(self, facts: Facts, reasons: list[str], fixes: Mapping[str, str], trace_ms: float,
                auto_numbers: Collection[str]) -> Miss:
@@ -250,7 +265,7 @@ class RetraceLog:
                     f"Unannotated numbers are static: each new value compiles a new program. "
                     f"Annotate it {annotation} to make it a runtime input (one program for all values).",
                     UnannotatedNumberWarning,
-                    stacklevel=4,
+                    stacklevel=_user_stacklevel(),
                 )
         return miss
 

@@ -384,6 +384,10 @@ class FakeTensorView:
     def dtype(self) -> Any:
         return nb.nvfuser_dtype(self.t.dtype)
 
+    def get_logical_domain(self) -> list[str]:
+        """IterDomains as nvFuser prints them: ``bS`` for a broadcast (size-1 or expanded) dim."""
+        return ["bS" if size == 1 or stride == 0 else "iS" for size, stride in zip(self.t.shape, self.t.stride())]
+
 
 def _torch_dtype(data_type: Any) -> torch.dtype:
     return {nb.nvfuser_dtype(d): d for d in nb._DTYPE_NAMES}[data_type]

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, holomorphic, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
+from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
@@ -31,7 +32,21 @@ matmul_p.vjp = holomorphic(lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),
 ))
-matmul_p.nvfuser = lambda fd, a, b: fd.ops.matmul(a, b)
+
+
+def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
+    """nvFuser's matmul needs the contracted dim broadcast in both operands or in neither; an
+    expanded operand (the cotangent in the backward of ``(x @ w).sum()``) has it broadcast in
+    one only, so that case multiplies (..., M, K, 1) by (..., 1, K, N) and sums over K."""
+    if is_broadcast(a, a.ndim - 1) == is_broadcast(b, b.ndim - 2):
+        return fd.ops.matmul(a, b)
+    rank = max(a.ndim, b.ndim)
+    a = fd.ops.broadcast(a, [True] * (rank - a.ndim) + [False] * a.ndim + [True])
+    b = fd.ops.broadcast(b, [True] * (rank - b.ndim) + [False] * (b.ndim - 2) + [True, False, False])
+    return fd.ops.sum(upcast(fd, fd.ops.mul(a, b)), [rank - 1], False)
+
+
+matmul_p.nvfuser = _matmul_nvfuser
 matmul_p.nvfuser_supports = lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
 
 

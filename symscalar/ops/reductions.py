@@ -63,7 +63,11 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
 
 
 sum_p.vjp = _sum_vjp
-sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(x, dims, keepdim, *([dtype] if dtype else []))
+# nvFuser reduces in the (cast) input's dtype, Half included; torch accumulates Half/BFloat16
+# in float32, so they are summed in float32 (the backend casts the result back).
+sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
+    upcast(fd, x if dtype is None else fd.ops.cast(x, dtype)), dims, keepdim
+)
 sum_p.nvfuser_supports = has_axes
 
 

@@ -1,0 +1,242 @@
+"""Inputs and outputs are pytrees (torch.utils._pytree): NamedTuples, dicts with any keys,
+registered dataclasses and transformers' ModelOutput go in and come out with the structure
+and types eager gives, and a module's forward(input_ids, attention_mask=None, **kwargs)
+is jitted as called."""
+
+import collections
+import dataclasses
+import enum
+import typing
+
+import pytest
+import torch
+import torch.utils._pytree as pytree
+from transformers.modeling_outputs import CausalLMOutput
+
+import symscalar
+from symscalar import DynamicFloat
+
+
+class Batch(typing.NamedTuple):
+    x: torch.Tensor
+    w: torch.Tensor
+    scale: float
+
+
+Stats = collections.namedtuple("Stats", "mean total count")
+
+
+@dataclasses.dataclass
+class Registered:
+    h: torch.Tensor
+    n: int
+
+
+pytree.register_dataclass(Registered)
+
+
+class Mode(enum.Enum):
+    FAST = "fast"
+
+
+def _same(out, ref):
+    """Same pytree structure and node types, tensor leaves equal in value, dtype and grad."""
+    out_leaves, out_spec = pytree.tree_flatten(out)
+    ref_leaves, ref_spec = pytree.tree_flatten(ref)
+    assert type(out) is type(ref)
+    assert out_spec == ref_spec, (out_spec, ref_spec)
+    for a, b in zip(out_leaves, ref_leaves):
+        assert type(a) is type(b)
+        if isinstance(a, torch.Tensor):
+            assert a.dtype == b.dtype and a.requires_grad == b.requires_grad
+            torch.testing.assert_close(a, b)
+        else:
+            assert a == b
+
+
+def test_namedtuple_in_and_out_with_gradients():
+    def fn(batch: Batch):
+        y = batch.x @ batch.w * batch.scale
+        return Stats(y.mean(), y.sum(), y.shape[0])
+
+    f = symscalar.jit(fn)
+    torch.manual_seed(0)
+    w = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+    for step, scale in enumerate((0.5, 0.5, 2.0)):
+        x = torch.randn(4, 3, dtype=torch.float64)
+        out, ref = f(Batch(x, w, scale)), fn(Batch(x, w, scale))
+        _same(out, ref)
+        (g,) = torch.autograd.grad(out.total + out.mean, w)
+        (g_ref,) = torch.autograd.grad(ref.total + ref.mean, w)
+        torch.testing.assert_close(g, g_ref)
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)  # scale is static
+    Other = collections.namedtuple("Other", "x w scale")  # same leaves, another node type
+    _same(f(Other(x, w, 2.0)), fn(Other(x, w, 2.0)))
+    assert f.cache_info().entries == 3
+
+
+def test_dict_outputs_with_any_keys_keep_keys_order_and_types():
+    def fn(x):
+        return {2: x, 1.5: x * 2, (1, "a"): x + 1, True: x.sum(), None: 3, torch.float32: x.dtype,
+                Mode.FAST: [x, Mode.FAST], "s": "text"}
+
+    f = symscalar.jit(fn)
+    x = torch.randn(3)
+    for _ in range(2):
+        out, ref = f(x), fn(x)
+        assert list(out) == list(ref) and [type(k) for k in out] == [type(k) for k in ref]
+        _same(out, ref)
+    assert f.cache_info().misses == 1
+
+
+def test_returned_containers_are_fresh_on_every_call():
+    f = symscalar.jit(lambda x: {"xs": [x, 1], "meta": {"n": 2}})
+    first = f(torch.ones(1))
+    first["xs"].append("mutated")
+    first["meta"]["n"] = 99
+    second = f(torch.ones(1))
+    assert second["xs"][1:] == [1] and second["meta"] == {"n": 2}
+    g = symscalar.jit(lambda x: Stats(x, [x], {"k": 1}))  # the tree_unflatten path
+    g(torch.ones(1)).total.append(0)
+    assert len(g(torch.ones(1)).total) == 1
+
+
+def test_registered_dataclass_in_and_out():
+    def fn(r: Registered, s: DynamicFloat):
+        return Registered(r.h * s + r.n, r.n + 1)
+
+    f = symscalar.jit(fn)
+    h = torch.randn(2, requires_grad=True)
+    for s in (1.0, 3.0):
+        out, ref = f(Registered(h, 2), s), fn(Registered(h, 2), s)
+        assert type(out) is Registered and out.n == ref.n == 3
+        torch.testing.assert_close(out.h, ref.h)
+        torch.testing.assert_close(torch.autograd.grad(out.h.sum(), h)[0], torch.autograd.grad(ref.h.sum(), h)[0])
+    f(Registered(h, 5), 1.0)
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)  # n is static
+
+
+def test_model_output_comes_back_as_the_same_model_output():
+    def fn(x, labels=None):
+        logits = x * 2
+        loss = None if labels is None else ((logits - labels) ** 2).mean()
+        return CausalLMOutput(loss=loss, logits=logits)
+
+    f = symscalar.jit(fn)
+    x = torch.randn(2, 3, requires_grad=True)
+    for labels in (None, torch.zeros(2, 3)):
+        out, ref = f(x, labels), fn(x, labels)
+        _same(out, ref)
+        assert list(out.keys()) == list(ref.keys())
+        assert len(out.to_tuple()) == len(ref.to_tuple())
+        torch.testing.assert_close(out["logits"], ref[0] if labels is None else ref[1])
+    torch.testing.assert_close(torch.autograd.grad(out.loss, x)[0], torch.autograd.grad(ref.loss, x)[0])
+
+
+class TinyLM(torch.nn.Module):
+    """A forward written the way transformers models write theirs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+        self.head = torch.nn.Linear(8, 5)
+
+    def forward(self, inputs_embeds, attention_mask=None, labels=None, return_dict=None, **kwargs):
+        h = torch.tanh(self.proj(inputs_embeds))
+        if attention_mask is not None:
+            h = h * attention_mask[..., None]
+        if kwargs.get("output_scale") is not None:
+            h = h * kwargs["output_scale"]
+        logits = self.head(h)
+        loss = None
+        if labels is not None:
+            loss = ((logits - labels) ** 2).mean()
+        if return_dict is False:
+            return (loss, logits) if loss is not None else (logits,)
+        return CausalLMOutput(loss=loss, logits=logits)
+
+
+def test_module_forward_with_kwargs_trains_like_eager():
+    torch.manual_seed(0)
+    eager = TinyLM().double()
+    jitted_module = TinyLM().double()
+    jitted_module.load_state_dict(eager.state_dict())
+    jm = symscalar.jit(jitted_module)
+    opt = torch.optim.SGD(eager.parameters(), lr=0.1)
+    jopt = torch.optim.SGD(jm.parameters(), lr=0.1)
+    calls = [
+        {"attention_mask": torch.ones(2, 4, dtype=torch.float64)},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64)},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "return_dict": False},
+        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "attention_mask": torch.ones(2, 4, dtype=torch.float64)},
+    ]
+    for kwargs in calls:
+        x = torch.randn(2, 4, 8, dtype=torch.float64)
+        out, ref = jm(x, **kwargs), eager(x, **kwargs)
+        _same(out, ref)
+        loss, ref_loss = (out[0], ref[0]) if "labels" in kwargs else (out.logits.sum(), ref.logits.sum())
+        for o, model in ((opt, eager), (jopt, jm)):
+            o.zero_grad()
+        loss.backward()
+        ref_loss.backward()
+        for (name, p), q in zip(jitted_module.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, msg=name)
+        opt.step()
+        jopt.step()
+    # keyword names given are part of the key; the repeated call is a hit
+    assert jm.cache_info() == symscalar.CacheInfo(hits=1, misses=5, entries=5)
+
+
+def test_unregistered_dataclass_output_is_refused_clearly():
+    @dataclasses.dataclass
+    class Plain:
+        y: torch.Tensor
+
+    with pytest.raises(TypeError, match=r"returned a value of type Plain, which torch's pytree does not know.*register_dataclass"):
+        symscalar.jit(lambda x: Plain(x + 1))(torch.ones(1))
+
+
+def test_static_leaves_of_any_immutable_kind_come_back_as_themselves():
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    def fn(x):
+        return x * 2, Level.HIGH, np.int64(3), np.float64(-0.0), torch.float16, 1.5j, b"raw", x.shape
+
+    f = symscalar.jit(fn)
+    for _ in range(2):
+        out, ref = f(torch.ones(2)), fn(torch.ones(2))
+        assert [type(v) for v in out] == [type(v) for v in ref]
+        torch.testing.assert_close(out[0], ref[0])
+        assert out[1:] == ref[1:] and str(out[3]) == "-0.0"
+
+
+def test_a_size_argument_stays_a_size():
+    def fn(x, shape):
+        return x.reshape(shape) * shape.numel(), type(shape).__name__
+
+    f = symscalar.jit(fn)
+    x = torch.arange(6.0)
+    for shape in (torch.Size([2, 3]), torch.Size([3, 2]), torch.Size([2, 3])):
+        out, ref = f(x, shape), fn(x, shape)
+        torch.testing.assert_close(out[0], ref[0])
+        assert out[1] == ref[1] == "Size"
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
+
+
+def test_guarded_entries_with_pytree_outputs():
+    def fn(x, n):
+        return Stats(x.sum(symscalar.specialize(n % 2)), n * 2, None)
+
+    f = symscalar.jit(fn, dynamic=["n"])
+    x = torch.randn(2, 3)
+    for n in (0, 1, 2, 3, 4):
+        out, ref = f(x, n), Stats(x.sum(n % 2), n * 2, None)
+        assert type(out) is Stats and out.mean.shape == ref.mean.shape
+        torch.testing.assert_close(out.mean, ref.mean)
+        assert out.total == ref.total and type(out.total) is int
+    assert f.cache_info() == symscalar.CacheInfo(hits=3, misses=2, entries=2)
