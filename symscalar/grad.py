@@ -50,25 +50,14 @@ def is_differentiable(v: object) -> TypeIs[TensorVar]:
 def connected_vars(trace: Trace, wrt: Sequence[int]) -> set[Var]:
     """The variables a differentiable path joins to the inputs at ``wrt``: what eager marks
     ``requires_grad``. Integer and boolean results, stop-gradients and values computed from
-    other inputs only are not connected.
-
-    Raises:
-        NotImplementedError: a primitive without a gradient rule sits on such a path.
-    """
+    other inputs only are not connected. (A primitive without a gradient rule passes the
+    connection on: ``vjp`` raises if a gradient ever has to go through it.)"""
     connected: set[Var] = {trace.inputs[i] for i in wrt}
     for eqn in trace.eqns:
         if eqn.prim in STOP_GRADIENT:
             continue
-        if not any(is_differentiable(a) and a in connected for a in eqn.args):
-            continue
-        outs = [o for o in eqn.outs if is_differentiable(o)]
-        if outs and eqn.prim.vjp is None:
-            raise NotImplementedError(
-                f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
-                "differentiated yet. Detach its inputs or call the function under "
-                "torch.no_grad()."
-            )
-        connected.update(outs)
+        if any(is_differentiable(a) and a in connected for a in eqn.args):
+            connected.update(o for o in eqn.outs if is_differentiable(o))
     return connected
 
 
@@ -145,7 +134,12 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
                 continue
-            assert eqn.prim.vjp is not None  # connected_vars raised otherwise
+            if eqn.prim.vjp is None:
+                raise NotImplementedError(
+                    f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
+                    "differentiated yet. Detach its inputs or call the function under "
+                    "torch.no_grad()."
+                )
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
             if eqn.prim.multiple_results:

@@ -41,6 +41,7 @@ __all__ = [
     "contains_dynamic",
     "dce",
     "last_uses",
+    "memoized_meta",
 ]
 
 
@@ -93,7 +94,8 @@ class Primitive:
         name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
         impl: the torch lowering, called as ``impl(*values, **static_params)``.
         meta: ``meta(*atoms, **static_params)`` returns the output variable(s) for variable
-            inputs; it validates the inputs and raises a clear error for bad ones.
+            inputs; it validates the inputs and raises a clear error for bad ones. Memoized
+            by signature (see ``memoized_meta``).
         vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
         nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
         nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
@@ -113,7 +115,7 @@ class Primitive:
             raise ValueError(f"primitive {name!r} is already registered")
         self.name = name
         self.impl = impl
-        self.meta = meta
+        self.meta = memoized_meta(meta)
         self.multiple_results = multiple_results
         self.vjp: Callable[..., Any] | None = None
         self.nvfuser: Callable[..., Any] | None = None
@@ -132,6 +134,75 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+
+
+def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
+    """``meta``, remembered by input signature: tensor shapes, dtypes and devices, scalar
+    types, static literals and parameters (by type and repr: ``1`` is not ``1.0`` nor
+    ``True``, ``-0.0`` is not ``0.0``), and the ambient state a meta may read (default dtype,
+    autocast). Why: tracing, ``check_trace`` of a trace, of its forward-with-residuals and of
+    its backward evaluate the same metas again and again. Each call still returns fresh
+    variables; errors are not remembered (they are raised again); a signature with a value
+    of another kind in it is not remembered at all."""
+    cache: dict[Any, Any] = {}
+
+    def memo(*atoms: Any, **params: Any) -> Any:
+        try:
+            key = (
+                tuple(map(_signature_key, atoms)), _signature_key(params),
+                torch.get_default_dtype(), torch._C._is_any_autocast_enabled(),
+            )
+        except TypeError:
+            return meta(*atoms, **params)
+        template = cache.get(key, _MISSING)
+        if template is _MISSING:
+            template = cache[key] = _template(meta(*atoms, **params))
+        return _fresh(template)
+
+    memo.__wrapped__ = meta  # type: ignore[attr-defined]
+    return memo
+
+
+_MISSING = object()
+_LITERALS = (type(None), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout)
+
+
+def _signature_key(v: Any) -> Any:
+    if isinstance(v, TensorVar):
+        return (TensorVar, v.shape, v.dtype, v.device)
+    if isinstance(v, ScalarVar):
+        return (ScalarVar, v.dtype)
+    if type(v) in (float, complex):
+        return (type(v), repr(v))
+    if type(v) in _LITERALS:
+        return (type(v), v)
+    if type(v) in (tuple, list):
+        return (type(v), tuple(map(_signature_key, v)))
+    if isinstance(v, Mapping):
+        return (dict, tuple((k, _signature_key(x)) for k, x in v.items()))
+    raise TypeError(f"not a signature value: {type(v).__name__}")
+
+
+def _template(result: Any) -> Any:
+    if isinstance(result, TensorVar):
+        return (TensorVar, result.shape, result.dtype, result.device)
+    if isinstance(result, ScalarVar):
+        return (ScalarVar, result.dtype)
+    if isinstance(result, (tuple, list)):
+        return (tuple, tuple(map(_template, result)))
+    if result is None:
+        return None
+    raise TypeError(f"a meta function returned {type(result).__name__}")
+
+
+def _fresh(template: Any) -> Any:
+    if template is None:
+        return None
+    if template[0] is TensorVar:
+        return TensorVar(*template[1:])
+    if template[0] is ScalarVar:
+        return ScalarVar(template[1])
+    return tuple(map(_fresh, template[1]))
 
 
 class _Prims:

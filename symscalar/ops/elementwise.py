@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, grad_for, torch_meta
+from symscalar.ops.common import Tensor, elementwise_meta, grad_for
 from symscalar.ops.factories import full
 from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
@@ -31,7 +31,7 @@ TensorOrNumber = Tensor | NumberLike
 
 
 def _elementwise(name: str, impl: object) -> Primitive:
-    return Primitive(name, impl, torch_meta(impl))  # type: ignore[arg-type]
+    return Primitive(name, impl, elementwise_meta(impl))  # type: ignore[arg-type]
 
 
 # ---- add
