@@ -306,9 +306,9 @@ class _Program:
         missing = [v for v in result.saved if v not in index]
         if missing:
             raise NotImplementedError(
-                f"differentiating the backward of {self.name} again (create_graph=True / a "
-                f"double backward) needs {len(missing)} forward value(s) that its first "
-                "backward did not save, so they are gone. Compute the higher-order gradient "
+                f"the backward of {self.name} for this set of output gradients (e.g. a double "
+                f"backward through a value it saved) needs {len(missing)} forward value(s) "
+                "that its forward did not save, so they are gone. Compute this gradient "
                 "eagerly (call the function without symscalar.jit), or report this case."
             )
         found = (_Backward(result, self.backend), tuple(index[v] for v in result.saved))
@@ -371,12 +371,18 @@ def autograd_runner(
 ) -> tuple[Callable[..., Any], Trace]:
     """A runner whose outputs are wired into torch.autograd, and its first backward trace.
 
-    Under ``torch.no_grad()`` the runner runs the plain forward; otherwise it runs the
+    Under ``torch.no_grad()`` the runner runs the plain forward (compiled on first use);
+    otherwise it runs the
     program inside a ``torch.autograd.Function`` (see ``_Program``). Either way the program
     runs with autocast off: the trace holds autocast's casts.
     """
     program = _Program(trace, requires_grad, backend)
-    plain_fn = backend.compile_trace(trace, render)
+    plain: list[Callable[..., Any]] = []  # compiled on the first call under no_grad
+
+    def plain_fn(*all_args: Any) -> Any:
+        if not plain:
+            plain.append(backend.compile_trace(trace, render))
+        return plain[0](*all_args)
     exprs = [
         f"a[{i}]" if kind == "in" else f"o[{i}]" if kind == "out" else format_static(i)
         for kind, i in program.output_sources

@@ -146,41 +146,59 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
     of another kind in it is not remembered at all."""
     cache: dict[Any, Any] = {}
 
-    def memo(*atoms: Any, **params: Any) -> Any:
+    def template(*atoms: Any, **params: Any) -> Any:
+        """The remembered result, as a template of variables (what check_trace compares)."""
         try:
             key = (
-                tuple(map(_signature_key, atoms)), _signature_key(params),
+                tuple([_signature_key(a) for a in atoms]),
+                tuple([(k, _signature_key(v)) for k, v in params.items()]),
                 torch.get_default_dtype(), torch._C._is_any_autocast_enabled(),
             )
         except TypeError:
-            return meta(*atoms, **params)
-        template = cache.get(key, _MISSING)
-        if template is _MISSING:
-            template = cache[key] = _template(meta(*atoms, **params))
-        return _fresh(template)
+            return _template(meta(*atoms, **params))
+        found = cache.get(key, _MISSING)
+        if found is _MISSING:
+            found = cache[key] = _template(meta(*atoms, **params))
+        return found
+
+    def memo(*atoms: Any, **params: Any) -> Any:
+        return _fresh(template(*atoms, **params))
 
     memo.__wrapped__ = meta  # type: ignore[attr-defined]
+    memo.template = template  # type: ignore[attr-defined]
     return memo
 
 
 _MISSING = object()
-_LITERALS = (type(None), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout)
 
 
 def _signature_key(v: Any) -> Any:
-    if isinstance(v, TensorVar):
-        return (TensorVar, v.shape, v.dtype, v.device)
-    if isinstance(v, ScalarVar):
-        return (ScalarVar, v.dtype)
-    if type(v) in (float, complex):
-        return (type(v), repr(v))
-    if type(v) in _LITERALS:
-        return (type(v), v)
-    if type(v) in (tuple, list):
-        return (type(v), tuple(map(_signature_key, v)))
-    if isinstance(v, Mapping):
-        return (dict, tuple((k, _signature_key(x)) for k, x in v.items()))
-    raise TypeError(f"not a signature value: {type(v).__name__}")
+    key = _SIGNATURE_KEYS.get(type(v))
+    if key is None:
+        if isinstance(v, Mapping):
+            return (dict, tuple([(k, _signature_key(x)) for k, x in v.items()]))
+        raise TypeError(f"not a signature value: {type(v).__name__}")
+    return key(v)
+
+
+def _literal_key(v: Any) -> Any:
+    return (type(v), v)
+
+
+def _sequence_key(v: Any) -> Any:
+    return (type(v), tuple([_signature_key(x) for x in v]))
+
+
+_SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
+    TensorVar: lambda v: (TensorVar, v.shape, v.dtype, v.device),
+    ScalarVar: lambda v: (ScalarVar, v.dtype),
+    float: lambda v: (float, repr(v)),  # -0.0 and NaN by repr
+    complex: lambda v: (complex, repr(v)),
+    tuple: _sequence_key,
+    list: _sequence_key,
+    **{t: _literal_key for t in (type(None), bool, int, str, torch.dtype, torch.device,
+                                 torch.memory_format, torch.layout)},
+}
 
 
 def _template(result: Any) -> Any:
@@ -433,21 +451,33 @@ def check_trace(trace: Trace) -> None:
                     "A backend needs a compile-time constant here; whatever produced this trace "
                     "must compute the parameter from static shapes and static parameters."
                 )
-        expected = eqn.prim.meta(*eqn.args, **eqn.params)
-        if expected is None:
-            expected = ()
-        elif not eqn.prim.multiple_results:
-            expected = (expected,)
+        expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
             raise TraceCheckError(f"{where}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
         for exp, out in zip(expected, eqn.outs):
-            if _signature(exp) != _signature(out):
+            if exp != _template(out):
                 raise TraceCheckError(
-                    f"{where}: output is {_signature(out)} but the meta function says {_signature(exp)}"
+                    f"{where}: output is {_signature(out)} but the meta function says "
+                    f"{_signature(_fresh(exp))}"
                 )
             define(out)
     for a in trace.outputs:
         use(a, "outputs")
+
+
+def _expected_outputs(eqn: Eqn) -> tuple[Any, ...]:
+    """Templates (see ``_template``) of the outputs the primitive's meta gives for ``eqn``,
+    from its memo where it has one (no fresh variables to build)."""
+    template_of = getattr(eqn.prim.meta, "template", None)
+    if template_of is not None:
+        template = template_of(*eqn.args, **eqn.params)
+    else:
+        template = _template(eqn.prim.meta(*eqn.args, **eqn.params))
+    if template is None:
+        return ()
+    if eqn.prim.multiple_results:
+        return tuple(template[1])
+    return (template,)
 
 
 def _signature(v: Any) -> tuple[Any, ...]:
