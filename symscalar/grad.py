@@ -278,7 +278,7 @@ class _Program:
         self.forward_fn = backend.compile_trace(self.forward)
         out_index = {v: j for j, v in enumerate(self.outs)}
         # where each user output comes from: ("in", i), ("out", j) or ("literal", value)
-        self.output_sources = tuple(
+        self.output_sources: tuple[tuple[str, Any], ...] = tuple(
             ("in", position[o]) if is_var(o) and o in position
             else ("out", out_index[o]) if is_var(o) else ("literal", o)
             for o in trace.outputs

@@ -230,6 +230,7 @@ def test_outputs_that_alias_inputs_are_the_inputs() -> None:
     x, y = leaves((3,), (3,))
     a, b, c = jf(x, y)
     assert a is x and c is y  # eager returns the same objects
+    assert b.grad_fn is not None
     run_both(fn, [x, y], lambda outs, ts: (outs[0].sum() + outs[1].sum() * 2 + outs[2].sum()).backward())
 
 

@@ -99,6 +99,6 @@ print(sorted(m for m in ("torch._dynamo", "sympy") if m in sys.modules))
 
 
 def test_first_call_imports_neither_dynamo_nor_sympy():
-    result = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout

@@ -527,7 +527,7 @@ def _cat_impl(*xs: Any, dim: int) -> Any:
 
 
 def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
-    first = xs[0].shape
+    first: tuple[int, ...] = xs[0].shape
     if any(len(x.shape) != len(first) or x.shape[:dim] + x.shape[dim + 1:] != first[:dim] + first[dim + 1:] for x in xs):
         raise ValueError("sizes differ")  # torch's meta path says how (and allows empty 1-D inputs)
     return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1:]
