@@ -102,3 +102,67 @@ def test_first_call_imports_neither_dynamo_nor_sympy():
     result = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
+
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.uint8, torch.bool, torch.complex64]
+SHAPE_PAIRS = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), (2, 3)), ((4,), ()), ((0, 3), (1, 3)),
+               ((2, 3), (4,)), ((), ())]
+
+
+def _outcome(meta, *atoms, **params):
+    try:
+        result = meta(*atoms, **params)
+    except Exception:  # noqa: BLE001 - both sides must refuse the same calls
+        return "error"
+    results = result if isinstance(result, tuple) else (result,)
+    return [(r.shape, r.dtype, r.device) for r in results]
+
+
+def _agree(prim, *atoms, **params):
+    fast = _outcome(prim.meta.__wrapped__, *atoms, **params)
+    reference = _outcome(torch_meta(prim.impl), *atoms, **params)
+    assert fast == reference, (prim.name, atoms, params, fast, reference)
+
+
+def test_shape_rule_metas_agree_with_torch_meta_tensors():
+    """The metas computed from shape rules and small CPU runs give torch's meta-tensor answer
+    (shape, dtype, device, or an error) over dtypes, broadcasting, 0-d and empty tensors."""
+    P = PRIMITIVES
+    for dt_a in DTYPES:
+        for dt_b in (torch.float32, torch.int64, torch.bool, torch.float16):
+            for sa, sb in SHAPE_PAIRS:
+                a, b = TensorVar(sa, dt_a, CPU), TensorVar(sb, dt_b, CPU)
+                for name in ("add", "mul", "div", "pow", "maximum", "eq", "logical_and", "atan2", "remainder"):
+                    _agree(P[name], a, b)
+                _agree(P["div"], a, b, rounding_mode="floor")
+                for lit in (2, 2.5, True, ScalarVar(float), ScalarVar(int)):
+                    _agree(P["mul"], a, lit)
+                    _agree(P["where"], TensorVar(sb, torch.bool, CPU), a, lit)
+        for shape in ((3, 4), (), (2, 0, 3), (5,)):
+            x = TensorVar(shape, dt_a, CPU)
+            for name in ("exp", "sin", "abs", "neg", "sqrt", "sigmoid", "relu", "floor", "isnan", "logical_not"):
+                _agree(P[name], x)
+            for dims in ((), (0,), tuple(range(len(shape)))):
+                dims = tuple(d for d in dims if d < max(len(shape), 1)) if shape else ()
+                for keepdim in (False, True):
+                    for name in ("sum", "mean", "amax", "prod", "logsumexp"):
+                        _agree(P[name], x, dims=dims, keepdim=keepdim)
+                    _agree(P["sum"], x, dims=dims, keepdim=keepdim, dtype=torch.float64)
+                    for correction in (0, 1, 2.5):
+                        _agree(P["var"], x, dims=dims, keepdim=keepdim, correction=correction)
+                        _agree(P["std_mean"], x, dims=dims, keepdim=keepdim, correction=correction)
+            for dim in (None, 0, -1):
+                _agree(P["argmax"], x, dim=dim, keepdim=False)
+                _agree(P["argmax"], x, dim=dim, keepdim=True)
+            for dim in (0, -1):
+                _agree(P["softmax"], x, dim=dim, dtype=None)
+                _agree(P["log_softmax"], x, dim=dim, dtype=torch.float64)
+            _agree(P["flip"], x, dims=(0,))
+            _agree(P["cat"], x, x, dim=0)
+            _agree(P["cat"], x, TensorVar((1, *shape[1:]), torch.float64, CPU), dim=0)
+            _agree(P["cat"], x, TensorVar((2, 2), dt_a, CPU), dim=0)
+    for sa, sb in (((2, 3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5)), ((3, 4), (5, 6)), ((3, 4), (2, 4, 5))):
+        for dt in (torch.float32, torch.float64, torch.int64, torch.bfloat16):
+            _agree(P["matmul"], TensorVar(sa, dt, CPU), TensorVar(sb, dt, CPU))
+        _agree(P["matmul"], TensorVar(sa, torch.float32, CPU), TensorVar(sb, torch.float64, CPU))

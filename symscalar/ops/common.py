@@ -95,8 +95,12 @@ def elementwise_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
 
 def reduced_shape(x: TensorVar, *, dims: tuple[int, ...], keepdim: bool, **params: Any) -> tuple[int, ...]:
     """The shape of a reduction of ``x`` over ``dims`` (non-negative, as canonical_dims gives)."""
-    if any(not 0 <= d < max(x.ndim, 1) for d in dims) or any(x.shape[d] == 0 for d in dims if d < x.ndim):
-        raise IndexError(f"dims {dims} out of range or empty for shape {x.shape}")  # torch decides
+    # torch decides: dims out of range, reducing an empty dim, and dims=() (all dims for
+    # some reductions, none for others)
+    if (not dims and x.ndim > 0) or any(not 0 <= d < max(x.ndim, 1) for d in dims) or any(
+        x.shape[d] == 0 for d in dims if d < x.ndim
+    ):
+        raise IndexError(f"let torch's meta decide dims {dims} for shape {x.shape}")
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(x.shape))
     return tuple(s for i, s in enumerate(x.shape) if i not in dims)

@@ -528,8 +528,12 @@ def _cat_impl(*xs: Any, dim: int) -> Any:
 
 def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
     first: tuple[int, ...] = xs[0].shape
-    if any(len(x.shape) != len(first) or x.shape[:dim] + x.shape[dim + 1:] != first[:dim] + first[dim + 1:] for x in xs):
-        raise ValueError("sizes differ")  # torch's meta path says how (and allows empty 1-D inputs)
+    for x in xs:
+        # torch's meta path says what is wrong (and allows empty 1-D inputs)
+        if not 0 <= dim < len(first) or len(x.shape) != len(first):
+            raise ValueError("ranks differ")
+        if x.shape[:dim] != first[:dim] or x.shape[dim + 1:] != first[dim + 1:]:
+            raise ValueError("sizes differ")
     return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1:]
 
 
