@@ -302,6 +302,9 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         # deterministic forms only: training=False, or p=0 (random dropout is refused)
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
+        # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
+        "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
+        "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
     }
 
