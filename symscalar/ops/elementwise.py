@@ -210,7 +210,7 @@ conj_p.vjp = lambda ct, out, a: (torch.conj_physical(ct),)
 @defop
 def conj(a: Tensor) -> Tensor:
     """The complex conjugate, materialized (``torch.conj``'s lazy view has the same values)."""
-    return conj_p.bind(a) if a.dtype.is_complex else a  # type: ignore[no-any-return]
+    return conj_p.bind(a) if a.dtype.is_complex else a
 
 
 @implements(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj)
