@@ -31,7 +31,7 @@ from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
 
 from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
-from symscalar.tracing import TraceBuilder, tracing
+from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 from symscalar.ops.factories import full
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
@@ -40,7 +40,7 @@ __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "
 # Primitives whose floating results carry no gradient although their inputs may (a stop
 # gradient, e.g. ``detach`` or a region under ``torch.no_grad()``): eager leaves their results
 # off the autograd graph, and so do we. Every other primitive needs a ``vjp``.
-STOP_GRADIENT: set[Primitive] = set()
+STOP_GRADIENT: set[Primitive] = {stop_gradient_p}
 
 
 def is_differentiable(v: object) -> TypeIs[TensorVar]:
@@ -50,25 +50,14 @@ def is_differentiable(v: object) -> TypeIs[TensorVar]:
 def connected_vars(trace: Trace, wrt: Sequence[int]) -> set[Var]:
     """The variables a differentiable path joins to the inputs at ``wrt``: what eager marks
     ``requires_grad``. Integer and boolean results, stop-gradients and values computed from
-    other inputs only are not connected.
-
-    Raises:
-        NotImplementedError: a primitive without a gradient rule sits on such a path.
-    """
+    other inputs only are not connected. (A primitive without a gradient rule passes the
+    connection on: ``vjp`` raises if a gradient ever has to go through it.)"""
     connected: set[Var] = {trace.inputs[i] for i in wrt}
     for eqn in trace.eqns:
         if eqn.prim in STOP_GRADIENT:
             continue
-        if not any(is_differentiable(a) and a in connected for a in eqn.args):
-            continue
-        outs = [o for o in eqn.outs if is_differentiable(o)]
-        if outs and eqn.prim.vjp is None:
-            raise NotImplementedError(
-                f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
-                "differentiated yet. Detach its inputs or call the function under "
-                "torch.no_grad()."
-            )
-        connected.update(outs)
+        if any(is_differentiable(a) and a in connected for a in eqn.args):
+            connected.update(o for o in eqn.outs if is_differentiable(o))
     return connected
 
 
@@ -145,7 +134,12 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
                 continue
-            assert eqn.prim.vjp is not None  # connected_vars raised otherwise
+            if eqn.prim.vjp is None:
+                raise NotImplementedError(
+                    f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
+                    "differentiated yet. Detach its inputs or call the function under "
+                    "torch.no_grad()."
+                )
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
             if eqn.prim.multiple_results:
@@ -284,7 +278,7 @@ class _Program:
         self.forward_fn = backend.compile_trace(self.forward)
         out_index = {v: j for j, v in enumerate(self.outs)}
         # where each user output comes from: ("in", i), ("out", j) or ("literal", value)
-        self.output_sources = tuple(
+        self.output_sources: tuple[tuple[str, Any], ...] = tuple(
             ("in", position[o]) if is_var(o) and o in position
             else ("out", out_index[o]) if is_var(o) else ("literal", o)
             for o in trace.outputs
@@ -312,9 +306,9 @@ class _Program:
         missing = [v for v in result.saved if v not in index]
         if missing:
             raise NotImplementedError(
-                f"differentiating the backward of {self.name} again (create_graph=True / a "
-                f"double backward) needs {len(missing)} forward value(s) that its first "
-                "backward did not save, so they are gone. Compute the higher-order gradient "
+                f"the backward of {self.name} for this set of output gradients (e.g. a double "
+                f"backward through a value it saved) needs {len(missing)} forward value(s) "
+                "that its forward did not save, so they are gone. Compute this gradient "
                 "eagerly (call the function without symscalar.jit), or report this case."
             )
         found = (_Backward(result, self.backend), tuple(index[v] for v in result.saved))
@@ -377,12 +371,18 @@ def autograd_runner(
 ) -> tuple[Callable[..., Any], Trace]:
     """A runner whose outputs are wired into torch.autograd, and its first backward trace.
 
-    Under ``torch.no_grad()`` the runner runs the plain forward; otherwise it runs the
+    Under ``torch.no_grad()`` the runner runs the plain forward (compiled on first use);
+    otherwise it runs the
     program inside a ``torch.autograd.Function`` (see ``_Program``). Either way the program
     runs with autocast off: the trace holds autocast's casts.
     """
     program = _Program(trace, requires_grad, backend)
-    plain_fn = backend.compile_trace(trace, render)
+    plain: list[Callable[..., Any]] = []  # compiled on the first call under no_grad
+
+    def plain_fn(*all_args: Any) -> Any:
+        if not plain:
+            plain.append(backend.compile_trace(trace, render))
+        return plain[0](*all_args)
     exprs = [
         f"a[{i}]" if kind == "in" else f"o[{i}]" if kind == "out" else format_static(i)
         for kind, i in program.output_sources

@@ -41,6 +41,7 @@ __all__ = [
     "contains_dynamic",
     "dce",
     "last_uses",
+    "memoized_meta",
 ]
 
 
@@ -93,7 +94,8 @@ class Primitive:
         name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
         impl: the torch lowering, called as ``impl(*values, **static_params)``.
         meta: ``meta(*atoms, **static_params)`` returns the output variable(s) for variable
-            inputs; it validates the inputs and raises a clear error for bad ones.
+            inputs; it validates the inputs and raises a clear error for bad ones. Memoized
+            by signature (see ``memoized_meta``).
         vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
         nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
         nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
@@ -113,7 +115,7 @@ class Primitive:
             raise ValueError(f"primitive {name!r} is already registered")
         self.name = name
         self.impl = impl
-        self.meta = meta
+        self.meta = memoized_meta(meta)
         self.multiple_results = multiple_results
         self.vjp: Callable[..., Any] | None = None
         self.nvfuser: Callable[..., Any] | None = None
@@ -132,6 +134,93 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+
+
+def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
+    """``meta``, remembered by input signature: tensor shapes, dtypes and devices, scalar
+    types, static literals and parameters (by type and repr: ``1`` is not ``1.0`` nor
+    ``True``, ``-0.0`` is not ``0.0``), and the ambient state a meta may read (default dtype,
+    autocast). Why: tracing, ``check_trace`` of a trace, of its forward-with-residuals and of
+    its backward evaluate the same metas again and again. Each call still returns fresh
+    variables; errors are not remembered (they are raised again); a signature with a value
+    of another kind in it is not remembered at all."""
+    cache: dict[Any, Any] = {}
+
+    def template(*atoms: Any, **params: Any) -> Any:
+        """The remembered result, as a template of variables (what check_trace compares)."""
+        try:
+            key = (
+                tuple([_signature_key(a) for a in atoms]),
+                tuple([(k, _signature_key(v)) for k, v in params.items()]),
+                torch.get_default_dtype(), torch._C._is_any_autocast_enabled(),
+            )
+        except TypeError:
+            return _template(meta(*atoms, **params))
+        found = cache.get(key, _MISSING)
+        if found is _MISSING:
+            found = cache[key] = _template(meta(*atoms, **params))
+        return found
+
+    def memo(*atoms: Any, **params: Any) -> Any:
+        return _fresh(template(*atoms, **params))
+
+    memo.__wrapped__ = meta  # type: ignore[attr-defined]
+    memo.template = template  # type: ignore[attr-defined]
+    return memo
+
+
+_MISSING = object()
+
+
+def _signature_key(v: Any) -> Any:
+    key = _SIGNATURE_KEYS.get(type(v))
+    if key is None:
+        if isinstance(v, Mapping):
+            return (dict, tuple([(k, _signature_key(x)) for k, x in v.items()]))
+        raise TypeError(f"not a signature value: {type(v).__name__}")
+    return key(v)
+
+
+def _literal_key(v: Any) -> Any:
+    return (type(v), v)
+
+
+def _sequence_key(v: Any) -> Any:
+    return (type(v), tuple([_signature_key(x) for x in v]))
+
+
+_SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
+    TensorVar: lambda v: (TensorVar, v.shape, v.dtype, v.device),
+    ScalarVar: lambda v: (ScalarVar, v.dtype),
+    float: lambda v: (float, repr(v)),  # -0.0 and NaN by repr
+    complex: lambda v: (complex, repr(v)),
+    tuple: _sequence_key,
+    list: _sequence_key,
+    **{t: _literal_key for t in (type(None), bool, int, str, torch.dtype, torch.device,
+                                 torch.memory_format, torch.layout)},
+}
+
+
+def _template(result: Any) -> Any:
+    if isinstance(result, TensorVar):
+        return (TensorVar, result.shape, result.dtype, result.device)
+    if isinstance(result, ScalarVar):
+        return (ScalarVar, result.dtype)
+    if isinstance(result, (tuple, list)):
+        return (tuple, tuple(map(_template, result)))
+    if result is None:
+        return None
+    raise TypeError(f"a meta function returned {type(result).__name__}")
+
+
+def _fresh(template: Any) -> Any:
+    if template is None:
+        return None
+    if template[0] is TensorVar:
+        return TensorVar(*template[1:])
+    if template[0] is ScalarVar:
+        return ScalarVar(template[1])
+    return tuple(map(_fresh, template[1]))
 
 
 class _Prims:
@@ -362,21 +451,33 @@ def check_trace(trace: Trace) -> None:
                     "A backend needs a compile-time constant here; whatever produced this trace "
                     "must compute the parameter from static shapes and static parameters."
                 )
-        expected = eqn.prim.meta(*eqn.args, **eqn.params)
-        if expected is None:
-            expected = ()
-        elif not eqn.prim.multiple_results:
-            expected = (expected,)
+        expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
             raise TraceCheckError(f"{where}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
         for exp, out in zip(expected, eqn.outs):
-            if _signature(exp) != _signature(out):
+            if exp != _template(out):
                 raise TraceCheckError(
-                    f"{where}: output is {_signature(out)} but the meta function says {_signature(exp)}"
+                    f"{where}: output is {_signature(out)} but the meta function says "
+                    f"{_signature(_fresh(exp))}"
                 )
             define(out)
     for a in trace.outputs:
         use(a, "outputs")
+
+
+def _expected_outputs(eqn: Eqn) -> tuple[Any, ...]:
+    """Templates (see ``_template``) of the outputs the primitive's meta gives for ``eqn``,
+    from its memo where it has one (no fresh variables to build)."""
+    template_of = getattr(eqn.prim.meta, "template", None)
+    if template_of is not None:
+        template = template_of(*eqn.args, **eqn.params)
+    else:
+        template = _template(eqn.prim.meta(*eqn.args, **eqn.params))
+    if template is None:
+        return ()
+    if eqn.prim.multiple_results:
+        return tuple(template[1])
+    return (template,)
 
 
 def _signature(v: Any) -> tuple[Any, ...]:

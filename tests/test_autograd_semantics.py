@@ -85,6 +85,14 @@ def test_gradcheck_and_gradgradcheck(fn: Callable[..., Any]) -> None:
     assert_same([xe.grad, ye.grad], [xj.grad, yj.grad])
 
 
+def test_gradgradcheck_complex() -> None:
+    jf = symscalar.jit(lambda x, w: (torch.exp(x * w) * x).abs().sum())
+    gen = torch.Generator().manual_seed(3)
+    x, w = (torch.randn(3, dtype=torch.complex128, generator=gen).requires_grad_() for _ in range(2))
+    assert torch.autograd.gradcheck(jf, (x, w))
+    assert torch.autograd.gradgradcheck(jf, (x, w))
+
+
 def test_hessian_vector_product_and_third_derivative() -> None:
     def fn(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
         return (torch.exp(x * s) * x).sum()
@@ -230,6 +238,7 @@ def test_outputs_that_alias_inputs_are_the_inputs() -> None:
     x, y = leaves((3,), (3,))
     a, b, c = jf(x, y)
     assert a is x and c is y  # eager returns the same objects
+    assert b.grad_fn is not None
     run_both(fn, [x, y], lambda outs, ts: (outs[0].sum() + outs[1].sum() * 2 + outs[2].sum()).backward())
 
 

@@ -6,8 +6,7 @@ import re
 import torch
 
 import symscalar
-from symscalar import DynamicFloat
-from symscalar import torch_backend
+from symscalar import DynamicFloat, torch_backend
 from symscalar.grad import vjp_traces
 
 

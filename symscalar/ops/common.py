@@ -10,7 +10,8 @@ import torch
 from symscalar.trace import Atom, ScalarVar, TensorVar
 
 __all__ = [
-    "torch_meta", "output_device", "canonical_dim", "canonical_dims", "result_dtype",
+    "torch_meta", "small_meta", "elementwise_meta", "broadcast_shapes", "reduced_shape",
+    "same_shape", "output_device", "canonical_dim", "canonical_dims", "result_dtype",
     "holomorphic", "Tensor",
 ]
 
@@ -58,6 +59,86 @@ def torch_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
         return _from_meta(result, torch.device(device))
 
     return meta
+
+
+def small_meta(
+    impl: Callable[..., Any], shape_rule: Callable[..., Any], size: int = 1
+) -> Callable[..., Any]:
+    """A meta function from a shape rule, without torch's meta tensors.
+
+    Why: torch runs many ops on meta tensors through its Python references, which import
+    ``torch._dynamo`` and sympy (~900 modules, 1-2 s) on first use. Here ``shape_rule(*atoms,
+    **params)`` gives the output shape (a list of shapes for several results) and the dtype,
+    with torch's own argument checks, comes from running the lowering on small CPU tensors of
+    the operands' ranks and dtypes (every size ``size``), which promote exactly like the
+    full-size ones. Where the rule or that run fails (a dtype the CPU kernel lacks, an
+    invalid call), torch's meta path decides: the exact error or answer.
+    """
+    fallback = torch_meta(impl)
+
+    def meta(*atoms: Atom, **params: Any) -> Any:
+        try:
+            shapes = shape_rule(*atoms, **params)
+            result = impl(*(_to_small(a, size) for a in atoms), **params)
+        except Exception:  # noqa: BLE001 - torch's meta path gives the exact error or answer
+            return fallback(*atoms, **params)
+        device = torch.device(params.get("device") or output_device(atoms))
+        if isinstance(result, (tuple, list)):
+            return tuple(TensorVar(tuple(s), r.dtype, device) for s, r in zip(shapes, result))
+        return TensorVar(tuple(shapes), result.dtype, device)
+
+    return meta
+
+
+def elementwise_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """The meta of a broadcasting elementwise op: the broadcast shape (see ``small_meta``)."""
+    return small_meta(impl, lambda *atoms, **params: broadcast_shapes(
+        [a.shape for a in atoms if isinstance(a, TensorVar)]))
+
+
+def reduced_shape(x: TensorVar, *, dims: tuple[int, ...], keepdim: bool, **params: Any) -> tuple[int, ...]:
+    """The shape of a reduction of ``x`` over ``dims`` (non-negative, as canonical_dims gives)."""
+    # torch decides: dims out of range, reducing an empty dim, and dims=() (all dims for
+    # some reductions, none for others)
+    if (not dims and x.ndim > 0) or any(not 0 <= d < max(x.ndim, 1) for d in dims) or any(
+        x.shape[d] == 0 for d in dims if d < x.ndim
+    ):
+        raise IndexError(f"let torch's meta decide dims {dims} for shape {x.shape}")
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(x.shape))
+    return tuple(s for i, s in enumerate(x.shape) if i not in dims)
+
+
+def same_shape(x: TensorVar, **params: Any) -> tuple[int, ...]:
+    return x.shape
+
+
+def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """torch's broadcasting rule, in plain Python (``torch.broadcast_shapes`` imports sympy).
+
+    Raises:
+        RuntimeError: with torch's message, when two sizes differ and neither is 1.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, size in enumerate(shape, ndim - len(shape)):
+            if size != out[i] and out[i] != 1 and size != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({out[i]}) must match the size of tensor b ({size}) "
+                    f"at non-singleton dimension {i}"
+                )
+            if out[i] == 1:
+                out[i] = size
+    return tuple(out)
+
+
+def _to_small(a: Atom, size: int) -> Any:
+    if isinstance(a, TensorVar):
+        return torch.ones((size,) * a.ndim, dtype=a.dtype)
+    if isinstance(a, ScalarVar):
+        return _EXAMPLE[a.dtype]
+    return a
 
 
 def result_dtype(a: Any, b: Any) -> torch.dtype:

@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 
 from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, holomorphic, torch_meta, unbroadcast
+from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_meta, unbroadcast
 from symscalar.ops.factories import arange
 from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
-from symscalar.trace import Primitive
+from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
 
@@ -27,7 +27,13 @@ __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_att
 
 
 # ---- matmul (the primitive takes operands with at least 2 dims; batch dims broadcast)
-matmul_p = Primitive("matmul", torch.matmul, torch_meta(torch.matmul))
+def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+        raise ValueError("not a batched matrix product")  # torch's meta path says why
+    return broadcast_shapes([a.shape[:-2], b.shape[:-2]]) + (a.shape[-2], b.shape[-1])
+
+
+matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_shape))
 matmul_p.vjp = holomorphic(lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, grad_for, holomorphic, result_dtype, torch_meta
+from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
 from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
@@ -31,7 +31,7 @@ TensorOrNumber = Tensor | NumberLike
 
 
 def _elementwise(name: str, impl: object) -> Primitive:
-    return Primitive(name, impl, torch_meta(impl))  # type: ignore[arg-type]
+    return Primitive(name, impl, elementwise_meta(impl))  # type: ignore[arg-type]
 
 
 # ---- add
@@ -210,7 +210,7 @@ conj_p.vjp = lambda ct, out, a: (torch.conj_physical(ct),)
 @defop
 def conj(a: Tensor) -> Tensor:
     """The complex conjugate, materialized (``torch.conj``'s lazy view has the same values)."""
-    return conj_p.bind(a) if a.dtype.is_complex else a  # type: ignore[no-any-return]
+    return conj_p.bind(a) if a.dtype.is_complex else a
 
 
 @implements(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj)

@@ -17,7 +17,9 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, holomorphic, torch_meta
+from symscalar.ops.common import (
+    Tensor, canonical_dim, canonical_dims, holomorphic, reduced_shape, same_shape, small_meta,
+)
 from symscalar.ops.nvfuser_lowering import floating_reduction, has_axes, numel, unreduce, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
@@ -54,7 +56,7 @@ def _sum_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dtyp
     return torch.sum(x, dims, keepdim, dtype=dtype)
 
 
-sum_p = Primitive("sum", _sum_impl, torch_meta(_sum_impl))
+sum_p = Primitive("sum", _sum_impl, small_meta(_sum_impl, reduced_shape))
 
 
 def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -92,7 +94,7 @@ def _mean_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dty
     return torch.mean(x, dims, keepdim, dtype=dtype)
 
 
-mean_p = Primitive("mean", _mean_impl, torch_meta(_mean_impl))
+mean_p = Primitive("mean", _mean_impl, small_meta(_mean_impl, reduced_shape))
 
 
 def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -138,8 +140,8 @@ def _amin_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
     return torch.amin(x, dims, keepdim)
 
 
-amax_p = Primitive("amax", _amax_impl, torch_meta(_amax_impl))
-amin_p = Primitive("amin", _amin_impl, torch_meta(_amin_impl))
+amax_p = Primitive("amax", _amax_impl, small_meta(_amax_impl, reduced_shape))
+amin_p = Primitive("amin", _amin_impl, small_meta(_amin_impl, reduced_shape))
 
 
 def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -188,7 +190,7 @@ def _prod_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dty
     return x
 
 
-prod_p = Primitive("prod", _prod_impl, torch_meta(_prod_impl))
+prod_p = Primitive("prod", _prod_impl, small_meta(_prod_impl, reduced_shape))
 
 
 def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -257,10 +259,30 @@ def _std_mean_impl(x: Any, *, dims: tuple[int, ...], correction: float, keepdim:
     return torch.std_mean(x, dims, correction=correction, keepdim=keepdim)
 
 
-var_p = Primitive("var", _var_impl, torch_meta(_var_impl))
-std_p = Primitive("std", _std_impl, torch_meta(_std_impl))
-var_mean_p = Primitive("var_mean", _var_mean_impl, torch_meta(_var_mean_impl), multiple_results=True)
-std_mean_p = Primitive("std_mean", _std_mean_impl, torch_meta(_std_mean_impl), multiple_results=True)
+def _two_reduced_shapes(x: Any, **params: Any) -> list[tuple[int, ...]]:
+    return [reduced_shape(x, **params)] * 2
+
+
+def _quiet(impl: Any) -> Any:
+    """The meta's small run of a var/std may have fewer elements than the correction: torch
+    warns about the degrees of freedom of that stand-in, not of the user's tensor."""
+
+    def run(*args: Any, **params: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return impl(*args, **params)
+
+    return run
+
+
+var_p = Primitive("var", _var_impl, small_meta(_quiet(_var_impl), reduced_shape))
+std_p = Primitive("std", _std_impl, small_meta(_quiet(_std_impl), reduced_shape))
+var_mean_p = Primitive(
+    "var_mean", _var_mean_impl, small_meta(_quiet(_var_mean_impl), _two_reduced_shapes), multiple_results=True
+)
+std_mean_p = Primitive(
+    "std_mean", _std_mean_impl, small_meta(_quiet(_std_mean_impl), _two_reduced_shapes), multiple_results=True
+)
 
 
 def _var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
@@ -447,7 +469,7 @@ def _logsumexp_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
     return torch.logsumexp(x, dims, keepdim)
 
 
-logsumexp_p = Primitive("logsumexp", _logsumexp_impl, torch_meta(_logsumexp_impl))
+logsumexp_p = Primitive("logsumexp", _logsumexp_impl, small_meta(_logsumexp_impl, reduced_shape))
 
 
 def _logsumexp_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -490,8 +512,8 @@ def _log_softmax_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> 
     return torch.log_softmax(x, dim, dtype=dtype)
 
 
-softmax_p = Primitive("softmax", _softmax_impl, torch_meta(_softmax_impl))
-log_softmax_p = Primitive("log_softmax", _log_softmax_impl, torch_meta(_log_softmax_impl))
+softmax_p = Primitive("softmax", _softmax_impl, small_meta(_softmax_impl, same_shape))
+log_softmax_p = Primitive("log_softmax", _log_softmax_impl, small_meta(_log_softmax_impl, same_shape))
 
 
 def _softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
@@ -597,8 +619,14 @@ def _argmin_impl(x: Any, *, dim: int | None, keepdim: bool) -> Any:
     return torch.argmin(x, dim, keepdim)
 
 
-argmax_p = Primitive("argmax", _argmax_impl, torch_meta(_argmax_impl))
-argmin_p = Primitive("argmin", _argmin_impl, torch_meta(_argmin_impl))
+def _arg_reduced_shape(x: Any, *, dim: int | None, keepdim: bool) -> tuple[int, ...]:
+    dims = tuple(range(x.ndim)) if dim is None else (canonical_dim(dim, x.ndim),)
+    shape = reduced_shape(x, dims=dims, keepdim=keepdim)
+    return shape if dim is not None or keepdim else ()
+
+
+argmax_p = Primitive("argmax", _argmax_impl, small_meta(_argmax_impl, _arg_reduced_shape))
+argmin_p = Primitive("argmin", _argmin_impl, small_meta(_argmin_impl, _arg_reduced_shape))
 
 
 @defop

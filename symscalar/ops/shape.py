@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
-from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
+from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
 from symscalar.trace import Primitive, TensorVar, contains_dynamic
 from symscalar.tracing import _static_message, defop, implements, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
@@ -527,7 +527,18 @@ def _cat_impl(*xs: Any, dim: int) -> Any:
     return torch.cat(xs, dim)
 
 
-cat_p = Primitive("cat", _cat_impl, torch_meta(_cat_impl))
+def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
+    first: tuple[int, ...] = xs[0].shape
+    for x in xs:
+        # torch's meta path says what is wrong (and allows empty 1-D inputs)
+        if not 0 <= dim < len(first) or len(x.shape) != len(first):
+            raise ValueError("ranks differ")
+        if x.shape[:dim] != first[:dim] or x.shape[dim + 1:] != first[dim + 1:]:
+            raise ValueError("sizes differ")
+    return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1:]
+
+
+cat_p = Primitive("cat", _cat_impl, small_meta(_cat_impl, _cat_shape))
 
 
 def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
@@ -674,7 +685,7 @@ def _flip_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
     return torch.flip(x, dims)
 
 
-flip_p = Primitive("flip", _flip_impl, torch_meta(_flip_impl))
+flip_p = Primitive("flip", _flip_impl, small_meta(_flip_impl, same_shape))
 flip_p.vjp = lambda ct, out, x, *, dims: (ct.flip(dims),)
 
 
