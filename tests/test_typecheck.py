@@ -375,7 +375,7 @@ def checker_table() -> str:
     """docs/mypy.md's table, from the expectations (which the tests above hold to the tools):
     per case file, the lines where mypy with the plugin reports a misuse, how many of them
     plain mypy and Pyright (no plugin) flag, and the lines they flag that are not misuses."""
-    rows = ["| case file | misuses (mypy + plugin) | plain mypy flags | Pyright flags | "
+    rows = ["| case file | errors with the plugin (= run time) | plain mypy flags | Pyright flags | "
             "plain mypy false alarms | Pyright false alarms |", "|---|---|---|---|---|---|"]
     totals = [0] * 5
     for path in case_files():
