@@ -69,7 +69,7 @@ if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$venv $checkout" ]; then
         name=$(basename "$script")
         target="$overlay/bin/$name"
         [ -e "$target" ] && continue  # python, activate: the overlay's own
-        if head -c 64 "$script" | head -n 1 | grep -Eq '^#!.*/bin/python[0-9.]*$'; then
+        if head -c 512 "$script" | head -n 1 | grep -Eq '^#!.*/bin/python[0-9.]*$'; then
             { echo "#!$checkout/$overlay/bin/python"; tail -n +2 "$script"; } > "$target"
             chmod +x "$target"
         else
