@@ -776,15 +776,27 @@ def check_contains(ctx: MethodContext) -> Type:
     """Hook of ``__contains__`` (``n in (1, 2)``): Python compares the value with each element
     (``==``, or ``hash`` for sets and dicts) and needs a Python bool: a dynamic element or
     container item cannot answer."""
-    if ctx.args and ctx.args[0] and (is_dynamic(ctx.type) or is_dynamic(ctx.arg_types[0][0])):
+    if not ctx.args or not ctx.args[0]:
+        return ctx.default_return_type
+    element, items = ctx.arg_types[0][0], compared_items(ctx.type)
+    if is_dynamic(element) or is_dynamic(items):
         expr = ctx.context
-        element = ctx.arg_types[0][0]
-        typ = element if is_dynamic(element) else ctx.type
+        typ = element if is_dynamic(element) else items
         shown = describe(expr) if isinstance(expr, ComparisonExpr) else "in"
         value = f"a dynamic value ({type_name(typ)})"
         fail_unfiltered(ctx.api, concretization_message(f'"{shown}"', value), expr,
                          code=CONCRETIZATION)
     return ctx.default_return_type
+
+
+def compared_items(container: ProperType) -> Type:
+    """What ``in`` compares with in a container: a mapping's keys (``"a" in {"a": n}`` never
+    looks at ``n``), else the container (its items)."""
+    if isinstance(container, Instance) and len(container.args) == 2 and (
+        container.type.has_base("typing.Mapping")
+    ):
+        return container.args[0]
+    return container
 
 
 def check_match_subjects(function: FuncDef, api: CheckerPluginInterface) -> None:

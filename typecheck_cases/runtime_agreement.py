@@ -69,6 +69,12 @@ def in_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 
 @symscalar.jit
+def in_mapping_keys(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    scales = {"a": n}
+    return x * scales["a"] if "a" in scales else x  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+
+
+@symscalar.jit
 def any_generator(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     if any(v > n for v in (1, 2)):  # E: any() needs the Python value of dynamic value "v > n for ..." (typing.Generator[DynamicBool, None, None])...  [symscalar-concretization]
         return x
@@ -147,6 +153,7 @@ CALLS = [
     (static_chain, (X, True, 2)),
     (in_tuple, (X, 1)),
     (in_static, (X, 1)),
+    (in_mapping_keys, (X, 1)),
     (any_generator, (X, 1)),
     (all_list, (X, True)),
     (any_static, (X, 1)),
