@@ -1,20 +1,32 @@
 """The ``python -m symscalar`` command line.
 
-``python -m symscalar check PATH...`` type-checks code with mypy, the symscalar plugin and the
-flags it relies on (see docs/mypy.md). ``python -m symscalar export-static-params`` regenerates
+``python -m symscalar check [PATH...]`` type-checks code with mypy, the project's own mypy
+configuration (found as mypy finds it: mypy.ini, .mypy.ini, pyproject.toml, setup.cfg), the
+symscalar plugin and the flags it relies on (see docs/mypy.md). ``python -m symscalar export-static-params`` regenerates
 ``symscalar/_static_params.py``, the static/dynamic table of every op that the plugin reads.
 """
 
 from __future__ import annotations
 
 import argparse
+import configparser
 import importlib
+import io
 import pathlib
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["main", "check", "static_params_source", "mypy_config", "RECOMMENDED"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # mypy itself depends on tomli before 3.11
+    import tomli as tomllib
+
+__all__ = [
+    "main", "check", "static_params_source", "mypy_config", "find_mypy_config",
+    "project_mypy_config", "RECOMMENDED",
+]
 
 # The mypy settings `check` uses (and docs/mypy.md recommends): the plugin, and mypy's
 # truthy-bool, which flags `if d:` / `not d` / `d and ...` on a dynamic value.
@@ -56,17 +68,102 @@ def mypy_config(plugin: bool = True, **extra: str) -> str:
     return "[mypy]\n" + "".join(f"{key} = {value}\n" for key, value in settings.items())
 
 
-def check(paths: Sequence[str], extra: Sequence[str] = ()) -> int:
+# Where mypy looks for its configuration, in its order (mypy.config_parser): the first that
+# exists (pyproject.toml/setup.cfg only with a mypy section), from the current directory up to
+# the repository root.
+CONFIG_NAMES = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
+
+
+def find_mypy_config(start: pathlib.Path) -> pathlib.Path | None:
+    """The mypy configuration file mypy itself would read when run from ``start``."""
+    for folder in (start.resolve(), *start.resolve().parents):
+        for name in CONFIG_NAMES:
+            path = folder / name
+            if path.is_file() and read_mypy_sections(path) is not None:
+                return path
+        if (folder / ".git").exists() or (folder / ".hg").exists():
+            return None
+    return None
+
+
+def read_mypy_sections(path: pathlib.Path) -> dict[str, dict[str, str]] | None:
+    """The mypy sections of a config file as ini sections (``mypy``, ``mypy-pkg.*``), or None
+    if it has none. pyproject's ``[tool.mypy]`` and ``[[tool.mypy.overrides]]`` are turned
+    into their ini equivalents (lists comma-separated)."""
+    if path.name == "pyproject.toml":
+        table = tomllib.loads(path.read_text()).get("tool", {}).get("mypy")
+        if table is None:
+            return None
+        overrides = table.pop("overrides", [])
+        sections = {"mypy": _ini_values(table)}
+        for override in overrides:
+            modules = override.pop("module")
+            for module in [modules] if isinstance(modules, str) else modules:
+                sections[f"mypy-{module}"] = _ini_values(override)
+        return sections
+    parser = configparser.RawConfigParser()
+    parser.read(path)
+    sections = {name: dict(parser[name]) for name in parser.sections()
+                if name == "mypy" or name.startswith("mypy-")}
+    if "mypy" not in sections and path.name != "mypy.ini" and path.name != ".mypy.ini":
+        return None
+    return sections
+
+
+def _ini_values(table: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        key: ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in table.items()
+    }
+
+
+def _split(value: str) -> list[str]:
+    return [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
+
+
+def project_mypy_config(path: pathlib.Path | None) -> str:
+    """The project's mypy configuration (ini text) with the symscalar plugin and
+    ``truthy-bool`` added; what the project disables stays disabled. ``$MYPY_CONFIG_FILE_DIR``
+    is expanded to the project file's folder (the temporary file lives elsewhere)."""
+    sections = read_mypy_sections(path) if path is not None else None
+    sections = sections or {}
+    main = sections.setdefault("mypy", {})
+    plugins = _split(main.get("plugins", ""))
+    if RECOMMENDED["plugins"] not in plugins:
+        plugins.append(RECOMMENDED["plugins"])
+    main["plugins"] = ", ".join(plugins)
+    enabled = _split(main.get("enable_error_code", ""))
+    disabled = _split(main.get("disable_error_code", ""))
+    for code in _split(RECOMMENDED["enable_error_code"]):
+        if code not in enabled and code not in disabled:
+            enabled.append(code)
+    main["enable_error_code"] = ", ".join(enabled)
+    out = configparser.RawConfigParser()
+    for name, values in sections.items():
+        out[name] = {
+            key: value.replace("$MYPY_CONFIG_FILE_DIR", str(path.parent)) if path else value
+            for key, value in values.items()
+        }
+    text = io.StringIO()
+    out.write(text)
+    return text.getvalue()
+
+
+def check(
+    paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path | None = None
+) -> int:
     """Run mypy with the plugin over ``paths``; print its report; return its exit status.
 
-    mypy takes plugins from a config file only, so the recommended settings are written to a
-    temporary one (a project's own ``[tool.mypy]`` is not read: pass ``--mypy-arg`` flags).
+    mypy takes plugins from a config file only, so the project's configuration (``config``,
+    else the file mypy would find from the current directory) plus the plugin is written to a
+    temporary one; its ``disable_error_code``, per-module sections and flags are kept.
     """
     api = importlib.import_module("mypy.api")
+    found = config if config is not None else find_mypy_config(pathlib.Path.cwd())
     with tempfile.TemporaryDirectory() as tmp:
-        config = pathlib.Path(tmp, "mypy.ini")
-        config.write_text(mypy_config())
-        stdout, stderr, status = api.run(["--config-file", str(config), *extra, *paths])
+        merged = pathlib.Path(tmp, "mypy.ini")
+        merged.write_text(project_mypy_config(found))
+        stdout, stderr, status = api.run(["--config-file", str(merged), *extra, *paths])
     sys.stdout.write(stdout)
     sys.stderr.write(stderr)
     return int(status)
@@ -79,7 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_cmd = commands.add_parser(
         "check", help="type-check PATHs with mypy and the symscalar plugin"
     )
-    check_cmd.add_argument("paths", nargs="+", metavar="PATH")
+    check_cmd.add_argument("paths", nargs="*", metavar="PATH",
+                           help="files or folders (default: the config's `files`)")
+    check_cmd.add_argument(
+        "--config-file", type=pathlib.Path, default=None,
+        help="the mypy config to extend (default: the one mypy finds from here)",
+    )
     check_cmd.add_argument(
         "--mypy-arg", action="append", default=[], metavar="ARG",
         help="an extra argument for mypy, e.g. --mypy-arg=--strict (repeatable)",
@@ -92,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.command == "check":
-        return check(args.paths, args.mypy_arg)
+        return check(args.paths, args.mypy_arg, args.config_file)
     text = static_params_source()
     if args.check:
         stale = not STATIC_PARAMS_PATH.exists() or STATIC_PARAMS_PATH.read_text() != text

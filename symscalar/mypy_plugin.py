@@ -3,62 +3,93 @@
 Enable it with ``plugins = ["symscalar.mypy_plugin"]`` in ``[tool.mypy]`` (or run
 ``python -m symscalar check PATH...``). It reads the op contract from
 ``symscalar._static_params`` (generated from ``symscalar.tracing.OPS``, so the plugin never
-imports torch) and:
+imports torch) and gives the verdict the tracer gives at run time:
 
-* reports a dynamic value passed to a static parameter of an op, in the ``symscalar.ops``
-  and the torch spelling (``[symscalar-static-required]``, the static twin of
-  ``StaticValueRequiredError``);
-* lets dynamic numbers through where an op allows them, although torch's stubs only accept
+* a dynamic value passed to a static parameter of an op, in every spelling (``ops.sum(x, n)``,
+  ``torch.sum(x, n)``, ``x.sum(n)``, ``torch.Tensor.sum(x, n)``, ``x.sum(**opts)``,
+  ``functools.partial(torch.sum, dim=n)``, ``x[n]``, ``x[:, :n]``)
+  (``[symscalar-static-required]``, the static twin of ``StaticValueRequiredError``);
+* dynamic numbers let through where an op allows them, although torch's stubs only accept
   Python numbers there (``x * s``, ``torch.mul(x, s)``);
-* reports a comparison or logical operation on dynamic values used as a condition
-  (``if d > 0:``), which raises ``DynamicValueError`` when traced
-  (``[symscalar-dynamic-condition]``; plain names are caught by mypy's ``truthy-bool``);
-* reports ``isinstance(v, int | float | numbers.Number)`` on a value that may be dynamic
+* a comparison or logical operation on dynamic values used as a condition (``if d > 0:``,
+  ``if flag and d > 0:``) (``[symscalar-dynamic-condition]``; plain names are caught by mypy's
+  ``truthy-bool``);
+* a dynamic value turned into a Python value: ``int(d)``, ``bool(d)``, ``range(d)``,
+  ``d in (1, 2)``, ``any(v > d ...)``, ``sorted([d, 2])``, ``match d:``
+  (``[symscalar-concretization]``, the static twin of ``DynamicValueError``);
+* ``isinstance(v, int | float | numbers.Number)`` on a value that may be dynamic
   (``[symscalar-number-isinstance]``);
-* widens a ``symscalar.jit`` function's ``DynamicInt``/``DynamicFloat``/``DynamicBool``
-  parameters so that callers may pass Python numbers.
+* a ``symscalar.jit`` function's ``DynamicInt``/``DynamicFloat``/``DynamicBool`` parameters
+  accept Python numbers from callers (bare ``@jit`` and ``@jit(...)`` with options).
 
 Like mypy's own ``proper_plugin``: one ``Plugin`` subclass dispatching on fully qualified
-names, module-level callbacks, no global state (incremental mode and dmypy reuse the process).
+names, module-level callbacks. The only state is ``ConditionIndex``, a per-module memo of
+which expressions are conditions (rebuilt when mypy hands it another tree).
+
+Beyond the public plugin API (``mypy.plugin``, ``mypy.nodes``, ``mypy.types``) the plugin
+uses these mypy internals, each checked against the pinned mypy by
+``tests/test_mypy_internals.py``:
+
+* ``TypeChecker.expr_checker.accept``, ``msg.filter_errors`` and ``local_type_map``: infer an
+  argument again without the widened type context (what a comprehension really holds);
+* ``TypeChecker.scope.current_function()`` and ``TypeChecker.tree``: the function whose
+  conditions are indexed;
+* ``Errors._watchers``: report from inside mypy's speculative operator checks
+  (``fail_unfiltered``);
+* ``mypy.plugins.default.DefaultPlugin``: ``functools.partial`` keeps mypy's own typing while
+  the plugin checks the bound arguments;
+* ``mypy.server.subexpr.get_subexpressions``: every expression of a function, once.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 
 from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
-from mypy.lookup import lookup_fully_qualified
 from mypy.nodes import (
+    ARG_STAR,
+    ARG_STAR2,
+    ArgKind,
     AssertStmt,
     Block,
-    ForStmt,
-    MatchStmt,
-    Statement,
-    TryStmt,
-    WithStmt,
-    ComparisonExpr,
     CallExpr,
+    ClassDef,
+    ComparisonExpr,
     ConditionalExpr,
-    FloatExpr,
-    IntExpr,
     Context,
+    Decorator,
+    DictionaryComprehension,
     Expression,
+    FloatExpr,
+    ForStmt,
+    FuncDef,
     GeneratorExpr,
     IfStmt,
+    IntExpr,
     ListExpr,
+    MatchStmt,
     MemberExpr,
+    MypyFile,
     NameExpr,
     Node,
     OpExpr,
-    DictionaryComprehension,
+    SetExpr,
+    SliceExpr,
+    StarExpr,
+    Statement,
+    TryStmt,
     TupleExpr,
     TypeInfo,
     UnaryExpr,
+    Var,
     WhileStmt,
+    WithStmt,
 )
+from mypy.options import Options
 from mypy.plugin import (
     CheckerPluginInterface,
     FunctionContext,
@@ -68,15 +99,20 @@ from mypy.plugin import (
     Plugin,
     ReportConfigContext,
 )
+from mypy.plugins.default import DefaultPlugin
 from mypy.server.subexpr import get_subexpressions
 from mypy.subtypes import is_subtype
 from mypy.types import (
+    AnyType,
     CallableType,
     FunctionLike,
     Instance,
     Parameters,
+    ProperType,
     TupleType,
     Type,
+    TypeOfAny,
+    TypeType,
     UnionType,
     get_proper_type,
 )
@@ -86,7 +122,7 @@ from symscalar._static_params import STATIC_PARAMS
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "1.1"
+__version__ = "2.0"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -98,37 +134,74 @@ DYNAMIC_CONDITION = ErrorCode(
     "A dynamic comparison or logical operation drives Python control flow",
     "symscalar",
 )
+CONCRETIZATION = ErrorCode(
+    "symscalar-concretization",
+    "A dynamic value is turned into a Python value (int(), bool(), range(), in, match, sorted)",
+    "symscalar",
+)
 NUMBER_ISINSTANCE = ErrorCode(
     "symscalar-number-isinstance",
     "isinstance(v, int/float/numbers.Number) is false for a dynamic number",
     "symscalar",
 )
 
-# What the plugin's answers depend on besides the code: mypy stores it with each cached module
-# and rechecks the module when it changes (a regenerated op table invalidates the cache).
+# Static parameters that the registry types ``Any`` because the op checks them item by item at
+# run time (ops/shape.py ``_check_index_item``: every index and slice bound must be static).
+EXTRA_STATIC = {
+    "torch.Tensor.__getitem__": ("indices",),
+    "symscalar.ops.getitem": ("indices",),
+}
+
+
 def config_data(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]]) -> dict[str, str]:
-    """The plugin's version and a digest of the op table."""
+    """What the plugin's answers depend on besides the code: its version and a digest of the
+    op table. mypy stores it with each cached module and rechecks the module when it changes."""
     digest = hashlib.sha256(repr(sorted(table.items())).encode()).hexdigest()
     return {"version": __version__, "ops": digest}
 
 
 CONFIG_DATA = config_data(STATIC_PARAMS)
 
+TYPES_MODULE = "symscalar.types"
 NUMBER_PROXY = "symscalar.types.NumberProxy"
-DYNAMIC_CLASSES = (
-    "symscalar.types.DynamicInt",
-    "symscalar.types.DynamicFloat",
-    "symscalar.types.DynamicBool",
-)
+DYNAMIC_INT = "symscalar.types.DynamicInt"
+DYNAMIC_FLOAT = "symscalar.types.DynamicFloat"
+DYNAMIC_BOOL = "symscalar.types.DynamicBool"
+DYNAMIC_CLASSES = (DYNAMIC_INT, DYNAMIC_FLOAT, DYNAMIC_BOOL)
 JIT = "symscalar.jit.jit"
+JIT_CALL = "symscalar.jit.JitFunction.__call__"
 ISINSTANCE = "builtins.isinstance"
+PARTIAL = "functools.partial"
 # Python number classes that a dynamic number is not an instance of.
 LEGACY_NUMBER_CLASSES = ("builtins.int", "builtins.float", "builtins.bool", "numbers.Number",
                          "numbers.Real", "numbers.Integral", "numbers.Complex")
 # Methods of the dynamic classes whose result is a DynamicBool.
 BOOL_METHODS = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
                 "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__invert__")
-NUMBER_TYPES = ("builtins.int", "builtins.float", "builtins.bool")
+# Where a stub takes a Python number, the dynamic numbers Python's own promotions allow.
+WIDENED = {
+    "builtins.int": (DYNAMIC_INT, DYNAMIC_BOOL),
+    "builtins.float": (DYNAMIC_FLOAT, DYNAMIC_INT, DYNAMIC_BOOL),
+    "builtins.bool": (DYNAMIC_BOOL,),
+}
+# What a caller of a jitted function may pass for each dynamic parameter.
+PYTHON_NUMBER = {DYNAMIC_INT: "builtins.int", DYNAMIC_FLOAT: "builtins.float",
+                 DYNAMIC_BOOL: "builtins.bool"}
+# Builtins that need the Python value of their arguments (DynamicValueError at run time), and
+# whether typeshed already rejects a dynamic argument (then the signature is relaxed so that
+# the symscalar message replaces mypy's generic one).
+CONCRETIZING = {
+    "builtins.int": ("int()", True),
+    "builtins.float": ("float()", True),
+    "builtins.complex": ("complex()", True),
+    "builtins.range": ("range()", True),
+    "builtins.sorted": ("sorted()", True),
+    "builtins.min": ("min()", True),
+    "builtins.max": ("max()", True),
+    "builtins.bool": ("bool()", False),
+    "builtins.any": ("any()", False),
+    "builtins.all": ("all()", False),
+}
 
 # Where mypy sees the torch spellings that symscalar.tracing.OPS names torch.X/torch.Tensor.X.
 TORCH_PREFIXES = {
@@ -140,6 +213,10 @@ TORCH_PREFIXES = {
 }
 SYMSCALAR_OPS = "symscalar.ops."
 TENSOR = "torch._tensor.Tensor"
+TENSOR_BASE = "torch._C.TensorBase"
+
+FIX = ("declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or "
+       "jit(..., static=[...])) or pass symscalar.specialize(...)")
 
 
 def op_name(fullname: str) -> str | None:
@@ -157,6 +234,11 @@ def op_name(fullname: str) -> str | None:
     return None
 
 
+def static_params(op: str) -> tuple[str, ...]:
+    """The op's static parameters: the registry's, plus ``EXTRA_STATIC``."""
+    return STATIC_PARAMS[op][1] + EXTRA_STATIC.get(op, ())
+
+
 # ---- types
 
 
@@ -165,9 +247,7 @@ def is_dynamic(typ: Type) -> bool:
     t = get_proper_type(typ)
     if isinstance(t, Instance):
         return t.type.has_base(NUMBER_PROXY) or any(is_dynamic(a) for a in t.args)
-    if isinstance(t, UnionType):
-        return any(is_dynamic(item) for item in t.items)
-    if isinstance(t, TupleType):
+    if isinstance(t, (UnionType, TupleType)):
         return any(is_dynamic(item) for item in t.items)
     return False
 
@@ -182,51 +262,84 @@ def may_be_dynamic(typ: Type) -> bool:
     return False
 
 
-def widen(typ: Type, proxy: Instance, api: CheckerPluginInterface) -> Type:
-    """``typ`` where every Python number also accepts a dynamic one: ``int`` becomes
-    ``int | NumberProxy``, ``tuple[int, ...]`` also accepts ``tuple[int | NumberProxy, ...]``
-    and ``list[int]`` also ``Sequence[int | NumberProxy]`` (a list literal mixing ints and
-    dynamic ints must match it)."""
+def type_name(typ: Type) -> str:
+    """A type as messages show it: the public symscalar names, unqualified."""
+    return re.sub(r"\bsymscalar\.types\.", "", str(typ))
+
+
+Lookup = Callable[[str], Instance | None]
+
+
+def class_lookup(plugin: Plugin) -> Lookup:
+    """``fullname -> Instance`` through the plugin's public lookup (None if not loaded)."""
+
+    def lookup(fullname: str) -> Instance | None:
+        node = plugin.lookup_fully_qualified(fullname)
+        if node is None or not isinstance(node.node, TypeInfo):
+            return None
+        return Instance(node.node, [])
+
+    return lookup
+
+
+def widen(typ: Type, lookup: Lookup, api: CheckerPluginInterface) -> Type:
+    """``typ`` where every Python number also accepts the dynamic numbers it may stand for:
+    ``int`` becomes ``int | DynamicInt | DynamicBool``; ``tuple[int, ...]`` also accepts
+    ``tuple[int | DynamicInt | DynamicBool, ...]`` and ``list[int]`` also
+    ``Sequence[int | ...]`` (a list literal mixing ints and dynamic ints must match it)."""
     t = get_proper_type(typ)
     if isinstance(t, Instance):
-        if t.type.fullname in NUMBER_TYPES:
-            return UnionType([typ, proxy])
+        if t.type.fullname in WIDENED:
+            extra = [lookup(name) for name in WIDENED[t.type.fullname]]
+            return UnionType([typ, *(e for e in extra if e is not None)])
         if not t.args:
             return typ
-        args = [widen(a, proxy, api) for a in t.args]
+        args = [widen(a, lookup, api) for a in t.args]
         if all(a is b for a, b in zip(args, t.args)):
             return typ
         if t.type.fullname == "builtins.list":
             return UnionType([typ, api.named_generic_type("typing.Sequence", args)])
         return UnionType([typ, t.copy_modified(args=args)])
     if isinstance(t, UnionType):
-        items = [widen(item, proxy, api) for item in t.items]
+        items = [widen(item, lookup, api) for item in t.items]
         if all(a is b for a, b in zip(items, t.items)):
             return typ
         return UnionType(items)
     if isinstance(t, TupleType):
-        items = [widen(item, proxy, api) for item in t.items]
+        items = [widen(item, lookup, api) for item in t.items]
         if all(a is b for a, b in zip(items, t.items)):
             return typ
         return UnionType([typ, t.copy_modified(items=items)])
     return typ
 
 
-def named_instance(api: CheckerPluginInterface, fullname: str) -> Instance | None:
-    """An instance of the class ``fullname``, or None when its module is not loaded."""
-    assert isinstance(api, TypeChecker)
-    node = lookup_fully_qualified(fullname, api.modules)
-    if node is None or not isinstance(node.node, TypeInfo):
-        return None
-    return Instance(node.node, [])
+def spread_types(call: Context, api: CheckerPluginInterface) -> list[Type]:
+    """The dynamic value types of a call's ``*args``/``**kwargs`` arguments: the element of
+    ``*xs`` and the value of ``**opts``, which may reach any parameter."""
+    if not isinstance(call, CallExpr):
+        return []
+    out = []
+    for arg, kind in zip(call.args, call.arg_kinds):
+        if kind not in (ARG_STAR, ARG_STAR2):
+            continue
+        t = get_proper_type(api.get_expression_type(arg))
+        if isinstance(t, Instance) and t.args and is_dynamic(t.args[-1]):
+            out.append(t.args[-1])
+    return out
 
 
-def widened_signature(sig: CallableType, api: CheckerPluginInterface) -> CallableType:
-    """``sig`` with dynamic numbers accepted wherever it takes a Python number."""
-    proxy = named_instance(api, NUMBER_PROXY)
-    if proxy is None:  # nothing imports symscalar: no dynamic values can exist
+def widened_signature(
+    sig: CallableType, context: Context, lookup: Lookup, api: CheckerPluginInterface
+) -> CallableType:
+    """``sig`` with dynamic numbers accepted wherever it takes a Python number (and where a
+    ``*``/``**`` argument's dynamic values may land: the call hook reports them)."""
+    if lookup(NUMBER_PROXY) is None:  # nothing imports symscalar: no dynamic values exist
         return sig
-    return sig.copy_modified(arg_types=[widen(t, proxy, api) for t in sig.arg_types])
+    spread = spread_types(context, api)
+    return sig.copy_modified(
+        arg_types=[UnionType([widen(t, lookup, api), *spread]) if spread else widen(t, lookup, api)
+                   for t in sig.arg_types]
+    )
 
 
 def describe(expr: Expression) -> str:
@@ -251,22 +364,29 @@ def describe(expr: Expression) -> str:
         return f"{describe(expr.left)} {expr.op} {describe(expr.right)}"
     if isinstance(expr, CallExpr):
         return f"{describe(expr.callee)}(...)"
+    if isinstance(expr, SliceExpr):
+        bounds = [expr.begin_index, expr.end_index, expr.stride]
+        text = ":".join("" if b is None else describe(b) for b in bounds)
+        return text.rstrip(":") if expr.stride is None else text
+    if isinstance(expr, StarExpr):
+        return f"*{describe(expr.expr)}"
+    if isinstance(expr, GeneratorExpr):
+        return f"{describe(expr.left_expr)} for ..."
     return "<expression>"
 
 
-def context_free_is_dynamic(expr: CallExpr, typ: Type, api: CheckerPluginInterface) -> bool:
-    """Whether a call's result is dynamic without the widened parameter as type context.
+def context_free_type(expr: Expression, typ: Type, api: CheckerPluginInterface) -> Type:
+    """The type of ``expr`` inferred without the widened parameter as type context.
 
-    A generic call takes its type variable from the context: ``tuple(x.shape)`` passed to a
-    widened ``tuple[int | NumberProxy, ...]`` is inferred ``tuple[int | NumberProxy, ...]``
-    although ``x.shape`` holds static ints. Inferred without context (speculatively, as mypy
-    itself does: errors and types discarded), such a call is ``tuple[int, ...]``. The result
-    counts as static only when that type fits the contextual one (``list[int]`` for
-    ``list[int | NumberProxy]``: element-wise) and holds no dynamic number."""
+    mypy infers a comprehension or a generic call from its context: ``[n * g for n in sizes]``
+    or ``tuple(x.shape)`` passed to a widened ``list[int | DynamicInt]`` is inferred
+    ``list[int | DynamicInt]`` although it holds static ints. Inferred without context
+    (speculatively, as mypy itself does: errors and types discarded) it is ``list[int]``. The
+    context-free type is used when it fits the contextual one (read covariantly)."""
     assert isinstance(api, TypeChecker)
     with api.msg.filter_errors(), api.local_type_map:
         free = api.expr_checker.accept(expr, type_context=None)
-    return is_dynamic(free) or not fits(free, typ)
+    return free if fits(free, typ) else typ
 
 
 def fits(free: Type, typ: Type) -> bool:
@@ -280,44 +400,49 @@ def fits(free: Type, typ: Type) -> bool:
     )
 
 
-def dynamic_parts(expr: Expression, typ: Type, api: CheckerPluginInterface) -> list[str]:
-    """Names and types of the dynamic values in an argument, e.g. ``n (DynamicInt)``."""
-    if isinstance(expr, (TupleExpr, ListExpr)):
-        parts: list[str] = []
-        for item in expr.items:
-            item_type = api.get_expression_type(item)
-            parts.extend(dynamic_parts(item, item_type, api))
-        return parts
+def dynamic_parts(expr: Expression, typ: Type | None, api: CheckerPluginInterface) -> list[str]:
+    """Names and types of the dynamic values in an argument, e.g. ``"n" (DynamicInt)``.
+    Displays (``(0, n)``, ``[n, 2]``, ``x[:, :n]``) are read item by item, so that a mix of
+    static and dynamic numbers (which mypy joins to ``object``) names the dynamic one."""
+    if isinstance(expr, (TupleExpr, ListExpr, SetExpr)):
+        return [p for item in expr.items for p in dynamic_parts(item, None, api)]
+    if isinstance(expr, SliceExpr):
+        bounds = (expr.begin_index, expr.end_index, expr.stride)
+        return [p for b in bounds if b is not None for p in dynamic_parts(b, None, api)]
+    if isinstance(expr, StarExpr):
+        return dynamic_parts(expr.expr, None, api)
+    if typ is None:
+        typ = api.get_expression_type(expr)
     if not is_dynamic(typ):
         return []
-    if isinstance(expr, CallExpr) and not context_free_is_dynamic(expr, typ, api):
-        return []
-    t = get_proper_type(typ)
-    shown = t.type.name if isinstance(t, Instance) and not t.args else str(typ)
-    return [f'"{describe(expr)}" ({shown})']
+    if not isinstance(expr, (NameExpr, MemberExpr)):
+        typ = context_free_type(expr, typ, api)
+        if not is_dynamic(typ):
+            return []
+    return [f'"{describe(expr)}" ({type_name(typ)})']
 
 
 # ---- ops: the signature hooks widen, the call hooks report static parameters
 
 
-def widen_function_signature(ctx: FunctionSigContext) -> FunctionLike:
+def widen_function_signature(lookup: Lookup, ctx: FunctionSigContext) -> FunctionLike:
     """Signature hook of an op's function spelling: numbers also accept dynamic ones."""
-    return widened_signature(ctx.default_signature, ctx.api)
+    return widened_signature(ctx.default_signature, ctx.context, lookup, ctx.api)
 
 
-def widen_method_signature(ctx: MethodSigContext) -> FunctionLike:
+def widen_method_signature(lookup: Lookup, ctx: MethodSigContext) -> FunctionLike:
     """Signature hook of an op's method and operator spellings (``x.sum``, ``x * s``)."""
-    return widened_signature(ctx.default_signature, ctx.api)
+    return widened_signature(ctx.default_signature, ctx.context, lookup, ctx.api)
 
 
-def static_parameter_of(
-    op: str, formal: int, name: str | None, is_method: bool
-) -> str | None:
-    """The op's static parameter that the stub's formal parameter stands for, if any."""
-    params, static, positional = STATIC_PARAMS[op]
+def static_parameter_of(op: str, formal: int, name: str | None, offset: int) -> str | None:
+    """The op's static parameter that the stub's formal parameter stands for, if any.
+    ``offset`` is 1 for a bound method (the op's first parameter is ``self``)."""
+    params, _, positional = STATIC_PARAMS[op]
+    static = static_params(op)
     if name in params:
         return name if name in static else None
-    index = formal + (1 if is_method else 0)  # methods: the op's first parameter is self
+    index = formal + offset
     if index < positional and params[index] in static:
         return params[index]
     return None
@@ -325,66 +450,179 @@ def static_parameter_of(
 
 def check_static_arguments(
     op: str,
-    is_method: bool,
+    offset: int,
     callee_arg_names: Sequence[str | None],
     arg_types: list[list[Type]],
+    arg_kinds: list[list[ArgKind]],
     args: list[list[Expression]],
     api: CheckerPluginInterface,
 ) -> None:
     """Report each dynamic value passed to a static parameter of ``op``, at the argument."""
-    for formal, (types, exprs) in enumerate(zip(arg_types, args)):
+    spread: dict[int, tuple[Expression, str]] = {}
+    for formal, (types, kinds, exprs) in enumerate(zip(arg_types, arg_kinds, args)):
         name = callee_arg_names[formal] if formal < len(callee_arg_names) else None
-        param = static_parameter_of(op, formal, name, is_method)
-        if param is None:
-            continue
-        for typ, expr in zip(types, exprs):
-            parts = dynamic_parts(expr, typ, api)
-            if parts:
-                api.fail(static_message(op, param, parts), expr, code=STATIC_REQUIRED)
+        param = static_parameter_of(op, formal, name, offset)
+        for typ, kind, expr in zip(types, kinds, exprs):
+            if kind in (ARG_STAR, ARG_STAR2):
+                if is_dynamic(typ):
+                    stars = "*" if kind == ARG_STAR else "**"
+                    spread[id(expr)] = (expr, f'"{stars}{describe(expr)}" ({type_name(typ)})')
+                continue
+            parts = dynamic_parts(expr, typ, api) if param is not None else []
+            if param is not None and parts:
+                api.fail(static_message(op, [param], parts), expr, code=STATIC_REQUIRED)
+    # `*xs`/`**opts` may land in any parameter, whichever overload mypy matches them to; and
+    # mypy tries overloads with errors filtered when several may take them: report past the
+    # filters, or the error would only make mypy try (and accept) another overload.
+    for expr, part in spread.values():
+        fail_unfiltered(api, static_message(op, list(static_params(op)), [part]), expr,
+                        code=STATIC_REQUIRED)
 
 
-def static_message(op: str, param: str, parts: list[str]) -> str:
+def static_message(op: str, params: list[str], parts: list[str]) -> str:
     """The text of a [symscalar-static-required] error."""
     values = ", ".join(parts)
+    names = ", ".join(f'"{p}"' for p in dict.fromkeys(params))
+    which = f"parameter {names} must" if len(set(params)) == 1 else f"parameters {names} must"
     return (
-        f'{op}: parameter "{param}" must be static (a compile-time constant) but got dynamic '
-        f"value {values}; declare the value static (annotate it StaticInt/StaticBool, or "
-        "jit(..., static=[...])) or pass symscalar.specialize(...)"
+        f"{op}: {which} be static (a compile-time constant) but got dynamic value {values}; "
+        f"{FIX}"
     )
 
 
 def check_function_call(op: str, ctx: FunctionContext) -> Type:
     """Call hook of an op's function spelling with static parameters."""
-    check_static_arguments(
-        op, False, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.api
-    )
+    check_static_arguments(op, 0, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args,
+                           ctx.api)
     return ctx.default_return_type
+
+
+def is_unbound(object_type: ProperType) -> bool:
+    """``torch.Tensor.sum(x, n)``: a method reached through the class, ``self`` passed."""
+    return isinstance(object_type, TypeType) or (
+        isinstance(object_type, CallableType) and object_type.is_type_obj()
+    )
 
 
 def check_method_call(op: str, ctx: MethodContext) -> Type:
-    """Call hook of an op's method spelling with static parameters."""
-    check_static_arguments(
-        op, True, ctx.callee_arg_names, ctx.arg_types, ctx.args, ctx.api
-    )
+    """Call hook of an op's method spelling with static parameters (bound or unbound)."""
+    offset = 0 if is_unbound(ctx.type) else 1
+    check_static_arguments(op, offset, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds,
+                           ctx.args, ctx.api)
     return ctx.default_return_type
+
+
+def callee_op(expr: Expression, plugin: SymscalarPlugin, api: CheckerPluginInterface
+              ) -> tuple[str, int] | None:
+    """The op a callable expression stands for and the offset of its first argument:
+    ``torch.sum`` (0), ``x.sum`` (1: bound), ``torch.Tensor.sum`` (0)."""
+    if isinstance(expr, MemberExpr) and not expr.fullname:
+        owner = get_proper_type(api.get_expression_type(expr.expr))
+        unbound = is_unbound(owner)
+        if isinstance(owner, CallableType) and unbound:
+            owner = get_proper_type(owner.ret_type)
+        if isinstance(owner, TypeType):
+            owner = owner.item
+        if isinstance(owner, Instance):
+            op = plugin.method_op(f"{owner.type.fullname}.{expr.name}")
+            if op is not None:
+                return op, 0 if unbound else 1
+        return None
+    if isinstance(expr, (NameExpr, MemberExpr)) and expr.fullname:
+        op = op_name(expr.fullname)
+        return (op, 0) if op is not None else None
+    return None
+
+
+def check_partial(plugin: SymscalarPlugin, default: Callable[[FunctionContext], Type] | None,
+                  ctx: FunctionContext) -> Type:
+    """Hook of ``functools.partial(op, ...)``: the bound arguments reach the op's parameters
+    as in a call; mypy's own partial typing (``default``) is kept."""
+    if len(ctx.args) == 3 and ctx.args[0]:
+        found = callee_op(ctx.args[0][0], plugin, ctx.api)
+        if found is not None:
+            op, offset = found
+            params, _, positional = STATIC_PARAMS[op]
+            for i, (expr, typ) in enumerate(zip(ctx.args[1], ctx.arg_types[1])):
+                index = i + offset
+                report_static(op, params[index] if index < positional else None, expr, typ, ctx)
+            for name, expr, typ in zip(ctx.arg_names[2], ctx.args[2], ctx.arg_types[2]):
+                report_static(op, name, expr, typ, ctx)
+    return default(ctx) if default is not None else ctx.default_return_type
+
+
+def report_static(op: str, param: str | None, expr: Expression, typ: Type,
+                  ctx: FunctionContext) -> None:
+    """Report ``expr`` if it is dynamic and ``param`` is a static parameter of ``op``."""
+    if param is None or param not in static_params(op):
+        return
+    parts = dynamic_parts(expr, typ, ctx.api)
+    if parts:
+        ctx.api.fail(static_message(op, [param], parts), expr, code=STATIC_REQUIRED)
 
 
 # ---- conditions on dynamic values
 
 
+class ConditionIndex:
+    """Which expressions of a function Python turns into a bool: found in one pass over the
+    function the first time a hook asks, then looked up (linear in the function's size, not
+    one scan per comparison). Entries are keyed by the function's body, which mypy never
+    reuses for different code; the memo is dropped when mypy moves to another module tree."""
+
+    def __init__(self) -> None:
+        self.tree: MypyFile | None = None
+        self.memo: dict[int, tuple[object, frozenset[int]]] = {}
+
+    def is_condition(self, expr: Expression, api: CheckerPluginInterface) -> bool:
+        """Whether ``expr`` is used as a condition in the function (or module) being checked."""
+        assert isinstance(api, TypeChecker)
+        if api.tree is not self.tree:
+            self.tree, self.memo = api.tree, {}
+        function = api.scope.current_function()
+        body: object = function.body if function is not None else api.tree.defs
+        entry = self.memo.get(id(body))
+        if entry is None or entry[0] is not body:
+            scope: Node = function.body if function is not None else api.tree
+            statements = function.body.body if function is not None else api.tree.defs
+            entry = (body, frozenset(map(id, conditions_of(scope, statements))))
+            self.memo[id(body)] = entry
+        return id(expr) in entry[1]
+
+
+def conditions_of(scope: Node, statements: Sequence[Statement]) -> list[Expression]:
+    """Every expression in ``scope`` that Python turns into a bool."""
+    roots: list[Expression] = []
+    statement_conditions(statements, roots)
+    expression_conditions(scope, roots)
+    out: list[Expression] = []
+    while roots:
+        expr = roots.pop()
+        out.append(expr)
+        # `a and b` / `a or b` / `not a` as a condition: each operand is one too.
+        if isinstance(expr, OpExpr) and expr.op in ("and", "or"):
+            roots += [expr.left, expr.right]
+        elif isinstance(expr, UnaryExpr) and expr.op == "not":
+            roots.append(expr.expr)
+    return out
+
+
 def statement_conditions(body: Sequence[Statement], out: list[Expression]) -> None:
-    """Collect the conditions of ``if``/``while``/``assert`` statements in ``body`` (nested
-    functions excluded: they are checked on their own)."""
+    """Collect the conditions of ``if``/``while``/``assert`` statements and ``match`` guards
+    in ``body``."""
     for stmt in body:
         if isinstance(stmt, IfStmt):
             out.extend(stmt.expr)
         elif isinstance(stmt, (WhileStmt, AssertStmt)):
             out.append(stmt.expr)
-        for block in _blocks(stmt):
+        elif isinstance(stmt, MatchStmt):
+            out.extend(g for g in stmt.guards if g is not None)
+        for block in blocks(stmt):
             statement_conditions(block.body, out)
 
 
-def _blocks(stmt: Statement) -> list[Block]:
+def blocks(stmt: Statement) -> list[Block]:
+    """The blocks nested directly in a statement."""
     if isinstance(stmt, IfStmt):
         return [*stmt.body, *([stmt.else_body] if stmt.else_body else [])]
     if isinstance(stmt, (WhileStmt, ForStmt)):
@@ -398,6 +636,12 @@ def _blocks(stmt: Statement) -> list[Block]:
         return list(stmt.bodies)
     if isinstance(stmt, Block):
         return [stmt]
+    if isinstance(stmt, Decorator):
+        return [stmt.func.body]
+    if isinstance(stmt, FuncDef):
+        return [stmt.body]
+    if isinstance(stmt, ClassDef):
+        return [stmt.defs]
     return []
 
 
@@ -415,28 +659,14 @@ def expression_conditions(scope: Node, out: list[Expression]) -> None:
             out.extend(c for conditions in expr.condlists for c in conditions)
 
 
-def is_condition(expr: Expression, api: CheckerPluginInterface) -> bool:
-    """Whether ``expr`` is used as a condition in the function (or module) being checked."""
-    assert isinstance(api, TypeChecker)
-    function = api.scope.current_function()
-    conditions: list[Expression] = []
-    if function is not None:
-        statement_conditions(function.body.body, conditions)
-        expression_conditions(function.body, conditions)
-    else:
-        statement_conditions(api.tree.defs, conditions)
-        expression_conditions(api.tree, conditions)
-    return any(c is expr for c in conditions)
-
-
-def check_dynamic_condition(ctx: MethodContext) -> Type:
+def check_dynamic_condition(index: ConditionIndex, ctx: MethodContext) -> Type:
     """Hook of the dynamic classes' comparisons and logical operators: report the result
     when it is used as a condition."""
     if not is_dynamic(ctx.default_return_type):
         return ctx.default_return_type
     expr = ctx.context
-    if isinstance(expr, (ComparisonExpr, OpExpr, UnaryExpr)) and is_condition(expr, ctx.api):
-        fail_in_operator(
+    if isinstance(expr, (ComparisonExpr, OpExpr, UnaryExpr)) and index.is_condition(expr, ctx.api):
+        fail_unfiltered(
             ctx.api,
             f'Dynamic value used as a condition: "{describe(expr)}" is a DynamicBool, '
             "whose value is only known when the compiled program runs; use torch.where(...) "
@@ -448,16 +678,17 @@ def check_dynamic_condition(ctx: MethodContext) -> Type:
     return ctx.default_return_type
 
 
-def fail_in_operator(
+def fail_unfiltered(
     api: CheckerPluginInterface, message: str, context: Context, code: ErrorCode
 ) -> None:
-    """Report an error from an operator method's hook.
+    """Report an error from a hook that mypy may run with errors filtered.
 
     mypy tries ``a.__eq__(b)`` and then ``b.__eq__(a)`` with errors filtered, keeps the first
     that has none and drops the errors of the others, so an error reported by the plugin for
     ``n == 2`` would vanish behind ``int.__eq__(object)``, and change the inferred type. The
     condition check holds whichever method Python ends up calling, so it is reported past
-    those filters (mypy removes the duplicate if the expression is checked twice).
+    those filters (mypy removes the duplicate if the expression is checked twice). The same
+    holds for overloads tried one by one (``x.sum(**opts)``).
     """
     assert isinstance(api, TypeChecker)
     errors = api.msg.errors
@@ -469,15 +700,127 @@ def fail_in_operator(
         errors._watchers = watchers
 
 
-def dynamic_equality(ctx: MethodContext) -> Type:
+def dynamic_equality(lookup: Lookup, index: ConditionIndex, ctx: MethodContext) -> Type:
     """``2 == n``: ``int.__eq__`` returns NotImplemented at run time and ``n.__eq__(2)``
     answers, so the result is a ``DynamicBool`` (typeshed says ``bool``)."""
     if not any(is_dynamic(t) for types in ctx.arg_types for t in types):
         return ctx.default_return_type
-    result = named_instance(ctx.api, "symscalar.types.DynamicBool")
+    result = lookup(DYNAMIC_BOOL)
     if result is None:
         return ctx.default_return_type
-    return check_dynamic_condition(ctx._replace(default_return_type=result))
+    return check_dynamic_condition(index, ctx._replace(default_return_type=result))
+
+
+# ---- dynamic values turned into Python values
+
+
+def concretization_message(what: str, value: str) -> str:
+    """The text of a [symscalar-concretization] error (DynamicValueError's twin); ``value``
+    names the dynamic value and its type."""
+    return (
+        f"{what} needs the Python value of {value}, "
+        "which is only known when the compiled program runs; declare the value static "
+        "(annotate it StaticInt/StaticFloat/StaticBool, or jit(..., static=[...])) or call "
+        "symscalar.specialize(...) on it; to keep it dynamic use symscalar/torch ops "
+        "(torch.where, symscalar.check)"
+    )
+
+
+def dynamic_arguments(
+    args: list[list[Expression]], arg_types: list[list[Type]] | None, api: CheckerPluginInterface
+) -> Iterator[tuple[Expression, Type]]:
+    """Each argument that is or holds a dynamic value, with that value's type. Displays are
+    read item by item (``[n, 2]`` is ``list[object]`` to mypy); other arguments by their type
+    (``arg_types``, or inferred when the call is not checked yet)."""
+    for formal, exprs in enumerate(args):
+        for i, expr in enumerate(exprs):
+            if isinstance(expr, (ListExpr, TupleExpr, SetExpr)):
+                items = [(item, api.get_expression_type(item)) for item in expr.items]
+            else:
+                typ = arg_types[formal][i] if arg_types is not None else None
+                typ = typ if typ is not None else api.get_expression_type(expr)
+                if not is_dynamic(typ) and not isinstance(expr, (NameExpr, MemberExpr)):
+                    # any(v > n for ...) is Generator[object] in typeshed's Iterable[object]
+                    # context; without it, Generator[DynamicBool]
+                    typ = context_free_type(expr, typ, api)
+                items = [(expr, typ)]
+            for item, typ in items:
+                if is_dynamic(typ):
+                    yield item, typ
+                    break
+
+
+def relax_when_dynamic(ctx: FunctionSigContext) -> FunctionLike:
+    """Signature hook of a builtin that typeshed types against dynamic numbers (``int(n)``,
+    ``sorted([n, 2])``): with a dynamic argument, accept anything, so that the call hook's
+    symscalar message replaces mypy's generic one."""
+    if not any(True for _ in dynamic_arguments(ctx.args, None, ctx.api)):
+        return ctx.default_signature
+    sig = ctx.default_signature
+    anything = AnyType(TypeOfAny.special_form)
+    return sig.copy_modified(arg_types=[anything] * len(sig.arg_types), variables=[],
+                             ret_type=sig.ret_type if not sig.variables else anything)
+
+
+def report_concretization(what: str, ctx: FunctionContext) -> Type:
+    """Call hook of ``int()``, ``bool()``, ``range()``, ``any()``, ``sorted()``...: report a
+    dynamic argument (its value is needed in Python)."""
+    for expr, typ in dynamic_arguments(ctx.args, ctx.arg_types, ctx.api):
+        value = f'dynamic value "{describe(expr)}" ({type_name(typ)})'
+        ctx.api.fail(concretization_message(what, value), ctx.context, code=CONCRETIZATION)
+        break
+    return ctx.default_return_type
+
+
+def check_contains(ctx: MethodContext) -> Type:
+    """Hook of ``__contains__`` (``n in (1, 2)``): Python compares the value with each element
+    (``==``, or ``hash`` for sets and dicts) and needs a Python bool: a dynamic element or
+    container item cannot answer."""
+    if not ctx.args or not ctx.args[0]:
+        return ctx.default_return_type
+    element, items = ctx.arg_types[0][0], compared_items(ctx.type)
+    if is_dynamic(element) or is_dynamic(items):
+        expr = ctx.context
+        typ = element if is_dynamic(element) else items
+        shown = describe(expr) if isinstance(expr, ComparisonExpr) else "in"
+        value = f"a dynamic value ({type_name(typ)})"
+        fail_unfiltered(ctx.api, concretization_message(f'"{shown}"', value), expr,
+                         code=CONCRETIZATION)
+    return ctx.default_return_type
+
+
+def compared_items(container: ProperType) -> Type:
+    """What ``in`` compares with in a container: a mapping's keys (``"a" in {"a": n}`` never
+    looks at ``n``), else the container (its items)."""
+    if isinstance(container, Instance) and len(container.args) == 2 and (
+        container.type.has_base("typing.Mapping")
+    ):
+        return container.args[0]
+    return container
+
+
+def check_match_subjects(function: FuncDef, api: CheckerPluginInterface) -> None:
+    """``match n:`` on a dynamic value: each ``case`` compares (``==``) or tests ``isinstance``
+    and needs a Python bool. Reported for the subjects that name a dynamic parameter or
+    variable (their declared type is known before the body is checked)."""
+    for stmt in walk_statements(function.body.body):
+        if not isinstance(stmt, MatchStmt):
+            continue
+        subject = stmt.subject
+        if isinstance(subject, NameExpr) and isinstance(subject.node, Var) and subject.node.type:
+            typ = subject.node.type
+            if is_dynamic(typ):
+                value = f'dynamic value "{subject.name}" ({type_name(typ)})'
+                fail_unfiltered(api, concretization_message("match", value), subject,
+                                 code=CONCRETIZATION)
+
+
+def walk_statements(body: Sequence[Statement]) -> Iterator[Statement]:
+    """Every statement in ``body``, nested blocks included."""
+    for stmt in body:
+        yield stmt
+        for block in blocks(stmt):
+            yield from walk_statements(block.body)
 
 
 # ---- isinstance(v, int)
@@ -490,7 +833,7 @@ def check_number_isinstance(ctx: FunctionContext) -> Type:
     value, classes = ctx.args[0][0], ctx.args[1][0]
     if not may_be_dynamic(ctx.arg_types[0][0]):
         return ctx.default_return_type
-    legacy = [c for c in _class_refs(classes) if c in LEGACY_NUMBER_CLASSES]
+    legacy = [c for c in class_refs(classes) if c in LEGACY_NUMBER_CLASSES]
     if legacy:
         names = [name.replace("builtins.", "") for name in legacy]
         shown = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
@@ -505,46 +848,66 @@ def check_number_isinstance(ctx: FunctionContext) -> Type:
     return ctx.default_return_type
 
 
-def _class_refs(expr: Expression) -> list[str]:
+def class_refs(expr: Expression) -> list[str]:
+    """The classes an isinstance class argument names."""
     if isinstance(expr, (NameExpr, MemberExpr)) and expr.fullname:
         return [expr.fullname]
     if isinstance(expr, TupleExpr):
-        return [name for item in expr.items for name in _class_refs(item)]
+        return [name for item in expr.items for name in class_refs(item)]
     if isinstance(expr, OpExpr) and expr.op == "|":
-        return _class_refs(expr.left) + _class_refs(expr.right)
+        return class_refs(expr.left) + class_refs(expr.right)
     return []
 
 
 # ---- symscalar.jit: callers pass Python numbers for dynamic parameters
 
 
-def widen_jit_function(ctx: FunctionContext) -> Type:
+def widen_jit_function(lookup: Lookup, ctx: FunctionContext) -> Type:
     """Hook of ``symscalar.jit(fn)``: the returned ``JitFunction``'s dynamic parameters
-    also accept Python numbers."""
+    also accept Python numbers (``reveal_type`` shows it). Also checks the ``match``
+    statements of the decorated function."""
+    if isinstance(ctx.context, Decorator):
+        check_match_subjects(ctx.context.func, ctx.api)
     ret = get_proper_type(ctx.default_return_type)
     if not isinstance(ret, Instance) or not ret.args:
         return ctx.default_return_type
     params = get_proper_type(ret.args[0])
     if not isinstance(params, Parameters):
         return ctx.default_return_type
-    python = {
-        "symscalar.types.DynamicInt": named_instance(ctx.api, "builtins.int"),
-        "symscalar.types.DynamicFloat": named_instance(ctx.api, "builtins.float"),
-        "symscalar.types.DynamicBool": named_instance(ctx.api, "builtins.bool"),
-    }
-    arg_types = [_accept_python_number(t, python) for t in params.arg_types]
-    widened = params.copy_modified(arg_types=arg_types)
+    widened = params.copy_modified(
+        arg_types=[accept_python_number(t, lookup) for t in params.arg_types]
+    )
     return ret.copy_modified(args=[widened, *ret.args[1:]])
 
 
-def _accept_python_number(typ: Type, python: dict[str, Instance | None]) -> Type:
+def widen_jit_call(lookup: Lookup, ctx: MethodSigContext) -> FunctionLike:
+    """Signature hook of ``JitFunction.__call__``: however the function was jitted (bare
+    ``@jit``, ``@jit(backend=...)``, ``jit(fn, static=...)``), callers pass Python numbers
+    for its dynamic parameters."""
+    sig = ctx.default_signature
+    return sig.copy_modified(arg_types=[accept_python_number(t, lookup) for t in sig.arg_types])
+
+
+def accept_python_number(typ: Type, lookup: Lookup) -> Type:
+    """``DynamicFloat`` -> ``float | DynamicFloat`` (unchanged if the number is there)."""
     t = get_proper_type(typ)
-    if isinstance(t, Instance) and t.type.fullname in python:
-        number = python[t.type.fullname]
+    if isinstance(t, Instance) and t.type.fullname in PYTHON_NUMBER:
+        number = lookup(PYTHON_NUMBER[t.type.fullname])
         return UnionType([number, typ]) if number is not None else typ
     if isinstance(t, UnionType):
-        return UnionType([_accept_python_number(item, python) for item in t.items])
+        present = {class_name(item) for item in t.items}
+        return UnionType([
+            item if PYTHON_NUMBER.get(class_name(item)) in present
+            else accept_python_number(item, lookup)
+            for item in t.items
+        ])
     return typ
+
+
+def class_name(typ: Type) -> str:
+    """The class name of an instance type, else ``""``."""
+    t = get_proper_type(typ)
+    return t.type.fullname if isinstance(t, Instance) else ""
 
 
 # ---- the plugin
@@ -553,16 +916,37 @@ def _accept_python_number(typ: Type, python: dict[str, Instance | None]) -> Type
 class SymscalarPlugin(Plugin):
     """Dispatches mypy's hooks to the callbacks above by fully qualified name."""
 
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self.lookup = class_lookup(self)
+        self.conditions = ConditionIndex()
+        self.default_partial = DefaultPlugin(self.options).get_function_hook(PARTIAL)
+
     def report_config_data(self, ctx: ReportConfigContext) -> dict[str, str]:
         """Data mypy stores with each cached module (see ``CONFIG_DATA``)."""
         return CONFIG_DATA
 
+    def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
+        """A module that imports torch also loads ``symscalar.types`` (when it is installed),
+        so that the widened torch signatures, and with them every message, are the same
+        whichever other modules are in the build or in the cache."""
+        if file.fullname.startswith(("symscalar", "torch")):
+            return []
+        imports_torch = any(
+            getattr(imp, "id", "").split(".")[0] == "torch"
+            or any(mod.split(".")[0] == "torch" for mod, _ in getattr(imp, "ids", []))
+            for imp in file.imports
+        )
+        return [(10, TYPES_MODULE, -1)] if imports_torch else []
+
     def get_function_signature_hook(
         self, fullname: str
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        """Widen the signatures of the ops' function spellings."""
+        """Widen the ops' function spellings; relax concretizing builtins' signatures."""
         if op_name(fullname) is not None:
-            return widen_function_signature
+            return functools.partial(widen_function_signature, self.lookup)
+        if fullname in CONCRETIZING and CONCRETIZING[fullname][1]:
+            return relax_when_dynamic
         return None
 
     def method_op(self, fullname: str) -> str | None:
@@ -576,38 +960,49 @@ class SymscalarPlugin(Plugin):
         if name not in STATIC_PARAMS:
             return None
         node = self.lookup_fully_qualified(cls)
-        if node is not None and isinstance(node.node, TypeInfo) and node.node.has_base(TENSOR):
+        if node is not None and isinstance(node.node, TypeInfo) and (
+            node.node.has_base(TENSOR) or node.node.has_base(TENSOR_BASE)
+        ):
             return name
         return None
 
     def get_method_signature_hook(
         self, fullname: str
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
-        """Widen the signatures of the ops' method and operator spellings."""
+        """Widen the ops' method and operator spellings and jitted functions' calls."""
+        if fullname == JIT_CALL:
+            return functools.partial(widen_jit_call, self.lookup)
         if self.method_op(fullname) is not None:
-            return widen_method_signature
+            return functools.partial(widen_method_signature, self.lookup)
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """isinstance, symscalar.jit and the ops' function spellings."""
+        """isinstance, symscalar.jit, functools.partial, concretizing builtins and the ops'
+        function spellings."""
         if fullname == ISINSTANCE:
             return check_number_isinstance
         if fullname == JIT:
-            return widen_jit_function
+            return functools.partial(widen_jit_function, self.lookup)
+        if fullname == PARTIAL:
+            return functools.partial(check_partial, self, self.default_partial)
+        if fullname in CONCRETIZING:
+            return functools.partial(report_concretization, CONCRETIZING[fullname][0])
         op = op_name(fullname)
-        if op is not None and STATIC_PARAMS[op][1]:
+        if op is not None and static_params(op):
             return functools.partial(check_function_call, op)
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        """Dynamic comparisons, ``2 == n`` and the ops' method spellings."""
+        """Dynamic comparisons, ``2 == n``, ``in`` and the ops' method spellings."""
         cls, _, method = fullname.rpartition(".")
         if cls in DYNAMIC_CLASSES and method in BOOL_METHODS:
-            return check_dynamic_condition
-        if cls in NUMBER_TYPES and method in ("__eq__", "__ne__"):
-            return dynamic_equality
+            return functools.partial(check_dynamic_condition, self.conditions)
+        if cls in WIDENED and method in ("__eq__", "__ne__"):
+            return functools.partial(dynamic_equality, self.lookup, self.conditions)
+        if method == "__contains__":
+            return check_contains
         op = self.method_op(fullname)
-        if op is not None and STATIC_PARAMS[op][1]:
+        if op is not None and static_params(op):
             return functools.partial(check_method_call, op)
         return None
 

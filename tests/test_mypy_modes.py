@@ -1,15 +1,19 @@
 """The plugin gives the same answers however mypy runs: cold, with a warm cache, with
 parallel workers (``-n 2``) and under the daemon (``dmypy``), which reuse processes and
-cached trees. Also: its error codes switch off with ``--disable-error-code``.
+cached trees; whatever else is in the build or the cache (plain torch code checked alone, or
+next to symscalar code, in either order). Also: its error codes switch off with
+``--disable-error-code``, and ``python -m symscalar check`` keeps a project's configuration.
 
-To stay fast these runs skip analyzing torch (``follow_imports = skip``): the corpus is
-case files whose symscalar checks do not depend on torch's stubs.
+To stay fast most runs skip analyzing torch (``follow_imports = skip``): the corpus is
+case files whose symscalar checks do not depend on torch's stubs. The build-order test needs
+torch's stubs; it analyzes torch once and copies that cache.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -17,6 +21,7 @@ import mypy.api
 import pytest
 
 from symscalar.__main__ import mypy_config
+from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = [
@@ -41,8 +46,9 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
-def cold(config: pathlib.Path) -> str:
-    out = run(config, f"--cache-dir={os.devnull}")
+def cold(config: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = session_once(tmp_path_factory, "mypy-modes-cold",
+                       lambda: run(config, f"--cache-dir={os.devnull}"))
     for code in ("symscalar-static-required", "symscalar-dynamic-condition",
                  "symscalar-number-isinstance", "truthy-bool"):
         assert f"[{code}]" in out, f"the corpus should exercise [{code}]:\n{out}"
@@ -101,3 +107,108 @@ def test_error_codes_switch_off(config: pathlib.Path, cold: str) -> None:
     kept = [l for l in cold.splitlines()
             if "[symscalar-static-required]" not in l and "[symscalar-dynamic-condition]" not in l]
     assert out.splitlines() == kept
+
+
+# ---- the build around a file does not change its messages
+
+SYMSCALAR_CODE = """\
+import torch
+
+import symscalar
+from symscalar import DynamicInt
+
+
+@symscalar.jit
+def f(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
+    return torch.sum(x, n)
+"""
+# Plain torch code (transformers rt_detr and smolvlm): static comprehensions in parameters
+# the plugin widens, and a genuine error whose notes list the (widened) signature.
+TORCH_CODE = """\
+import torch
+
+
+def split(idx: torch.Tensor, num_ground_truths: list[int], groups: int) -> tuple[torch.Tensor, ...]:
+    return torch.split(idx, [n * groups for n in num_ground_truths])
+
+
+def ones(pixel_values: torch.Tensor) -> torch.Tensor:
+    return torch.ones(size=[pixel_values.shape[i] for i in (0, 2, 3)])
+
+
+def wrong(x: torch.Tensor) -> torch.Tensor:
+    return x.sum("0", 1.5)
+"""
+
+
+def mypy_lines(config: pathlib.Path, cache: str, *files: pathlib.Path) -> list[str]:
+    stdout, stderr, status = mypy.api.run(
+        ["--config-file", str(config), *FLAGS, f"--cache-dir={cache}", *map(str, files)])
+    assert status in (0, 1) and not stderr, stdout + stderr
+    return stdout.splitlines()
+
+
+def by_file(lines: list[str]) -> dict[str, list[str]]:
+    """Each file's messages in order (mypy reports files in the order it checks them, which a
+    cache changes)."""
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        out.setdefault(line.split(":", 1)[0], []).append(line)
+    return out
+
+
+def test_messages_do_not_depend_on_build_or_cache(tmp_path: pathlib.Path) -> None:
+    """A cold run of both files; then, over one cache each, the symscalar file first and then
+    both, and the torch file first and then both: the same messages every time, none on the
+    comprehensions, and no internal class names in the notes."""
+    config = tmp_path / "mypy.ini"
+    config.write_text(mypy_config())
+    a, b = tmp_path / "uses_symscalar.py", tmp_path / "plain_torch.py"
+    a.write_text(SYMSCALAR_CODE)
+    b.write_text(TORCH_CODE)
+    warm = tmp_path / "torch-cache"
+    (tmp_path / "only_torch.py").write_text("import torch\n")
+    mypy_lines(config, str(warm), tmp_path / "only_torch.py")
+    cold = mypy_lines(config, os.devnull, a, b)
+    assert [l for l in cold if "plain_torch.py:" in l and ": error:" in l] == [
+        l for l in cold if "plain_torch.py:13:" in l and ": error:" in l], cold
+    assert any("uses_symscalar.py:9:" in l and "[symscalar-static-required]" in l for l in cold)
+    assert not [l for l in cold if "NumberProxy" in l], cold
+    for first in (a, b):
+        cache = tmp_path / f"cache-{first.stem}"
+        shutil.copytree(warm, cache)
+        alone = mypy_lines(config, str(cache), first)
+        assert by_file(alone) == {str(first): by_file(cold)[str(first)]}, first
+        assert by_file(mypy_lines(config, str(cache), a, b)) == by_file(cold), first
+
+
+# ---- python -m symscalar check keeps the project's configuration
+
+
+def test_check_reads_the_project_config(tmp_path: pathlib.Path) -> None:
+    """``check`` finds the project's pyproject.toml from the current folder, keeps its
+    ``disable_error_code`` and its per-module sections, and adds the plugin."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.mypy]\ndisable_error_code = ["symscalar-static-required"]\n'
+        '[[tool.mypy.overrides]]\nmodule = ["torch", "torch.*"]\n'
+        'follow_imports = "skip"\nfollow_imports_for_stubs = true\n'
+    )
+    (project / "src" / "user.py").write_text(
+        "from typing import Any\n\nfrom symscalar import DynamicInt, ops\n\n\n"
+        "def f(x: Any, n: DynamicInt) -> Any:\n"
+        "    if n > 0:\n        return ops.sum(x, n)\n    return x\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "symscalar", "check", "--mypy-arg=--no-error-summary",
+         "--mypy-arg=--cache-dir=" + os.devnull, "src"],
+        cwd=project, capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert any("user.py:7:" in l and "[symscalar-dynamic-condition]" in l for l in lines), lines
+    assert not any("[symscalar-static-required]" in l for l in lines), lines
+    assert all("user.py:" in l for l in lines), lines

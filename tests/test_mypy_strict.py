@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import pathlib
-import tomllib
 
 import mypy.api
 import pytest
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"

@@ -2,8 +2,9 @@
 """Implicit concretization of a dynamic value: int()/float()/range()/indexing and truthiness.
 
 The dynamic classes hide __bool__/__int__/__float__/__index__ from type checkers, so plain
-mypy rejects int(d), range(d), lst[d]; truthy-bool flags `if d:`; the plugin flags dynamic
-comparisons and logical operations used as conditions (`if d > 0:`)."""
+mypy rejects int(d), range(d), lst[d]; truthy-bool flags `if d:`; the plugin says why instead
+(`[symscalar-concretization]`) and flags dynamic comparisons and logical operations used as
+conditions (`if d > 0:`)."""
 
 import torch
 
@@ -13,17 +14,17 @@ from symscalar import DynamicBool, DynamicFloat, DynamicInt
 
 @symscalar.jit
 def int_of(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x * int(n)  # E: No overload variant of "int" matches argument type "DynamicInt"  [call-overload]
+    return x * int(n)  # E: int() needs the Python value of dynamic value "n" (DynamicInt), which is only known when the compiled program runs...  [symscalar-concretization]  # plain-E: No overload variant of "int" matches argument type "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def float_of(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
-    return x * float(s)  # E: Argument 1 to "float" has incompatible type "DynamicFloat"; expected "str | Buffer | SupportsFloat | SupportsIndex"  [arg-type]
+    return x * float(s)  # E: float() needs the Python value of dynamic value "s" (DynamicFloat), which is only known when the compiled program runs...  [symscalar-concretization]  # plain-E: Argument 1 to "float" has incompatible type "DynamicFloat"; expected "str | Buffer | SupportsFloat | SupportsIndex"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def range_of(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    for _ in range(n):  # E: No overload variant of "range" matches argument type "DynamicInt"  [call-overload]
+    for _ in range(n):  # E: range() needs the Python value of dynamic value "n" (DynamicInt), which is only known when the compiled program runs...  [symscalar-concretization]  # plain-E: No overload variant of "range" matches argument type "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType
         x = x * 2
     return x
 
@@ -31,7 +32,7 @@ def range_of(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 @symscalar.jit
 def index_with(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     scales = [1.0, 2.0, 3.0]
-    return x * scales[n]  # E: No overload variant of "__getitem__" of "list" matches argument type "DynamicInt"  [call-overload]
+    return x * scales[n]  # E: No overload variant of "__getitem__" of "list" matches argument type "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 
 @symscalar.jit
@@ -78,12 +79,12 @@ def not_name(x: torch.Tensor, b: DynamicBool) -> torch.Tensor:
 @symscalar.jit
 def and_compare(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     ok = n > 0 and n < 4  # E: Dynamic value used as a condition: "n > 0" is a DynamicBool, whose value is only known when the compiled program runs...  [symscalar-dynamic-condition]
-    return x * ok  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]
+    return x * ok  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue
 
 
 @symscalar.jit
 def or_name(x: torch.Tensor, b: DynamicBool) -> torch.Tensor:
-    return x * (b or False)  # E: "b" has type "DynamicBool" which does not implement __bool__ or __len__ so it could always be true in boolean context  [truthy-bool]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]
+    return x * (b or False)  # E: "b" has type "DynamicBool" which does not implement __bool__ or __len__ so it could always be true in boolean context  [truthy-bool]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue
 
 
 @symscalar.jit
@@ -94,7 +95,7 @@ def ternary(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
 @symscalar.jit
 def assert_compare(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     assert n != 0  # E: Dynamic value used as a condition: "n != 0" is a DynamicBool, whose value is only known when the compiled program runs...  [symscalar-dynamic-condition]
-    return x * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]
+    return x * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
 
 
 @symscalar.jit
@@ -115,7 +116,7 @@ def kept_dynamic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tenso
     positive = n > 0
     both = positive & (s < 2.0)
     symscalar.check(n >= 0, "n must not be negative")
-    return x * s * n + x * (both ^ True)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]
+    return x * s * n + x * (both ^ True)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue  # pyright-E: reportOperatorIssue
 
 
 @symscalar.jit

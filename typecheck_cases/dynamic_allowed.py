@@ -11,46 +11,46 @@ from symscalar import DynamicFloat, DynamicInt, ops
 
 @symscalar.jit
 def operators(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tensor:
-    a = x * s  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]
-    b = s * x  # plain-E: Unsupported operand types for * ("DynamicFloat" and "Tensor")  [operator]
-    c = x + n  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicInt")  [operator]
-    d = n + x  # plain-E: No overload variant of "__add__" of "DynamicInt" matches argument type "Tensor"  [operator]
-    e = x - s  # plain-E: Unsupported operand types for - ("Tensor" and "DynamicFloat")  [operator]
-    f = s - x  # plain-E: Unsupported operand types for - ("DynamicFloat" and "Tensor")  [operator]
-    g = x / s  # plain-E: Unsupported operand types for / ("Tensor" and "DynamicFloat")  [operator]
-    h = s / x  # plain-E: Unsupported operand types for / ("DynamicFloat" and "Tensor")  [operator]
+    a = x * s  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    b = s * x  # plain-E: Unsupported operand types for * ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
+    c = x + n  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    d = n + x  # plain-E: No overload variant of "__add__" of "DynamicInt" matches argument type "Tensor"  [operator]  # pyright-E: reportOperatorIssue
+    e = x - s  # plain-E: Unsupported operand types for - ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    f = s - x  # plain-E: Unsupported operand types for - ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
+    g = x / s  # plain-E: Unsupported operand types for / ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    h = s / x  # plain-E: Unsupported operand types for / ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
     return a + b + c + d + e + f + g + h
 
 
 @symscalar.jit
 def torch_functions(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tensor:
-    a = torch.mul(x, s)  # plain-E: Argument 2 to "mul" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex"  [arg-type]
-    b = torch.add(x, s, alpha=n)  # plain-E: No overload variant of "add" matches argument types "Tensor", "DynamicFloat", "DynamicInt"  [call-overload]
-    c = torch.sub(x, n)  # plain-E: No overload variant of "sub" matches argument types "Tensor", "DynamicInt"  [call-overload]
-    d = torch.div(x, s)  # plain-E: Argument 2 to "div" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool"  [arg-type]
+    a = torch.mul(x, s)  # plain-E: Argument 2 to "mul" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex"  [arg-type]  # pyright-E: reportArgumentType
+    b = torch.add(x, s, alpha=n)  # plain-E: No overload variant of "add" matches argument types "Tensor", "DynamicFloat", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType
+    c = torch.sub(x, n)  # plain-E: No overload variant of "sub" matches argument types "Tensor", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType
+    d = torch.div(x, s)  # plain-E: Argument 2 to "div" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool"  [arg-type]  # pyright-E: reportArgumentType
     return a + b + c + d
 
 
 @symscalar.jit
 def methods(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tensor:
-    a = x.mul(s)  # plain-E: Argument 1 to "mul" of "TensorBase" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]
-    b = x.add(n, alpha=s)  # plain-E: Argument 1 to "add" of "TensorBase" has incompatible type "DynamicInt"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]  # plain-E: Argument "alpha" to "add" of "TensorBase" has incompatible type "DynamicFloat"; expected "int | float | bool | complex | None"  [arg-type]
-    c = x.div(n)  # plain-E: Argument 1 to "div" of "TensorBase" has incompatible type "DynamicInt"; expected "Tensor | int | float | bool"  [arg-type]
-    d = x.sub(s)  # plain-E: Argument 1 to "sub" of "TensorBase" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]
+    a = x.mul(s)  # plain-E: Argument 1 to "mul" of "TensorBase" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]  # pyright-E: reportArgumentType
+    b = x.add(n, alpha=s)  # plain-E: Argument 1 to "add" of "TensorBase" has incompatible type "DynamicInt"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]  # plain-E: Argument "alpha" to "add" of "TensorBase" has incompatible type "DynamicFloat"; expected "int | float | bool | complex | None"  [arg-type]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType
+    c = x.div(n)  # plain-E: Argument 1 to "div" of "TensorBase" has incompatible type "DynamicInt"; expected "Tensor | int | float | bool"  [arg-type]  # pyright-E: reportArgumentType
+    d = x.sub(s)  # plain-E: Argument 1 to "sub" of "TensorBase" has incompatible type "DynamicFloat"; expected "Tensor | int | float | bool | complex | SymInt | SymFloat"  [arg-type]  # pyright-E: reportArgumentType
     return a + b + c + d
 
 
 @symscalar.jit
 def symscalar_ops(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tensor:
     a = ops.mul(x, s) + ops.add(n, x) + ops.sub(x, s * n) + ops.div(x, s + 1)
-    return a + ops.full((2, 3), s) + torch.full((2, 3), n)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicInt"  [call-overload]
+    return a + ops.full((2, 3), s) + torch.full((2, 3), n)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 
 @symscalar.jit
 def clamp_where_layer_norm(x: torch.Tensor, lo: DynamicFloat, hi: DynamicFloat, e: DynamicFloat) -> torch.Tensor:
-    a = torch.clamp(x, lo, hi)  # plain-E: No overload variant of "clamp" matches argument types "Tensor", "DynamicFloat", "DynamicFloat"  [call-overload]
-    b = torch.where(x > 0, x, lo)  # plain-E: No overload variant of "where" matches argument types "Tensor", "Tensor", "DynamicFloat"  [call-overload]
-    c = F.layer_norm(x, (3,), eps=e)  # plain-E: Argument "eps" to "layer_norm" has incompatible type "DynamicFloat"; expected "float"  [arg-type]
+    a = torch.clamp(x, lo, hi)  # plain-E: No overload variant of "clamp" matches argument types "Tensor", "DynamicFloat", "DynamicFloat"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+    b = torch.where(x > 0, x, lo)  # plain-E: No overload variant of "where" matches argument types "Tensor", "Tensor", "DynamicFloat"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+    c = F.layer_norm(x, (3,), eps=e)  # plain-E: Argument "eps" to "layer_norm" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
     return a + b + c
 
 

@@ -10,7 +10,7 @@ from symscalar import DynamicInt, ops
 
 
 def sum_over(x: torch.Tensor, n: "LaterDynamic") -> torch.Tensor:
-    return ops.sum(x, n)  # E: symscalar.ops.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "sum" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]
+    return ops.sum(x, n)  # E: symscalar.ops.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "sum" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]  # pyright-E: reportArgumentType
 
 
 def scale_by(x: torch.Tensor, n: "LaterDynamic") -> torch.Tensor:
@@ -19,7 +19,7 @@ def scale_by(x: torch.Tensor, n: "LaterDynamic") -> torch.Tensor:
 
 class Model:
     def forward(self, x: torch.Tensor, n: "LaterDynamic") -> torch.Tensor:
-        return x.sum(Config.dim) + torch.sum(x, n)  # E: torch.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "sum" matches argument types "Tensor", "DynamicInt"  [call-overload]
+        return x.sum(Config.dim) + torch.sum(x, n)  # E: torch.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "sum" matches argument types "Tensor", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 
 @symscalar.jit

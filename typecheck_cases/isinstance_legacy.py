@@ -49,7 +49,7 @@ def narrowed(v: NumberLike) -> None:
     if symscalar.is_dynamic(v):
         reveal_type(v)  # N: Revealed type is "symscalar.types.DynamicBool | symscalar.types.DynamicInt | symscalar.types.DynamicFloat"
     else:
-        reveal_type(v)  # N: Revealed type is "int | float"
+        reveal_type(v)  # N: Revealed type is "int | float"  # pyright-N: bool | int | float
 
 
 def plain_python(v: int | str) -> bool:

@@ -15,87 +15,87 @@ from symscalar import DynamicBool, DynamicFloat, DynamicInt, ops
 
 @symscalar.jit
 def ops_layer_norm_normalized_shape(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.layer_norm(x, (n,))  # E: symscalar.ops.layer_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "layer_norm" has incompatible type "tuple[DynamicInt]"; expected "tuple[int, ...] | list[int]"  [arg-type]
+    return ops.layer_norm(x, (n,))  # E: symscalar.ops.layer_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "layer_norm" has incompatible type "tuple[DynamicInt]"; expected "tuple[int, ...] | list[int]"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def ops_rms_norm_normalized_shape(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.rms_norm(x, [n])  # E: symscalar.ops.rms_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: List item 0 has incompatible type "DynamicInt"; expected "int"  [list-item]
+    return ops.rms_norm(x, [n])  # E: symscalar.ops.rms_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: List item 0 has incompatible type "DynamicInt"; expected "int"  [list-item]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def ops_scaled_dot_product_attention_dropout_p(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.scaled_dot_product_attention(x, x, x, dropout_p=f)  # E: symscalar.ops.scaled_dot_product_attention: parameter "dropout_p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument "dropout_p" to "scaled_dot_product_attention" has incompatible type "DynamicFloat"; expected "float"  [arg-type]
+    return ops.scaled_dot_product_attention(x, x, x, dropout_p=f)  # E: symscalar.ops.scaled_dot_product_attention: parameter "dropout_p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument "dropout_p" to "scaled_dot_product_attention" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def ops_scaled_dot_product_attention_is_causal(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.scaled_dot_product_attention(x, x, x, is_causal=b)  # E: symscalar.ops.scaled_dot_product_attention: parameter "is_causal" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "is_causal" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return ops.scaled_dot_product_attention(x, x, x, is_causal=b)  # E: symscalar.ops.scaled_dot_product_attention: parameter "is_causal" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "is_causal" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def ops_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.scaled_dot_product_attention(x, x, x, enable_gqa=b)  # E: symscalar.ops.scaled_dot_product_attention: parameter "enable_gqa" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "enable_gqa" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return ops.scaled_dot_product_attention(x, x, x, enable_gqa=b)  # E: symscalar.ops.scaled_dot_product_attention: parameter "enable_gqa" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "enable_gqa" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_layer_norm_normalized_shape(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.layer_norm(x, (n,))  # E: torch.nn.functional.layer_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "layer_norm" has incompatible type "tuple[DynamicInt]"; expected "Sequence[int]"  [arg-type]
+    return F.layer_norm(x, (n,))  # E: torch.nn.functional.layer_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "layer_norm" has incompatible type "tuple[DynamicInt]"; expected "Sequence[int]"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_rms_norm_normalized_shape(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.rms_norm(x, [n])  # E: torch.nn.functional.rms_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: List item 0 has incompatible type "DynamicInt"; expected "int"  [list-item]
+    return F.rms_norm(x, [n])  # E: torch.nn.functional.rms_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: List item 0 has incompatible type "DynamicInt"; expected "int"  [list-item]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_scaled_dot_product_attention_dropout_p(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.scaled_dot_product_attention(x, x, x, dropout_p=f)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "dropout_p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument "dropout_p" to "scaled_dot_product_attention" has incompatible type "DynamicFloat"; expected "float"  [arg-type]
+    return F.scaled_dot_product_attention(x, x, x, dropout_p=f)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "dropout_p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument "dropout_p" to "scaled_dot_product_attention" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_scaled_dot_product_attention_is_causal(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.scaled_dot_product_attention(x, x, x, is_causal=b)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "is_causal" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "is_causal" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.scaled_dot_product_attention(x, x, x, is_causal=b)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "is_causal" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "is_causal" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.scaled_dot_product_attention(x, x, x, enable_gqa=b)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "enable_gqa" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "enable_gqa" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.scaled_dot_product_attention(x, x, x, enable_gqa=b)  # E: torch.nn.functional.scaled_dot_product_attention: parameter "enable_gqa" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "enable_gqa" to "scaled_dot_product_attention" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_dropout_p(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.dropout(x, f)  # E: torch.nn.functional.dropout: parameter "p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]
+    return F.dropout(x, f)  # E: torch.nn.functional.dropout: parameter "p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_dropout_training(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.dropout(x, 0.0, b)  # E: torch.nn.functional.dropout: parameter "training" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 3 to "dropout" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.dropout(x, 0.0, b)  # E: torch.nn.functional.dropout: parameter "training" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 3 to "dropout" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_dropout_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.dropout(x, 0.0, False, b)  # E: torch.nn.functional.dropout: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 4 to "dropout" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.dropout(x, 0.0, False, b)  # E: torch.nn.functional.dropout: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 4 to "dropout" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_relu_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.relu(x, b)  # E: torch.nn.functional.relu: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "relu" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.relu(x, b)  # E: torch.nn.functional.relu: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "relu" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def F_silu_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.silu(x, inplace=b)  # E: torch.nn.functional.silu: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "inplace" to "silu" has incompatible type "DynamicBool"; expected "bool"  [arg-type]
+    return F.silu(x, inplace=b)  # E: torch.nn.functional.silu: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "inplace" to "silu" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def ops_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return ops.round(x, decimals=n)  # E: symscalar.ops.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument "decimals" to "round" has incompatible type "DynamicInt"; expected "int"  [arg-type]
+    return ops.round(x, decimals=n)  # E: symscalar.ops.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument "decimals" to "round" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def torch_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.round(x, decimals=n)  # E: torch.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "round" matches argument types "Tensor", "DynamicInt"  [call-overload]
+    return torch.round(x, decimals=n)  # E: torch.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "round" matches argument types "Tensor", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
@@ -105,7 +105,7 @@ def special_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dy
 
 @symscalar.jit
 def method_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return x.round(decimals=n)  # E: torch.Tensor.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "round" of "TensorBase" matches argument type "DynamicInt"  [call-overload]
+    return x.round(decimals=n)  # E: torch.Tensor.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "round" of "TensorBase" matches argument type "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType
 
 
 X = torch.ones(2, 3, 4)
