@@ -824,8 +824,10 @@ class TensorProxy:
 
     @property
     def output_nr(self) -> int:
-        if self.is_leaf:
+        if not self.requires_grad:
             return 0
+        if self._kind == "captured":
+            return self._captured().output_nr
         raise _unknowable(self, "output_nr", "autograd nodes do not exist while tracing.")
 
     @property
@@ -904,7 +906,9 @@ class TensorProxy:
     for _name in _INPLACE_DUNDERS:
         locals()[_name] = _raise_inplace(_name)
     for _name in [n for n in _REFUSED if n.startswith("__")]:
-        locals()[_name] = _raise_refused(_name)
+        _refuse = _raise_refused(_name)
+        locals()[_name] = _refuse if callable(getattr(torch.Tensor, _name)) else property(_refuse)
+    del _refuse
     del _name
 
     @requires_grad.setter
