@@ -20,7 +20,7 @@ from symscalar.ops.common import Tensor, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
-from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
+from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
 __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_attention"]
 
@@ -158,6 +158,16 @@ def _torch_rms_norm(
     eps: FloatLike | None = None,
 ) -> Tensor:
     return rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from
+# its parameters on every access, so the traced function recomputes it on every call
+@implements(torch._weight_norm)
+def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
+    """``v * (g / ||v||)``, the norm over every dim but ``dim`` (over all dims for -1)."""
+    keep = None if dim == -1 else dim % max(v.ndim, 1)
+    dims = tuple(d for d in range(v.ndim) if d != keep)
+    return v * (g / torch.sqrt((v * v).sum(dims, keepdim=True)))
 
 
 # ---- attention
