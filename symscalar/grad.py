@@ -152,12 +152,14 @@ def autograd_runner(
     captured: tuple[torch.Tensor, ...],
     backend: Any,
     requires_grad: Sequence[bool],
+    output_requires_grad: Sequence[bool] | None = None,
 ) -> tuple[Callable[..., Any], Trace]:
     """A runner whose outputs are wired into torch.autograd, and its backward trace.
 
     Under ``torch.no_grad()`` the runner runs the plain forward; otherwise it runs the
     forward-with-residuals inside a ``torch.autograd.Function`` whose backward runs the
-    backward trace.
+    backward trace. ``output_requires_grad`` (from the tracer) marks the outputs that do
+    not require grad in eager, e.g. computed under ``no_grad`` inside the function.
     """
     wrt = [i for i, r in enumerate(requires_grad) if r and is_differentiable(trace.inputs[i])]
     forward, backward, constants = vjp_traces(trace, wrt)
@@ -171,6 +173,9 @@ def autograd_runner(
     n_out = len(trace.outputs)
     n_in = len(trace.inputs)
     differentiable = [is_differentiable(o) for o in trace.outputs]
+    # outputs autograd must not track: not differentiable, or without grad in eager
+    tracked = [d and (output_requires_grad is None or r)
+               for d, r in zip(differentiable, output_requires_grad or differentiable)]
     residual_is_tensor = [isinstance(v, TensorVar) for v in forward.outputs[n_out:]]
 
     class TraceFunction(torch.autograd.Function):
@@ -181,7 +186,7 @@ def autograd_runner(
             ctx.save_for_backward(*(r for r, t in zip(residuals, residual_is_tensor) if t))
             ctx.scalars = [r for r, t in zip(residuals, residual_is_tensor) if not t]
             ctx.mark_non_differentiable(
-                *(o for o, d in zip(outs, differentiable) if not d and isinstance(o, torch.Tensor))
+                *(o for o, t in zip(outs, tracked) if not t and isinstance(o, torch.Tensor))
             )
             return outs
 

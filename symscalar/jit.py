@@ -406,7 +406,7 @@ class _JitState:
             r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
         ):
             run, backward = grad_transform.autograd_runner(
-                trace, render, captured, backend, requires_grad
+                trace, render, captured, backend, requires_grad, _output_requires_grad(builder, trace)
             )
         else:
             run = backend.compile_trace(trace, render)
@@ -474,6 +474,15 @@ class _JitState:
             self.last = None
             self.misses = 0
             self.calls_before_clear = self._count_calls()
+
+
+def _output_requires_grad(builder: TraceBuilder, trace: Trace) -> list[bool] | None:
+    """Whether each output requires grad in eager, as the tracer recorded it; None (all
+    tracked) for a trace made with grad disabled, whose runner only tracks when called with
+    grad enabled."""
+    if not builder.grad_enabled_at_start:
+        return None
+    return [builder.requires_grad.get(o, False) if isinstance(o, TensorVar) else False for o in trace.outputs]
 
 
 def _qualname(fn: Any) -> str:
