@@ -28,6 +28,7 @@ from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import torch
 
+from symscalar import autocast
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
 from symscalar.errors import UnsupportedOperationError
@@ -216,6 +217,7 @@ def _generate_dispatch(
         # rejected with a clear error by the miss path.
         "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
         "_ss_as_bool": {bool: bool},
+        "_ss_autocast": autocast.autocast_state,
     }
     for name in sig.parameters:
         if name.startswith("_ss_"):
@@ -260,6 +262,7 @@ def _generate_dispatch(
             key.append(_DYNAMIC_KEY[kind].format(name))
             call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
                          DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
+    key.append("_ss_autocast()")  # None unless autocast is on: see autocast.autocast_state
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     source = f"""
@@ -396,6 +399,7 @@ class _JitState:
         trace = builder.build(leaves)
         check_trace(trace)
         backend = self._backend_for(trace)
+        runs = _AutocastOff(backend)
         captured = builder.captured_tensors()
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
@@ -406,10 +410,10 @@ class _JitState:
             r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
         ):
             run, backward = grad_transform.autograd_runner(
-                trace, render, captured, backend, requires_grad, _output_requires_grad(builder, trace)
+                trace, render, captured, runs, requires_grad, _output_requires_grad(builder, trace)
             )
         else:
-            run = backend.compile_trace(trace, render)
+            run = runs.compile_trace(trace, render)
             backward = None
             if captured:
                 run = _append_captured(run, captured)
@@ -474,6 +478,32 @@ class _JitState:
             self.last = None
             self.misses = 0
             self.calls_before_clear = self._count_calls()
+
+
+class _AutocastOff:
+    """A backend whose compiled programs run with autocast disabled: the trace already holds
+    the casts autocast made while tracing (see ``symscalar.autocast``), and torch must not
+    cast a second time, in the forward or in the backward."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def compile_trace(self, trace: Trace, render: Any = None) -> Callable[..., Any]:
+        compiled = self.backend.compile_trace(trace, render)
+
+        def run(*args: Any) -> Any:
+            state = autocast.autocast_state()
+            if state is None:
+                return compiled(*args)
+            for device, _ in state:
+                torch.set_autocast_enabled(device, False)
+            try:
+                return compiled(*args)
+            finally:
+                for device, _ in state:
+                    torch.set_autocast_enabled(device, True)
+
+        return run
 
 
 def _output_requires_grad(builder: TraceBuilder, trace: Trace) -> list[bool] | None:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from symscalar import autocast
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -257,9 +258,14 @@ class TraceBuilder:
             handler = _proxy_attribute(func, args)
         self.depth += 1
         try:
+            if self.depth == 1 and torch._C._is_any_autocast_enabled():
+                args, kwargs = autocast.cast_arguments(func, args, kwargs, self._autocast_cast)
             return handler(*args, **kwargs)
         finally:
             self.depth -= 1
+
+    def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
+        return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var

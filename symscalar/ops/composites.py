@@ -110,17 +110,22 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: FloatLike = 1e-5,
 ) -> Tensor:
-    """Layer normalization over the trailing ``normalized_shape`` dims; ``eps`` may be dynamic."""
+    """Layer normalization over the trailing ``normalized_shape`` dims; ``eps`` may be dynamic.
+
+    Like torch's kernels, half-precision inputs are normalized, scaled and shifted in float32
+    and rounded once; the result has the input's dtype, also with float32 ``weight``/``bias``
+    (the mixed-precision case autocast produces: bfloat16 activations, float32 parameters).
+    """
     dims = _norm_dims(x, normalized_shape, "layer_norm")
     xf = _upcast(x)
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
-    out = (centered * torch.rsqrt(var + eps)).to(x.dtype)
+    out = centered * torch.rsqrt(var + eps)
     if weight is not None:
-        out = out * weight
+        out = out * _upcast(weight)
     if bias is not None:
-        out = out + bias
-    return out
+        out = out + _upcast(bias)
+    return out.to(x.dtype)
 
 
 @implements(F.layer_norm)
