@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 import symscalar
-from symscalar.tracing import OPS, TORCH_FUNCTIONS
+from symscalar.tracing import OPS, TORCH_FUNCTIONS, public_name
 from symscalar.types import (
     BoolLike,
     DynamicBool,
@@ -135,7 +135,7 @@ def opinfos() -> list[Any]:
 
 def spelling_name(func: Any) -> str:
     """``torch.sum``, ``torch.Tensor.__radd__``, ``torch.nn.functional.softmax``..."""
-    return torch.overrides.resolve_name(func) or getattr(func, "__qualname__", repr(func))
+    return public_name(func)
 
 
 def registered_spellings() -> list[Any]:

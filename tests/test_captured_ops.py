@@ -189,3 +189,30 @@ def test_constants_from_python_values_are_baked_and_documented_as_such():
     torch.testing.assert_close(f(x), torch.arange(3.0))
     # the constant is an input passed by reference (visible in the trace), not recomputed
     assert len(f.last_trace().inputs) == 2
+
+
+def test_work_on_constants_only_is_folded_like_eager():
+    # a causal mask built from Python values: every op on it reads constants only, so it
+    # runs once at trace time (torch.triu needs no handler) and is a constant of the program
+    def f(x):
+        T = x.shape[-1]
+        mask = torch.full((T, T), float("-inf")).triu(1)
+        mask[0, 0] = 0.0  # in place on a constant nothing reads yet: folded too
+        return torch.softmax(x + mask, -1)
+
+    jitted = symscalar.jit(f)
+    for _ in range(2):
+        x = torch.randn(2, 4, 4)
+        torch.testing.assert_close(jitted(x), f(x))
+    assert jitted.cache_info().misses == 1
+
+
+def test_writing_into_a_constant_the_program_reads_is_refused():
+    def f(x):
+        c = torch.zeros(3)
+        y = x + c
+        c.add_(1.0)  # eager: y is unchanged; the program would read the updated c
+        return y
+
+    with pytest.raises(symscalar.UnsupportedOperationError, match="in-place"):
+        symscalar.jit(f)(torch.randn(3))

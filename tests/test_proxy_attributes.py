@@ -204,6 +204,7 @@ def test_numpy_keyword_aliases_are_accepted_like_eager(fn):
         lambda x: x.sum(np.int64(1)),
         lambda x: x[np.int64(1)],
         lambda x: x[np.int32(0), np.int64(2)],
+        lambda x: x[np.int64(1):np.int64(3), :: np.int64(2)],
         lambda x: x.unsqueeze(np.int64(0)),
         lambda x: x.transpose(np.int64(0), np.int8(1)),
         lambda x: x * np.float64(2.5),
