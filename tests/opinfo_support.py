@@ -303,6 +303,10 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
+        "detach": [((t(2, 3),), {}), ((t(3, dtype=f64),), {}), ((t(2, dtype=i64),), {}), ((t(),), {})],
+        # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
+        "_weight_norm": [((t(4, 3), t(4, 1)), {}), ((t(4, 3, dtype=f64), t(1, 3, dtype=f64), 1), {}),
+                         ((t(2, 3, 4), t(1, 1, 4)), {"dim": 2}), ((t(3, 2), t(1, 1), -1), {})],
     }
 
 
