@@ -868,7 +868,12 @@ class TensorProxy:
             return torch.empty((), dtype=self._var.dtype, device="meta").type().replace(
                 "torch.meta.", "torch.cuda." if self.is_cuda else "torch."
             )
-        return self._tracer.torch_function(torch.Tensor.type, (self, dtype), kwargs)
+        if isinstance(dtype, torch.dtype):
+            return self._tracer.torch_function(torch.Tensor.to, (self, dtype), {})
+        raise UnsupportedOperationError(
+            f"torch.Tensor.type({dtype!r}) on traced tensor {self._describe()} is not supported; "
+            "use .to(dtype) with a torch.dtype"
+        )
 
     def __len__(self) -> int:
         if not self._var.shape:
