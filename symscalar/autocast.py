@@ -105,16 +105,23 @@ def policy(func: Any, device_type: str) -> str | None:
     return _POLICIES.get(device_type, {}).get(func)
 
 
+_any_enabled = torch._C._is_any_autocast_enabled
+_enabled = torch.is_autocast_enabled
+_dtype_of = torch.get_autocast_dtype
+
+
 def autocast_state() -> tuple[tuple[str, torch.dtype], ...] | None:
     """The autocast state that changes what eager computes: ``None`` when autocast is off
-    (one C call, the common case), else the enabled device types with their dtypes."""
-    if not torch._C._is_any_autocast_enabled():
+    (one C call: this is part of every jitted call's cache key), else the enabled device
+    types with their dtypes."""
+    if not _any_enabled():
         return None
-    return tuple(
-        (device, torch.get_autocast_dtype(device))
-        for device in _POLICIES
-        if torch.is_autocast_enabled(device)
-    )
+    state = []
+    if _enabled("cpu"):
+        state.append(("cpu", _dtype_of("cpu")))
+    if _enabled("cuda"):
+        state.append(("cuda", _dtype_of("cuda")))
+    return tuple(state)
 
 
 def _eligible(value: Any, device_type: str) -> bool:

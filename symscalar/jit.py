@@ -217,7 +217,7 @@ def _generate_dispatch(
         # rejected with a clear error by the miss path.
         "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
         "_ss_as_bool": {bool: bool},
-        "_ss_autocast": autocast.autocast_state,
+        "_ss_autocast": autocast.autocast_state, "_ss_autocast_any": torch._C._is_any_autocast_enabled,
     }
     for name in sig.parameters:
         if name.startswith("_ss_"):
@@ -262,7 +262,8 @@ def _generate_dispatch(
             key.append(_DYNAMIC_KEY[kind].format(name))
             call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
                          DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
-    key.append("_ss_autocast()")  # None unless autocast is on: see autocast.autocast_state
+    # the call-time autocast state: False (one C call) unless autocast is on
+    key.append("(_ss_autocast_any() and _ss_autocast())")
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     source = f"""
