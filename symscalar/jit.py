@@ -40,6 +40,7 @@ try:
 except ImportError:  # torch runs without numpy; then there are no numpy scalars to key
     numpy = None  # type: ignore[assignment]
 
+from symscalar import autocast
 from symscalar import grad as grad_transform
 from symscalar import explain, nvfuser_backend, torch_backend
 from symscalar import state as outside
@@ -468,6 +469,7 @@ def _generate_dispatch(
         "_ss_EMPTY": ((), ()),
         **_AMBIENT_NAMESPACE,
         "_ss_hooks": RemovableHandle, "_ss_hooks_seen": -1,
+        "_ss_autocast": autocast.autocast_state, "_ss_autocast_any": torch._C._is_any_autocast_enabled,
     }
     state.namespace = namespace
     for name in sig.parameters:
@@ -518,6 +520,8 @@ def _generate_dispatch(
             key.append(f"_ss_type({name})")
             call.append(name)
     key += _AMBIENT_KEY
+    # the call-time autocast state: False (one C call) unless autocast is on
+    key.append("(_ss_autocast_any() and _ss_autocast())")
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     prep_src = "".join(f"\n        {line}" for line in prep)
@@ -809,6 +813,7 @@ class _JitState:
         trace = builder.build([*leaves, *values])
         check_trace(trace)
         backend = self._backend_for(trace)
+        runs = _AutocastOff(backend)
         captured = [
             outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
             for _, t in builder.captured.values()
@@ -831,7 +836,7 @@ class _JitState:
         ):
             run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         else:
-            run = backend.compile_trace(trace, render)
+            run = runs.compile_trace(trace, render)
         run = _finish_with_state(run, output) if pending else output.wrap(run)
         modules = {**{i: m for i, (m, _) in watch.modules.items()}, **watch.used_modules}
         self.hooks.add(watch.used_modules, watch.names)
@@ -915,6 +920,32 @@ class _JitState:
             self.rejected = 0
             self.evictions = 0
             self.calls_before_clear = self._count_calls()
+
+
+class _AutocastOff:
+    """A backend whose compiled programs run with autocast disabled: the trace already holds
+    the casts autocast made while tracing (see ``symscalar.autocast``), and torch must not
+    cast a second time, in the forward or in the backward."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def compile_trace(self, trace: Trace, render: Any = None) -> Callable[..., Any]:
+        compiled = self.backend.compile_trace(trace, render)
+
+        def run(*args: Any) -> Any:
+            state = autocast.autocast_state()
+            if state is None:
+                return compiled(*args)
+            for device, _ in state:
+                torch.set_autocast_enabled(device, False)
+            try:
+                return compiled(*args)
+            finally:
+                for device, _ in state:
+                    torch.set_autocast_enabled(device, True)
+
+        return run
 
 
 def _qualname(fn: Any) -> str:

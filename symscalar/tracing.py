@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from symscalar import autocast
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -100,6 +101,11 @@ class TraceBuilder:
         # The proxy standing for each captured tensor (by id; ``captured`` keeps it alive).
         self._captured_proxies: dict[int, TensorProxy] = {}
         self._kept_captured: tuple[torch.Tensor, ...] = ()
+        # Constants: tensors the traced function built from Python values alone (by id; the
+        # dict keeps them alive). Torch calls on constants only are folded (run eagerly).
+        self.constants: dict[int, torch.Tensor] = {}
+        # Storages of captured tensors: an in-place op on a constant sharing one is traced.
+        self._captured_storages: set[int] = set()
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -178,7 +184,20 @@ class TraceBuilder:
             self.requires_grad[var] = tensor.requires_grad
             proxy = TensorProxy(self, var, self._name(var), "captured")
             self._captured_proxies[id(tensor)] = proxy
+            self._captured_storages.add(_storage_of(tensor))
         return proxy
+
+    def is_constant(self, tensor: torch.Tensor) -> bool:
+        """Whether ``tensor`` was built in this trace from Python values only, and is not an
+        input of the program yet (once captured, its value is read at run time)."""
+        return id(tensor) in self.constants and id(tensor) not in self.captured
+
+    def add_constants(self, result: Any) -> None:
+        if isinstance(result, torch.Tensor):
+            self.constants[id(result)] = result
+        elif isinstance(result, (tuple, list)):
+            for r in result:
+                self.add_constants(r)
 
     # -- the Tracer protocol -------------------------------------------------------------
 
@@ -265,9 +284,14 @@ class TraceBuilder:
             handler = _proxy_attribute(func, args)
         self.depth += 1
         try:
+            if self.depth == 1 and torch._C._is_any_autocast_enabled():
+                args, kwargs = autocast.cast_arguments(func, args, kwargs, self._autocast_cast)
             return handler(*args, **kwargs)
         finally:
             self.depth -= 1
+
+    def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
+        return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
@@ -384,6 +408,43 @@ def _has_traced_operand(value: Any) -> bool:
     return False
 
 
+def _tensor_operands(value: Any) -> Any:
+    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensor_operands(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensor_operands(v)
+
+
+def _storage_of(tensor: torch.Tensor) -> int:
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):  # tensors without storage (subclasses, meta)
+        return -1
+
+
+def _is_inplace(func: Any) -> bool:
+    name = getattr(func, "__name__", "")
+    return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDERS
+
+
+def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
+    """Whether a torch call reads only Python values and constants (tensors the traced
+    function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
+    result is the same on every call, so it runs once, at trace time, and is a constant
+    too. Anything reading a traced value or a tensor from outside is traced."""
+    operands = list(_tensor_operands(arguments))
+    if not all(isinstance(t, torch.Tensor) and builder.is_constant(t) for t in operands):
+        return False
+    if operands and _is_inplace(func):
+        # writing into a constant the program already reads by reference would change it
+        return not any(_storage_of(t) in builder._captured_storages for t in operands)
+    return True
+
+
 def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
@@ -395,11 +456,25 @@ def _as_traced(builder: TraceBuilder, value: Any) -> Any:
         return value.item()
     if type(value) in (list, tuple):
         return type(value)(_as_traced(builder, v) for v in value)
+    if isinstance(value, slice):
+        return slice(*(_as_traced(builder, v) for v in (value.start, value.stop, value.step)))
     return value
 
 
-def _public_name(func: Any) -> str:
-    return torch.overrides.resolve_name(func) or getattr(func, "__qualname__", None) or repr(func)
+def public_name(func: Any) -> str:
+    """How the user spells a torch callable: ``torch.sum``, ``torch.Tensor.add_``,
+    ``torch._weight_norm`` (torch's resolver does not know every private builtin)."""
+    name = torch.overrides.resolve_name(func)
+    if isinstance(name, str):
+        return name
+    short = getattr(func, "__name__", "")
+    if short and getattr(torch, short, None) is func:
+        return f"torch.{short}"
+    qualname = getattr(func, "__qualname__", None)
+    return qualname if isinstance(qualname, str) else repr(func)
+
+
+_public_name = public_name
 
 
 def _prepare_arguments(
@@ -492,8 +567,12 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
             )
         builder = self.builder
         # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
-        if builder.depth > 0 or func in _METADATA_READS or not _has_traced_operand((args, kwargs)):
+        if builder.depth > 0 or func in _METADATA_READS:
             return func(*args, **kwargs)
+        if _foldable(builder, func, (args, kwargs)):
+            result = func(*args, **kwargs)
+            builder.add_constants(result)
+            return result
         return builder.torch_function(func, args, kwargs)
 
 
@@ -799,7 +878,12 @@ class TensorProxy:
             return torch.empty((), dtype=self._var.dtype, device="meta").type().replace(
                 "torch.meta.", "torch.cuda." if self.is_cuda else "torch."
             )
-        return self._tracer.torch_function(torch.Tensor.type, (self, dtype), kwargs)
+        if isinstance(dtype, torch.dtype):
+            return self._tracer.torch_function(torch.Tensor.to, (self, dtype), {})
+        raise UnsupportedOperationError(
+            f"torch.Tensor.type({dtype!r}) on traced tensor {self._describe()} is not supported; "
+            "use .to(dtype) with a torch.dtype"
+        )
 
     def __len__(self) -> int:
         if not self._var.shape:
@@ -812,9 +896,13 @@ class TensorProxy:
         return iter(self._tracer.torch_function(torch.Tensor.unbind, (self, 0), {}))
 
     # -- autograd state --------------------------------------------------------------------
-    @property
-    def requires_grad(self) -> bool:
+    def _requires_grad(self) -> bool:
         return self._tracer.requires_grad.get(self._var, False)
+
+    def _set_requires_grad(self, value: bool) -> None:
+        raise _inplace_error("torch.Tensor.requires_grad = ...", self)
+
+    requires_grad = property(_requires_grad, _set_requires_grad)
 
     @property
     def is_leaf(self) -> bool:
@@ -834,8 +922,10 @@ class TensorProxy:
 
     @property
     def output_nr(self) -> int:
-        if self.is_leaf:
+        if not self.requires_grad:
             return 0
+        if self._kind == "captured":
+            return self._captured().output_nr
         raise _unknowable(self, "output_nr", "autograd nodes do not exist while tracing.")
 
     @property
@@ -914,12 +1004,10 @@ class TensorProxy:
     for _name in _INPLACE_DUNDERS:
         locals()[_name] = _raise_inplace(_name)
     for _name in [n for n in _REFUSED if n.startswith("__")]:
-        locals()[_name] = _raise_refused(_name)
+        _refuse = _raise_refused(_name)
+        locals()[_name] = _refuse if callable(getattr(torch.Tensor, _name)) else property(_refuse)
+    del _refuse
     del _name
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        raise _inplace_error("torch.Tensor.requires_grad = ...", self)
 
 
 def _method_kinds() -> dict[str, str]:
@@ -1046,7 +1134,7 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
         for func in dict.fromkeys(torch_functions):
             if func in TORCH_FUNCTIONS:
                 raise ValueError(f"{func} already has a symscalar handler")
-            name = torch.overrides.resolve_name(func) or repr(func)
+            name = public_name(func)
             if name not in by_name:
                 by_name[name] = _checked(handler, name)
             TORCH_FUNCTIONS[func] = by_name[name]
@@ -1057,12 +1145,12 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
 
 def supported_torch_functions() -> list[str]:
     """Names of the torch functions, methods and operators symscalar can trace."""
-    return sorted({torch.overrides.resolve_name(f) or repr(f) for f in TORCH_FUNCTIONS})
+    return sorted({public_name(f) for f in TORCH_FUNCTIONS})
 
 
 def _unsupported(func: Any) -> UnsupportedOperationError:
-    name = torch.overrides.resolve_name(func) or getattr(func, "__name__", repr(func))
-    supported = sorted({torch.overrides.resolve_name(f) or "" for f in TORCH_FUNCTIONS} - {""})
+    name = public_name(func)
+    supported = sorted({public_name(f) for f in TORCH_FUNCTIONS})
     short = name.rsplit(".", 1)[-1]
     by_short = {s.rsplit(".", 1)[-1]: s for s in supported}
     close = difflib.get_close_matches(short, list(by_short), n=3, cutoff=0.5)

@@ -142,7 +142,7 @@ class NumberProxy:
         return _unary("trunc", self)  # type: ignore[no-any-return]
 
     def __divmod__(self, other: Any, /) -> tuple[Any, Any]:
-        return (self // other, self % other)  # type: ignore[operator]
+        return (self // other, self % other)
 
     def __rdivmod__(self, other: Any, /) -> tuple[Any, Any]:
         return (other // self, other % self)
@@ -458,42 +458,42 @@ class DynamicBool(NumberProxy):
 
     # &, |, ^ as for Python bools: with a bool a bool, with an int an int.
     @overload
-    def __and__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    def __and__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __and__(self, other: int | DynamicInt, /) -> DynamicInt: ...
     def __and__(self, other: Any, /) -> Any:
         return _binary("and", self, other)
 
     @overload
-    def __rand__(self, other: bool, /) -> DynamicBool: ...
+    def __rand__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __rand__(self, other: int, /) -> DynamicInt: ...
     def __rand__(self, other: Any, /) -> Any:
         return _binary("and", other, self)
 
     @overload
-    def __or__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    def __or__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __or__(self, other: int | DynamicInt, /) -> DynamicInt: ...
     def __or__(self, other: Any, /) -> Any:
         return _binary("or", self, other)
 
     @overload
-    def __ror__(self, other: bool, /) -> DynamicBool: ...
+    def __ror__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __ror__(self, other: int, /) -> DynamicInt: ...
     def __ror__(self, other: Any, /) -> Any:
         return _binary("or", other, self)
 
     @overload
-    def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __xor__(self, other: int | DynamicInt, /) -> DynamicInt: ...
     def __xor__(self, other: Any, /) -> Any:
         return _binary("xor", self, other)
 
     @overload
-    def __rxor__(self, other: bool, /) -> DynamicBool: ...
+    def __rxor__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __rxor__(self, other: int, /) -> DynamicInt: ...
     def __rxor__(self, other: Any, /) -> Any:

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 import symscalar
-from symscalar.tracing import OPS, TORCH_FUNCTIONS
+from symscalar.tracing import OPS, TORCH_FUNCTIONS, public_name
 from symscalar.types import (
     BoolLike,
     DynamicBool,
@@ -135,7 +135,7 @@ def opinfos() -> list[Any]:
 
 def spelling_name(func: Any) -> str:
     """``torch.sum``, ``torch.Tensor.__radd__``, ``torch.nn.functional.softmax``..."""
-    return torch.overrides.resolve_name(func) or getattr(func, "__qualname__", repr(func))
+    return public_name(func)
 
 
 def registered_spellings() -> list[Any]:
@@ -306,6 +306,10 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
         "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
+        "detach": [((t(2, 3),), {}), ((t(3, dtype=f64),), {}), ((t(2, dtype=i64),), {}), ((t(),), {})],
+        # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
+        "_weight_norm": [((t(4, 3), t(4, 1)), {}), ((t(4, 3, dtype=f64), t(1, 3, dtype=f64), 1), {}),
+                         ((t(2, 3, 4), t(1, 1, 4)), {"dim": 2}), ((t(3, 2), t(1, 1), -1), {})],
     }
 
 

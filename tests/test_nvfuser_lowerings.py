@@ -71,6 +71,7 @@ def x(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
 
 def abs_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.abs(a) * s
 def exp2_fn(a: torch.Tensor) -> Any: return torch.exp2(a)
+def copies_fn(a: torch.Tensor) -> Any: return a.clone() * a.transpose(1, 2).contiguous().transpose(1, 2) + a.detach()
 def expm1_fn(a: torch.Tensor) -> Any: return torch.expm1(a)
 def log_fn(a: torch.Tensor) -> Any: return torch.log(a)
 def log1p_fn(a: torch.Tensor) -> Any: return torch.log1p(a)
@@ -157,6 +158,8 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     )),
     "abs": (abs_fn, (x(*A), S), ("fd.ops.abs(",)),
     "exp2": (exp2_fn, (x(*A),), ("fd.ops.exp2(",)),
+    # clone, contiguous and stop_gradient (detach) are fd.ops.set, which nvFuser prints as a cast
+    "copies": (copies_fn, (x(*A),), ("fd.ops.cast(", "fd.ops.mul(", "fd.ops.add(")),
     "expm1": (expm1_fn, (x(*A),), ("fd.ops.expm1(",)),
     "log": (log_fn, (x(*A),), ("fd.ops.log(",)),
     "log1p": (log1p_fn, (x(*A),), ("fd.ops.log1p(",)),
@@ -425,6 +428,7 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "logical_not": torch.logical_not, "logical_and": torch.logical_and, "logical_or": torch.logical_or,
     "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
     "pow": torch.pow, "atan2": torch.atan2, "remainder": torch.remainder, "maximum": torch.maximum,
+    "set": torch.clone,
     "minimum": torch.minimum, "where": torch.where, "lerp": torch.lerp,
     "sum": lambda t, dims, keepdim=False, dtype=None: torch.sum(t, dims, keepdim, dtype=dtype and _torch_dtype(dtype)),
     "max": lambda t, dims, keepdim=False: torch.amax(t, dims, keepdim),

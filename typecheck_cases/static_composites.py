@@ -39,6 +39,11 @@ def ops_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, 
 
 
 @symscalar.jit
+def torch_weight_norm_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return torch._weight_norm(x, x, n)  # E: torch._weight_norm: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "_weight_norm" has incompatible type "DynamicInt"; expected "int"  [arg-type]
+
+
+@symscalar.jit
 def F_layer_norm_normalized_shape(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
     return F.layer_norm(x, (n,))  # E: torch.nn.functional.layer_norm: parameter "normalized_shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "layer_norm" has incompatible type "tuple[DynamicInt]"; expected "Sequence[int]"  [arg-type]  # pyright-E: reportArgumentType
 

@@ -21,7 +21,7 @@ from symscalar.ops.factories import arange
 from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import defop, implements
-from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
+from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
 __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_attention"]
 
@@ -131,17 +131,22 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: FloatLike = 1e-5,
 ) -> Tensor:
-    """Layer normalization over the trailing ``normalized_shape`` dims; ``eps`` may be dynamic."""
+    """Layer normalization over the trailing ``normalized_shape`` dims; ``eps`` may be dynamic.
+
+    Like torch's kernels, half-precision inputs are normalized, scaled and shifted in float32
+    and rounded once; the result has the input's dtype, also with float32 ``weight``/``bias``
+    (the mixed-precision case autocast produces: bfloat16 activations, float32 parameters).
+    """
     dims = _norm_dims(x, normalized_shape, "layer_norm")
     xf = _upcast(x)
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
-    out = (centered * torch.rsqrt(var + eps)).to(x.dtype)
+    out = centered * torch.rsqrt(var + eps)
     if weight is not None:
-        out = out * weight
+        out = out * _upcast(weight)
     if bias is not None:
-        out = out + bias
-    return out
+        out = out + _upcast(bias)
+    return out.to(x.dtype)
 
 
 @implements(F.layer_norm)
@@ -180,6 +185,16 @@ def _torch_rms_norm(
     eps: FloatLike | None = None,
 ) -> Tensor:
     return rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from
+# its parameters on every access, so the traced function recomputes it on every call
+@implements(torch._weight_norm)
+def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
+    """``v * (g / ||v||)``, the norm over every dim but ``dim`` (over all dims for -1)."""
+    keep = None if dim == -1 else dim % max(v.ndim, 1)
+    dims = tuple(d for d in range(v.ndim) if d != keep)
+    return v * (g / torch.sqrt((v * v).sum(dims, keepdim=True)))
 
 
 # ---- attention

@@ -1,0 +1,246 @@
+"""A traced tensor answers every public ``torch.Tensor`` attribute like the real tensor it
+stands for, or raises an error that names the attribute: nothing is left to a default.
+
+The walk covers every name of ``dir(torch.Tensor)`` (except Python object machinery) on an
+input, a computed value and a captured tensor, each with and without requires_grad."""
+
+import copy
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+import symscalar
+from symscalar.errors import DynamicValueError, SymscalarError, UnsupportedOperationError
+from symscalar.trace import TensorVar
+from symscalar.tracing import PYTHON_OBJECT_NAMES, TensorProxy, TraceBuilder, tracing
+
+NAMES = sorted(set(dir(torch.Tensor)) - PYTHON_OBJECT_NAMES)
+
+
+def _proxy_of(kind, real, builder):
+    """A proxy standing for ``real``: an input, a captured tensor or a computed value."""
+    if kind == "input":
+        return builder.tensor_input(TensorVar(tuple(real.shape), real.dtype, real.device), real.requires_grad)
+    if kind == "captured":
+        return builder.capture(real)
+    source = builder.tensor_input(TensorVar(tuple(real.shape), real.dtype, real.device), real.requires_grad)
+    return source * 1  # computed: requires grad exactly when the source does
+
+
+def _real(kind, dtype, requires_grad):
+    leaf = torch.randn(2, 3, dtype=dtype).requires_grad_(requires_grad)
+    return leaf * 1 if kind == "computed" else leaf
+
+
+def _answer(obj, name):
+    try:
+        return ("value", getattr(obj, name))
+    except Exception as e:  # noqa: BLE001 - the test compares what each side raises
+        return ("error", e)
+
+
+def _names_the_attribute(error, name):
+    text = str(error)
+    return name in text or name.strip("_") in text
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kind", ["input", "computed", "captured"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_every_tensor_attribute_is_truthful_or_a_named_error(kind, requires_grad, dtype):
+    real = _real(kind, dtype, requires_grad)
+    expected_answers = {name: _answer(real, name) for name in NAMES}  # eager, outside the trace
+    builder = TraceBuilder("f")
+    with tracing(builder):
+        proxy = _proxy_of(kind, real, builder)
+        for name in NAMES:
+            got = _answer(proxy, name)
+            expected = expected_answers[name]
+            where = f"{kind} requires_grad={requires_grad}: {name}"
+            if got[0] == "error":
+                error = got[1]
+                if expected[0] == "error":
+                    continue  # eager raises too
+                assert isinstance(error, (SymscalarError, AttributeError)), (where, error)
+                assert _names_the_attribute(error, name), (where, error)
+                continue
+            value, real_value = got[1], expected[1]
+            assert not isinstance(value, functools.partial), where
+            if callable(real_value) and not isinstance(real_value, torch.Tensor):
+                assert callable(value), where
+            elif isinstance(real_value, torch.Tensor):
+                assert isinstance(value, TensorProxy), where
+                assert (value.shape, value.dtype) == (real_value.shape, real_value.dtype), where
+            else:
+                assert type(value) is type(real_value) and value == real_value, (where, value, real_value)
+
+
+def test_requires_grad_follows_inputs_captured_tensors_and_grad_mode():
+    w = torch.nn.Parameter(torch.randn(3))
+    frozen = torch.randn(3)
+    seen = {}
+
+    def f(x, y):
+        seen["x"], seen["y"] = x.requires_grad, y.requires_grad
+        seen["x*w"] = (x * w).requires_grad
+        seen["y*frozen"] = (y * frozen).requires_grad
+        seen["y*w"] = (y * w).requires_grad
+        seen["comparison"] = ((x * w) > 0).requires_grad
+        with torch.no_grad():
+            seen["no_grad"] = (x * w).requires_grad
+        seen["detach"] = (x * w).detach().requires_grad
+        return x * w
+
+    f(torch.randn(3, requires_grad=True), torch.randn(3))
+    expected = dict(seen)
+    seen.clear()
+    builder = TraceBuilder("f")
+    with tracing(builder):
+        px = builder.tensor_input(TensorVar((3,), torch.float32, torch.device("cpu")), True)
+        py = builder.tensor_input(TensorVar((3,), torch.float32, torch.device("cpu")), False)
+        f(px, py)
+    assert seen == expected
+    assert expected["x*w"] and not expected["no_grad"]  # the cases differ, so the test can fail
+
+
+def test_isinstance_is_false_by_design():
+    # Faking __class__ would make torch's C++ parser take the proxy for a tensor and crash
+    # (torch.where(c, proxy, 1.0)); see the comment above TensorProxy.
+    builder = TraceBuilder("f")
+    with tracing(builder):
+        x = builder.tensor_input(TensorVar((2,), torch.float32, torch.device("cpu")))
+        assert not isinstance(x, torch.Tensor)
+        assert not torch.is_tensor(x)
+
+
+def _trace_raises(body, error, match, *, shape=(2, 3)):
+    builder = TraceBuilder("f")
+    with tracing(builder):
+        x = builder.tensor_input(TensorVar(shape, torch.float32, torch.device("cpu")))
+        with pytest.raises(error, match=match):
+            body(x)
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        (lambda x: x.add_(1), r"torch\.Tensor\.add_.*in-place"),
+        (lambda x: x.__iadd__(1), r"__iadd__.*in-place.*y = y \+ 1"),
+        (lambda x: x.__setitem__(0, 3.0), r"__setitem__.*in-place.*torch\.where"),
+        (lambda x: x.requires_grad_(), r"requires_grad_.*in-place"),
+        (lambda x: x.zero_(), r"zero_.*in-place"),
+        (lambda x: torch.relu_(x), r"relu_.*in-place"),
+        (lambda x: torch.add(x, 1, out=x), r"torch\.add\(\.\.\., out=\.\.\.\)"),
+        (lambda x: x.data, r"torch\.Tensor\.data.*detach"),
+        (lambda x: x.grad, r"torch\.Tensor\.grad"),
+        (lambda x: x.stride(), r"torch\.Tensor\.stride.*layout"),
+        (lambda x: x.is_contiguous(), r"is_contiguous.*layout"),
+        (lambda x: x.data_ptr(), r"data_ptr.*storage"),
+        (lambda x: copy.deepcopy(x), r"__deepcopy__"),
+    ],
+)
+def test_unsupported_uses_raise_named_errors(body, match):
+    _trace_raises(body, UnsupportedOperationError, match)
+
+
+def test_augmented_assignment_is_refused_not_rebound():
+    def body(x):
+        y = x
+        y += 1  # eager would update x as well
+        return x
+
+    _trace_raises(body, UnsupportedOperationError, r"__iadd__.*in-place")
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        (lambda x: str(x), r"str\(\)"),
+        (lambda x: f"{x}", r"format"),
+        (lambda x: x.item(), r"\.item\(\)"),
+        (lambda x: x.tolist(), r"\.tolist\(\)"),
+        (lambda x: float(x), r"float\(\)"),
+        (lambda x: 1.0 in x, r"`in`"),
+        (lambda x: bool(x), r"bool\(\)"),
+    ],
+)
+def test_value_reads_raise_dynamic_value_errors(body, match):
+    _trace_raises(body, DynamicValueError, match)
+
+
+def test_iterating_a_0d_tensor_raises_like_eager():
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(torch.tensor(1.0))
+    _trace_raises(lambda x: list(x), TypeError, "iteration over a 0-d tensor", shape=())
+
+
+def test_iterating_a_traced_tensor_unbinds_it():
+    f = symscalar.jit(lambda x: [r * 2 for r in x])
+    x = torch.randn(3, 2)
+    for got, expected in zip(f(x), [r * 2 for r in x]):
+        assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.sum(axis=1),
+        lambda x: x.sum(dim=1, keepdims=True),
+        lambda x: torch.sum(x, axis=0, keepdims=True),
+        lambda x: x.amax(axis=-1),
+    ],
+)
+def test_numpy_keyword_aliases_are_accepted_like_eager(fn):
+    x = torch.randn(3, 4)
+    assert torch.equal(symscalar.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.sum(np.int64(1)),
+        lambda x: x[np.int64(1)],
+        lambda x: x[np.int32(0), np.int64(2)],
+        lambda x: x[np.int64(1):np.int64(3), :: np.int64(2)],
+        lambda x: x.unsqueeze(np.int64(0)),
+        lambda x: x.transpose(np.int64(0), np.int8(1)),
+        lambda x: x * np.float64(2.5),
+        lambda x: x + np.int64(3),
+    ],
+)
+def test_numpy_scalars_as_dims_indices_and_operands_like_eager(fn):
+    x = torch.randn(3, 4)
+    got, expected = symscalar.jit(fn)(x), fn(x)
+    assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+def test_clone_returns_a_new_tensor():
+    x = torch.randn(3)
+    y = symscalar.jit(lambda x: x.clone())(x)
+    assert y is not x and torch.equal(y, x)
+    y.add_(1)
+    assert not torch.equal(y, x)  # mutating the result leaves the input alone, as in eager
+
+
+def test_contiguous_of_a_transposed_input_is_contiguous_like_eager():
+    x = torch.randn(3, 4)
+    f = symscalar.jit(lambda x: x.t().contiguous())
+    got, expected = f(x), x.t().contiguous()
+    assert got.is_contiguous() and torch.equal(got, expected)
+    same = symscalar.jit(lambda x: x.contiguous())
+    assert (same(x) is x) == (x.contiguous() is x)
+
+
+def test_detach_has_no_gradient_like_eager():
+    def f(x):
+        return x.detach() * x
+
+    x1 = torch.randn(3, requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_(True)
+    f(x1).sum().backward()
+    symscalar.jit(f)(x2).sum().backward()
+    assert torch.allclose(x1.grad, x2.grad)
+
