@@ -139,8 +139,8 @@ PRIMITIVES: dict[str, Primitive] = {}
 def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
     """``meta``, remembered by input signature: tensor shapes, dtypes and devices, scalar
     types, static literals and parameters (by type and repr: ``1`` is not ``1.0`` nor
-    ``True``, ``-0.0`` is not ``0.0``), and the ambient state a meta may read (default dtype,
-    autocast). Why: tracing, ``check_trace`` of a trace, of its forward-with-residuals and of
+    ``True``, ``-0.0`` is not ``0.0``), and the ambient state a meta may read (the default dtype;
+    metas run with autocast off). Why: tracing, ``check_trace`` of a trace, of its forward-with-residuals and of
     its backward evaluate the same metas again and again. Each call still returns fresh
     variables; errors are not remembered (they are raised again); a signature with a value
     of another kind in it is not remembered at all."""
@@ -152,13 +152,13 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
             key = (
                 tuple([_signature_key(a) for a in atoms]),
                 tuple([(k, _signature_key(v)) for k, v in params.items()]),
-                torch.get_default_dtype(), torch._C._is_any_autocast_enabled(),
+                torch.get_default_dtype(),
             )
         except TypeError:
-            return _template(meta(*atoms, **params))
+            return _template(_without_autocast(meta, atoms, params))
         found = cache.get(key, _MISSING)
         if found is _MISSING:
-            found = cache[key] = _template(meta(*atoms, **params))
+            found = cache[key] = _template(_without_autocast(meta, atoms, params))
         return found
 
     def memo(*atoms: Any, **params: Any) -> Any:
@@ -170,6 +170,23 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _MISSING = object()
+_AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def _without_autocast(meta: Callable[..., Any], atoms: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """Run a meta with autocast off. An equation's types never depend on autocast: the tracer
+    records autocast's casts as equations of their own, and a meta that runs the op on small
+    CPU tensors must not have them cast again (check_trace may run inside torch.autocast)."""
+    if not torch._C._is_any_autocast_enabled():
+        return meta(*atoms, **params)
+    enabled = [d for d in _AUTOCAST_DEVICES if torch.is_autocast_enabled(d)]
+    for device in enabled:
+        torch.set_autocast_enabled(device, False)
+    try:
+        return meta(*atoms, **params)
+    finally:
+        for device in enabled:
+            torch.set_autocast_enabled(device, True)
 
 
 def _signature_key(v: Any) -> Any:

@@ -64,14 +64,6 @@ FUNCTIONS = {f.__name__: f for f in (
     enable_grad_inside_no_grad, detach_inside, branch_on_requires_grad, grad_mode_read,
 )}
 
-# Cases that depend on work owned by other branches; strict, so that they fail (and the
-# marker must go) as soon as that work is merged.
-PENDING = {
-    "branch_on_requires_grad": "the call-time grad mode must be part of the cache key (b9-jit): "
-    "a trace made with grad enabled is reused under no_grad, where requires_grad reads False",
-    "enable_grad_inside_no_grad": "an input whose gradient path is cut must get None, not "
-    "zeros (b9-grad: unused inputs get None)",
-}
 
 
 def _inputs(dtype, seed):
@@ -94,9 +86,7 @@ def _run(fn, x, w, grad_mode):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_grad_mode_inside_matches_eager_across_calls(name, dtype, request):
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(reason=PENDING[name], strict=True))
+def test_grad_mode_inside_matches_eager_across_calls(name, dtype):
     fn = FUNCTIONS[name]
     jitted = symscalar.jit(fn)
     # grad mode at call time changes between calls: training, validation, training...
