@@ -27,6 +27,7 @@ import re
 import sys
 import threading
 import time
+import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
@@ -213,9 +214,35 @@ def _dynamic_annotation(value: Any) -> str:
     return "DynamicInt" if isinstance(value, int) else "DynamicFloat"
 
 
+def _optional_members(hint: Any) -> tuple[list[Any], bool] | None:
+    """The members of a ``Union``/``X | None`` annotation other than None, and whether None
+    is one of them; None when ``hint`` is not a union."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return None
+    members = typing.get_args(hint)
+    return [m for m in members if m is not type(None)], type(None) in members
+
+
+def _union_kind(hint: Any) -> tuple[str, bool] | None:
+    """A union of dynamic number types (``DynamicFloat | None``, ``Optional[DynamicInt]``,
+    ``Union[DynamicInt, DynamicFloat]``): the dynamic kind, and whether None is allowed (then
+    None is a static part of the key and the value is no program input)."""
+    found = _optional_members(hint)
+    if found is None:
+        return None
+    members, optional = found
+    kinds = {_hint_kind(m) for m in members}
+    if not kinds or not kinds <= set(_DYNAMIC_KINDS):
+        return None
+    return (kinds.pop() if len(kinds) == 1 else DYN_NUMBER), optional
+
+
 def _hint_kind(hint: Any) -> str:
     if hint is inspect.Parameter.empty or hint is None:
         return AUTO
+    union = _union_kind(hint)
+    if union is not None:
+        return union[0]
     if isinstance(hint, str):
         return _KIND_OF_NAME.get(hint.rsplit(".", 1)[-1] if hint != "torch.Tensor" else hint, AUTO)
     for known, kind in _KIND_OF_HINT.items():
@@ -267,12 +294,14 @@ def _param_kinds(
     static: Any,
     dynamic: Any,
     frame_locals: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Each parameter's kind, and the annotations that could not be resolved (by parameter,
-    with why) among those left unannotated-like (AUTO)."""
+) -> tuple[dict[str, str], dict[str, str], frozenset[str]]:
+    """Each parameter's kind; the annotations that could not be resolved (by parameter, with
+    why) among those left unannotated-like (AUTO); the dynamic parameters that accept None
+    (``DynamicFloat | None``)."""
     hints, unresolved = _resolve_hints(fn, frame_locals)
     names = list(sig.parameters)
     kinds = {name: _hint_kind(hints.get(name, inspect.Parameter.empty)) for name in names}
+    optional = {name for name in names if (_union_kind(hints.get(name)) or ("", False))[1]}
     for name, p in sig.parameters.items():
         if kinds[name] == TENSOR and p.default is None:
             kinds[name] = AUTO  # `mask: torch.Tensor = None`, as real models write: None or a tensor
@@ -301,7 +330,9 @@ def _param_kinds(
             kinds[name] = DYN_NUMBER
     for name in (*static_names, *dynamic_names):
         unresolved.pop(name, None)
-    return kinds, {name: why for name, why in unresolved.items() if kinds.get(name) == AUTO}
+    optional -= set(static_names)
+    unresolved = {name: why for name, why in unresolved.items() if kinds.get(name) == AUTO}
+    return kinds, unresolved, frozenset(optional)
 
 
 # -- keys ---------------------------------------------------------------------------------
@@ -346,11 +377,22 @@ def _tree_key(v: Any, tensors: list[torch.Tensor] | None) -> Any:
             raise _StaticTensorError(v)
         tensors.append(v)
         return _tensor_key(v)
+    if tensors is not None and isinstance(v, int) and _is_torch_dynamic_int(v):
+        tensors.append(int(v))  # unannotated, marked dynamic the torch way: a program input
+        return (int, "dynamic")
     node = _NODES.get(_node_type(v))
     if node is not None:
         children, context = node.flatten_fn(v)
         return (t, _tree_key(context, None), tuple(_tree_key(c, tensors) for c in children))
     return _leaf_key(v)
+
+
+def _is_torch_dynamic_int(v: Any) -> bool:
+    """torch's own marker of a dynamic int (``torch.fx.experimental.sym_node.DynamicInt``, an
+    ``int`` subclass for torch.compile), recognised without importing that module (it imports
+    sympy)."""
+    t = type(v)
+    return t.__name__ == "DynamicInt" and t.__module__ == "torch.fx.experimental.sym_node"
 
 
 def _leaf_key(v: Any) -> Any:
@@ -516,6 +558,15 @@ def _generate_dispatch(
             ]
             key.append(f"_ss_k{i}")
             call.append(f"*_ss_a{i}")
+        elif name in state.optional:  # `DynamicFloat | None`: None is static, no program input
+            prep += [
+                f"if {name} is None:",
+                f"    _ss_k{i}, _ss_a{i} = None, ()",
+                "else:",
+                f"    _ss_k{i}, _ss_a{i} = _ss_type({name}), ({name},)",
+            ]
+            key.append(f"_ss_k{i}")
+            call.append(f"*_ss_a{i}")
         else:  # dynamic: the exact type is the key, the value is an input
             key.append(f"_ss_type({name})")
             call.append(name)
@@ -590,7 +641,9 @@ class _JitState:
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
                 "e.g. jit(lambda a, b: torch.mm(a, b))"
             ) from None
-        self.kinds, self.unresolved = _param_kinds(signature_of, self.sig, static, dynamic, frame_locals)
+        self.kinds, self.unresolved, self.optional = _param_kinds(
+            signature_of, self.sig, static, dynamic, frame_locals
+        )
         self.declared_at = _declared_at(signature_of)
         # What the traces read outside the arguments (see symscalar/state.py)
         self.top = fn if isinstance(fn, torch.nn.Module) else None
@@ -700,7 +753,7 @@ class _JitState:
                 )
             elif kind == STATIC:  # declared static on purpose: each value is its own program
                 fixes[label] = f"static{where}"
-            elif kind == AUTO and _is_plain_number(value):
+            elif kind == AUTO and _is_plain_number(value) and not _is_torch_dynamic_int(value):
                 fixes[label] = (
                     f"unannotated, so static{where}: annotate it "
                     f"{_dynamic_annotation(value)} to make it a runtime input"
@@ -713,6 +766,7 @@ class _JitState:
         return [
             f"parameter '{name}'" for name, value in zip(self.sig.parameters, args)
             if self.kinds[name] == AUTO and _is_plain_number(value) and name not in self.unresolved
+            and not _is_torch_dynamic_int(value)
         ]
 
     def would_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> explain.WouldTrace:
@@ -792,6 +846,8 @@ class _JitState:
 
     def _validate(self, args: tuple[Any, ...]) -> None:
         for p, _, where, value in self._arguments(args):
+            if value is None and p.name in self.optional:
+                continue
             _check_argument(self.kinds[p.name], value, where)
 
     def inline(self, args: tuple[Any, ...]) -> Any:
@@ -1059,14 +1115,22 @@ def _proxy(builder: TraceBuilder, kind: str, where: str, value: Any) -> Any:
     static values stay themselves (in containers: their tensor leaves become proxies)."""
     if kind == TENSOR:
         return _tensor_input(builder, value)
-    if kind in _DYNAMIC_KINDS:
-        return builder.scalar_input(type(value), value, where)
+    if kind in _DYNAMIC_KINDS:  # None only reaches here for `DynamicFloat | None`
+        return None if value is None else builder.scalar_input(type(value), value, where)
     if kind == AUTO:
         leaves, spec = pytree.tree_flatten(value, is_leaf=_is_size)
-        return pytree.tree_unflatten(
-            [_tensor_input(builder, t) if isinstance(t, torch.Tensor) else t for t in leaves], spec
-        )
+        return pytree.tree_unflatten([_auto_leaf(builder, where, t) for t in leaves], spec)
     return value
+
+
+def _auto_leaf(builder: TraceBuilder, where: str, leaf: Any) -> Any:
+    """A leaf of an unannotated argument while tracing: tensors and torch's ``DynamicInt``
+    are program inputs (in ``_tree_key``'s order), anything else is static."""
+    if isinstance(leaf, torch.Tensor):
+        return _tensor_input(builder, leaf)
+    if isinstance(leaf, int) and _is_torch_dynamic_int(leaf):
+        return builder.scalar_input(int, int(leaf), where)
+    return leaf
 
 
 def _check_inlined_argument(kind: str, where: str, value: Any) -> Any:
@@ -1076,7 +1140,9 @@ def _check_inlined_argument(kind: str, where: str, value: Any) -> Any:
         if not isinstance(value, (torch.Tensor, TensorProxy)):
             raise TypeError(f"{where} is annotated torch.Tensor but got {type(value).__name__}")
     elif kind in _DYNAMIC_KINDS:
-        if not isinstance(value, NumberProxy):
+        if value is None:
+            pass  # `DynamicFloat | None` (a None for a plain DynamicFloat fails in the op)
+        elif not isinstance(value, NumberProxy):
             _check_dynamic_value(kind, value, where)
         elif value._python_type not in _DYNAMIC_TYPES[kind]:
             raise TypeError(

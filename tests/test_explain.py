@@ -12,11 +12,13 @@ import os
 import subprocess
 import sys
 import warnings
+from typing import Optional, Union
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch.fx.experimental.sym_node import DynamicInt as TorchDynamicInt
 
 import symscalar
 from symscalar import DynamicFloat, DynamicInt, StaticInt
@@ -237,7 +239,7 @@ def test_many_static_values_stay_bounded() -> None:
 
 
 def test_local_alias_under_future_annotations_is_dynamic() -> None:
-    Scale = DynamicFloat  # noqa: N806 - a type alias
+    Scale = DynamicFloat
 
     @symscalar.jit
     def f(x: torch.Tensor, s: Scale) -> torch.Tensor:
@@ -267,3 +269,43 @@ def test_unresolvable_annotation_is_explained() -> None:
     f(torch.ones(2), 2.0)
     assert "its annotation 'NotDefinedAnywhere' (NameError" in reasons(f)[1]
     assert "could not be resolved, so it is static" in reasons(f)[1]
+
+
+def test_optional_and_union_of_dynamic_types_are_dynamic() -> None:
+    @symscalar.jit
+    def f(
+        x: torch.Tensor,
+        s: Optional[DynamicFloat] = None,
+        n: DynamicInt | None = None,
+        u: Union[DynamicInt, DynamicFloat] = 1,
+    ) -> torch.Tensor:
+        if s is not None:
+            x = x * s
+        if n is not None:
+            x = x + n
+        return x * u
+
+    def eager(x, s=None, n=None, u=1):  # type: ignore[no-untyped-def]
+        return ((x * s if s is not None else x) + (n if n is not None else 0)) * u
+
+    x = torch.ones(2, dtype=torch.float64)
+    calls = [(), (0.5,), (0.7,), (0.7, 3), (0.9, 4), (None, 4), (None, 5, 2.5), (None, 6, 3.5), (None, 6, 3)]
+    for args in calls:
+        got, expected = f(x, *args), eager(x, *args)
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected)
+    # one entry per pattern of None and Python types; new values of a pattern are hits
+    assert f.cache_info().misses == 5 and f.cache_info().hits == 4
+    assert "parameter 's' type NoneType → float" in reasons(f)[1]
+    with pytest.raises(TypeError, match="DynamicFloat"):
+        f(x, "0.5")
+
+
+def test_torch_dynamic_int_marks_an_unannotated_number_dynamic() -> None:
+    f = symscalar.jit(lambda x, n: x * n + n)
+    x = torch.ones(2)
+    for n in (TorchDynamicInt(4), TorchDynamicInt(5), TorchDynamicInt(-1)):
+        torch.testing.assert_close(f(x, n), x * int(n) + int(n))
+    assert f.cache_info().misses == 1
+    f(x, 4)  # a plain int stays static: its own entry
+    assert f.cache_info().misses == 2
