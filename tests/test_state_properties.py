@@ -1,7 +1,8 @@
 """Property-based: random small modules (Linear / LayerNorm / activation stacks, a forward that
 branches on ``self.training``) and random sequences of {call, optimizer step, train/eval,
-no_grad call, inference_mode call, freeze/unfreeze a parameter, replace a parameter} give
-eager's outputs, dtypes and every parameter's gradient (None-ness included) at every step."""
+no_grad call, inference_mode call, autocast call, freeze/unfreeze a parameter, replace a
+parameter} give eager's outputs, dtypes and every parameter's gradient (None-ness included)
+at every step."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from state_support import Twin, inputs
+from state_support import Twin, assert_same_state, inputs
 
 WIDTH = 4
 LAYERS = {
@@ -35,7 +36,22 @@ class Scale(nn.Module):
         return x * self.s if self.training else x + self.s
 
 
-ACTIONS = ["call", "call", "step", "train", "eval", "no_grad", "inference", "freeze", "unfreeze", "replace"]
+ACTIONS = [
+    "call", "call", "step", "train", "eval", "no_grad", "inference", "autocast", "freeze", "unfreeze",
+    "replace",
+]
+
+
+def autocast_call(twin: Twin, x: torch.Tensor) -> None:
+    """A bfloat16 autocast call (a mixed-precision validation pass): eager's dtype exactly,
+    values within bfloat16 rounding (eager's fused addmm rounds once, matmul + add twice), and
+    no state changed (compared exactly)."""
+    with torch.autocast("cpu", torch.bfloat16):
+        expected = twin.eager(x.clone())
+        out = twin.jitted(x.clone())
+    assert out.dtype == expected.dtype and out.requires_grad == expected.requires_grad
+    torch.testing.assert_close(out.float(), expected.float(), rtol=3e-2, atol=3e-2)
+    assert_same_state(twin.module, twin.eager)
 
 
 def act(twin: Twin, action: str, index: int, dtype: torch.dtype) -> None:
@@ -47,6 +63,8 @@ def act(twin: Twin, action: str, index: int, dtype: torch.dtype) -> None:
         twin.call(inputs(3, WIDTH, dtype=dtype), mode=torch.no_grad)
     elif action == "inference":
         twin.call(inputs(3, WIDTH, dtype=dtype), mode=torch.inference_mode)
+    elif action == "autocast":
+        autocast_call(twin, inputs(3, WIDTH, dtype=dtype))
     elif action == "step":
         twin.step()
     elif action in ("train", "eval"):
