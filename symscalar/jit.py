@@ -44,6 +44,7 @@ except ImportError:  # torch runs without numpy; then there are no numpy scalars
 from symscalar import autocast
 from symscalar import grad as grad_transform
 from symscalar import explain, nvfuser_backend, torch_backend
+from symscalar.explain import Explanation, WouldTrace
 from symscalar import state as outside
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
@@ -107,8 +108,8 @@ class JitFunction(Protocol, Generic[P, R]):
     def cache_info(self) -> CacheInfo: ...
     def cache_clear(self) -> None: ...
     def last_fusion(self) -> list[Any]: ...
-    def explain(self) -> explain.Explanation: ...
-    def would_trace(self, *args: P.args, **kwargs: P.kwargs) -> explain.WouldTrace: ...
+    def explain(self) -> Explanation: ...
+    def would_trace(self, *args: P.args, **kwargs: P.kwargs) -> WouldTrace: ...
 
 
 @dataclasses.dataclass
@@ -363,10 +364,11 @@ def _tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
     return (t.shape, t.dtype, t.device, t.requires_grad)
 
 
-def _tree_key(v: Any, tensors: list[torch.Tensor] | None) -> Any:
+def _tree_key(v: Any, tensors: list[Any] | None) -> Any:
     """The cache key of ``v``, walked in ``tree_flatten``'s order. Tensor leaves count by
-    metadata and are appended to ``tensors`` (the program's inputs); ``tensors=None`` means
-    a static value, where a tensor raises. Every other leaf counts by type and value."""
+    metadata and are appended to ``tensors`` (the program's inputs; torch's ``DynamicInt``
+    too, as an int); ``tensors=None`` means a static value, where a tensor raises. Every
+    other leaf counts by type and value."""
     t = type(v)
     if t in _ATOMS:
         return (t, v)
@@ -1356,7 +1358,7 @@ def _accepts_state(value: Any, call_args: tuple[Any, ...], entries: Mapping[int,
     """Whether some entry under a key accepts the call with the state read from outside
     (captured tensors, modules) as it is now and its guards: the entry's checks alone, no
     program runs."""
-    return any(entry.run.accepts(*call_args) for entry in _entries_of(value, entries))
+    return any(getattr(entry.run, "accepts")(*call_args) for entry in _entries_of(value, entries))
 
 
 @typing.overload
@@ -1527,10 +1529,10 @@ class JitModule(torch.nn.Module):
     def last_fusion(self) -> list[Any]:
         return self._jitted.last_fusion()  # type: ignore[no-any-return]
 
-    def explain(self) -> explain.Explanation:
+    def explain(self) -> Explanation:
         return self._jitted.explain()  # type: ignore[no-any-return]
 
-    def would_trace(self, *args: Any, **kwargs: Any) -> explain.WouldTrace:
+    def would_trace(self, *args: Any, **kwargs: Any) -> WouldTrace:
         return self._jitted.would_trace(*args, **kwargs)  # type: ignore[no-any-return]
 
 

@@ -120,7 +120,7 @@ def test_every_argument_type_matches_eager_or_is_refused(kind, op, calls):
         except (RuntimeError, symscalar.UnsupportedOperationError):
             # as eager; the failure may come while tracing (no entry) or running (an entry)
             assert expected is None, (kind, op, x.dtype, s)
-            hits, misses, entries = f.cache_info()
+            hits, misses, entries = f.cache_info()[:3]
             if entries > len(seen):
                 seen.add(key)
             continue
