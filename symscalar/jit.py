@@ -31,6 +31,7 @@ import torch
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
 from symscalar.errors import UnsupportedOperationError
+from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, tracing
 from symscalar.types import (
@@ -397,9 +398,10 @@ class _JitState:
         check_trace(trace)
         backend = self._backend_for(trace)
         captured = builder.captured_tensors()
+        rng_seed = (None,) if builder.rng_seed is not None else ()
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
-            for value in (*self.call_args_of(*args), *captured)
+            for value in (*self.call_args_of(*args), *rng_seed, *captured)
         ]
         backward: Trace | None
         if any(
@@ -413,6 +415,8 @@ class _JitState:
             backward = None
             if captured:
                 run = _append_captured(run, captured)
+        if rng_seed:
+            run = _append_rng_seed(run)
         return Entry(trace, run, tuple(builder.guards), backward, backend)
 
     def _backend_for(self, trace: Trace) -> Any:
@@ -527,6 +531,16 @@ def _append_captured(run: Callable[..., Any], captured: tuple[torch.Tensor, ...]
         return run(*args, *captured)
 
     return run_with_captured
+
+
+def _append_rng_seed(run: Callable[..., Any]) -> Callable[..., Any]:
+    """Supply a program with random ops its RNG seed, drawn fresh from torch's default
+    generator on every call (the trace's seed input follows the call's inputs)."""
+
+    def run_with_rng_seed(*args: Any) -> Any:
+        return run(*args, draw_seed())
+
+    return run_with_rng_seed
 
 
 def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[str]], str]]:

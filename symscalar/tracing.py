@@ -96,6 +96,11 @@ class TraceBuilder:
         # and copies it into the real tensor after every call (functionalized state writes:
         # running statistics, an EMA, a KV cache).
         self.write_backs: list[tuple[torch.Tensor, Any]] = []
+        # The program's RNG seed, an int input created by the first random op (see
+        # ops/random.py); the caller supplies a fresh one on every call. It follows the
+        # inputs and precedes the captured tensors in the built trace.
+        self.rng_seed: NumberProxy | None = None
+        self._rng_offsets = 0
         self._counts = {"t": 0, "s": 0}
 
     # -- inputs and proxies -------------------------------------------------------------
@@ -225,12 +230,23 @@ class TraceBuilder:
             raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
         self.write_backs.append((target, value))
 
+    def rng_state(self) -> tuple[NumberProxy, int]:
+        """The program's RNG seed and a fresh static offset: one stream per random op."""
+        if self.rng_seed is None:
+            var = ScalarVar(int)
+            self.roots[var] = frozenset(["the RNG seed of the program"])
+            self.rng_seed = DynamicInt(self, var, self._name(var), "the RNG seed of the program")
+        offset = self._rng_offsets
+        self._rng_offsets += 1
+        return self.rng_seed, offset
+
     # -- result ---------------------------------------------------------------------------
 
     def build(self, outputs: Sequence[Any]) -> Trace:
         out_atoms = tuple(self.unwrap(o) for o in outputs)
         captured_vars = tuple(var for var, _ in self.captured.values())
-        return Trace(tuple(self.inputs) + captured_vars, tuple(self.eqns), out_atoms, self.name)
+        rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
+        return Trace(tuple(self.inputs) + rng + captured_vars, tuple(self.eqns), out_atoms, self.name)
 
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         return tuple(t for _, t in self.captured.values())
@@ -246,7 +262,7 @@ def _random_functions() -> frozenset[Any]:
     return frozenset(
         [getattr(torch, n) for n in names.split()]
         + [getattr(torch.Tensor, n) for n in tensor_methods.split()]
-        + [F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+        + [F.dropout, torch.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
            F.gumbel_softmax, F.rrelu]
     )
 
@@ -256,12 +272,17 @@ _RANDOM_FUNCTIONS = _random_functions()
 
 class _NoRandomMode(torch.overrides.TorchFunctionMode):
     """Active while tracing: a random op would run once, at trace time, and its sample would
-    be baked into the program as a constant. Refuse it instead."""
+    be baked into the program as a constant. Those symscalar implements (ops/random.py) are
+    recorded, drawing from the program's RNG seed, even when no argument is traced
+    (``torch.rand(2, 3)``); the others are refused."""
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         if func in _RANDOM_FUNCTIONS:
+            handler = TORCH_FUNCTIONS.get(func)
+            if handler is not None:
+                return handler(*args, **(kwargs or {}))
             name = torch.overrides.resolve_name(func) or repr(func)
             raise UnsupportedOperationError(
                 f"{name} inside a traced function is not supported: it would run once while "

@@ -299,7 +299,8 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "new_full": [((t(2, 3), (4, 5), 1.5), {}), ((t(2, 3, dtype=i64), (3,), 7), {}), ((t(2), (2, 2), -2.0), {"dtype": f64})],
         "clamp_min": clamp_one,
         "clamp_max": clamp_one,
-        # deterministic forms only: training=False, or p=0 (random dropout is refused)
+        # deterministic forms only: training=False, or p=0 (random masks are the program's own
+        # stream, not eager's: tests/test_random.py)
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)

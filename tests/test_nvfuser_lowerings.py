@@ -20,6 +20,7 @@ from symscalar import DynamicFloat, StaticInt
 from symscalar import nvfuser_backend as nb
 from symscalar.grad import vjp_traces
 from symscalar.ops.scalar import SCALAR_BINARY, SCALAR_UNARY
+from symscalar.ops import random as random_ops
 from symscalar.ops.factories import arange_p
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import PRIMITIVES, Eqn, ScalarVar, TensorVar, Trace, dce, is_var
@@ -118,6 +119,8 @@ def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.clamp(a,
 def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.clamp(a, max=b)
 def lerp_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.lerp(a, b, s)
 def addcmul_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.addcmul(a, a, b, value=s)
+def uniform_fn(a: torch.Tensor) -> Any: return a + torch.rand_like(a)
+def normal_fn(a: torch.Tensor) -> Any: return a * torch.randn_like(a)
 def mean_fn(a: torch.Tensor, d: StaticInt) -> Any: return a.mean(d)
 def amax_fn(a: torch.Tensor) -> Any: return a.amax(1)
 def amin_fn(a: torch.Tensor) -> Any: return a.amin((0, 2), keepdim=True)
@@ -222,6 +225,8 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "split": (split_fn, (x(*A),), ("fd.ops.slice(",)),
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
+    "uniform": (uniform_fn, (x(*A),), ("fd.ops.uniform(", "rng_seed=")),
+    "normal": (normal_fn, (x(*A),), ("fd.ops.normal(", "rng_seed=")),
 }
 CASE_IDS = list(LOWERED_CASES)
 
@@ -442,6 +447,12 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
         [t.shape[bdims.index(i)] if i in bdims else 1 for i in range(len(shape))]
     ).expand(shape),
     "full": lambda shape, fill, dtype: torch.full(shape, fill, dtype=_torch_dtype(dtype)),
+    # nvFuser's (seed, offset) streams read as the torch lowering's: the same numbers iff the
+    # lowering passes the seed, offset, shape and dtype through
+    "uniform": lambda lo, hi, shape, rng_seed, rng_offset, dtype: lo + (hi - lo) * random_ops.uniform_p.impl(
+        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
+    "normal": lambda mean, std, shape, rng_seed, rng_offset, dtype: mean + std * random_ops.normal_p.impl(
+        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
     "iota": lambda n, start=0, step=1, dtype=None: torch.arange(n, dtype=torch.int64 if dtype is None else _torch_dtype(dtype)) * step + start,
 }
 

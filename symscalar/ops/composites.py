@@ -15,9 +15,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, holomorphic, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
+from symscalar.ops.random import dropout
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
@@ -173,12 +173,8 @@ def scaled_dot_product_attention(
     scale: FloatLike | None = None,
     enable_gqa: StaticBool = False,
 ) -> Tensor:
-    """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. No dropout."""
-    if dropout_p != 0.0:
-        raise NotImplementedError(
-            "scaled_dot_product_attention: dropout_p must be 0 in a traced function (random "
-            "dropout is not supported); apply dropout outside symscalar.jit"
-        )
+    """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. A nonzero
+    ``dropout_p`` drops attention weights with the program's RNG (see ``ops/random.py``)."""
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa with grouped heads is not supported")
     if is_causal and attn_mask is not None:
@@ -199,7 +195,10 @@ def scaled_dot_product_attention(
     # before the softmax so that no NaN reaches the gradient either.
     fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
     weights = torch.softmax(torch.where(fully_masked, 0.0, scores), -1)
-    return torch.where(fully_masked, 0.0, weights) @ value
+    weights = torch.where(fully_masked, 0.0, weights)
+    if dropout_p != 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights @ value
 
 
 @implements(F.scaled_dot_product_attention)
@@ -216,15 +215,3 @@ def _torch_sdpa(
     return scaled_dot_product_attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
     )
-
-
-# ---- dropout: the identity when not training; random dropout is refused (it would bake a sample)
-@implements(F.dropout)
-def _torch_dropout(input: Tensor, p: StaticFloat = 0.5, training: StaticBool = True, inplace: StaticBool = False) -> Tensor:
-    if training and p != 0.0:
-        raise UnsupportedOperationError(
-            "torch.nn.functional.dropout with training=True inside a traced function is not "
-            "supported: its random mask would be drawn once and baked into the program. Use "
-            "training=False (or model.eval()), or apply dropout outside symscalar.jit."
-        )
-    return input
