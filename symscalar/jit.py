@@ -30,6 +30,7 @@ import torch
 
 from symscalar import grad as grad_transform
 from symscalar import nvfuser_backend, torch_backend
+from symscalar import state as outside
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
@@ -104,18 +105,21 @@ class Entry:
     backend: Any = None  # what compiled it (the nvFuser backend remembers its fusions)
 
 
-class _Guarded:
-    """Cache value for a key whose entries carry ``specialize`` guards."""
+class _Chain:
+    """Cache value for a key with several entries (``specialize`` guards, or state guards that
+    differ: a frozen and an unfrozen parameter). Each entry answers ``_MISS`` when its guards
+    fail; the newest entry is tried first."""
 
     def __init__(self) -> None:
-        self.entries: list[tuple[Callable[..., bool], Entry]] = []
+        self.entries: list[Entry] = []
         self.last: Entry | None = None
 
     def __call__(self, *args: Any) -> Any:
-        for guard, entry in self.entries:
-            if guard(*args):
+        for entry in self.entries:
+            out = entry.run(*args)
+            if out is not _MISS:
                 self.last = entry
-                return entry.run(*args)
+                return out
         return _MISS
 
 
@@ -201,6 +205,31 @@ _DYNAMIC_KEY = {
 }
 
 
+def _torch_function_modes() -> tuple[Any, ...]:
+    """Active torch function modes (``with torch.device(...)``, ``set_default_device``...):
+    they change what factory calls create while tracing."""
+    return tuple(
+        (type(m), getattr(m, "device", None)) for m in torch.overrides._get_current_function_mode_stack()
+    )
+
+
+# Ambient torch state that changes what a program computes, in every key: grad mode (True;
+# False; 2 under inference_mode), the default dtype, active torch function modes (a default
+# device). Each is one C call on the hot path.
+_AMBIENT_NAMESPACE: dict[str, Any] = {
+    "_ss_grad_enabled": torch.is_grad_enabled,
+    "_ss_inference": torch.is_inference_mode_enabled,
+    "_ss_default_dtype": torch.get_default_dtype,
+    "_ss_n_modes": torch._C._len_torch_function_stack,
+    "_ss_modes": _torch_function_modes,
+}
+_AMBIENT_KEY = [
+    "_ss_grad_enabled() or (_ss_inference() and 2)",
+    "_ss_default_dtype()",
+    "_ss_n_modes() and _ss_modes()",
+]
+
+
 def _generate_dispatch(
     fn: Callable[..., Any], sig: inspect.Signature, kinds: dict[str, str], state: _JitState
 ) -> Callable[..., Any]:
@@ -217,7 +246,10 @@ def _generate_dispatch(
         # rejected with a clear error by the miss path.
         "_ss_as_int": {int: int, bool: int}, "_ss_as_float": {float: float, int: float, bool: float},
         "_ss_as_bool": {bool: bool},
+        **_AMBIENT_NAMESPACE,
+        "_ss_hooks": outside.RemovableHandle, "_ss_hooks_seen": -1,
     }
+    state.namespace = namespace
     for name in sig.parameters:
         if name.startswith("_ss_"):
             raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({name!r})")
@@ -261,10 +293,10 @@ def _generate_dispatch(
             key.append(_DYNAMIC_KEY[kind].format(name))
             call.append({DYN_INT: f"_ss_int({name})", DYN_FLOAT: f"_ss_float({name})",
                          DYN_BOOL: f"_ss_bool({name})"}.get(kind, name))
+    key += _AMBIENT_KEY
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
-    source = f"""
-def _ss_dispatch({", ".join(params)}):
+    body = f"""
     _ss_next_call()
     try:
         _ss_entry = _ss_cache[{key_src}]
@@ -275,7 +307,16 @@ def _ss_dispatch({", ".join(params)}):
     if _ss_out is _ss_MISS:
         return _ss_miss({args_src})
     return _ss_out
-
+"""
+    # Hooks: every register_*hook takes a new RemovableHandle id, so one comparison per call
+    # tells whether the hooks of the traced modules must be looked at again.
+    source = f"""
+def _ss_dispatch({", ".join(params)}):
+    if _ss_hooks.next_id != _ss_hooks_seen:
+        return _ss_state.hooked_call({args_src})
+{body}
+def _ss_inner({", ".join(params)}):
+{body}
 def _ss_key_of({", ".join(all_args)}):
     return {key_src}
 
@@ -285,6 +326,7 @@ def _ss_call_args_of({", ".join(all_args)}):
     exec(compile(source, f"<symscalar.jit dispatch of {_qualname(fn)}>", "exec"), namespace)  # noqa: S102
     state.key_of = namespace["_ss_key_of"]
     state.call_args_of = namespace["_ss_call_args_of"]
+    state.inner = namespace["_ss_inner"]
     dispatch: Callable[..., Any] = namespace["_ss_dispatch"]
     dispatch.__source__ = source  # type: ignore[attr-defined]
     return dispatch
@@ -310,6 +352,12 @@ class _JitState:
                 "e.g. jit(lambda a, b: torch.mm(a, b))"
             ) from None
         self.kinds = _param_kinds(signature_of, self.sig, static, dynamic)
+        # What the traces read outside the arguments (see symscalar/state.py)
+        self.top = fn if isinstance(fn, torch.nn.Module) else None
+        self.roots = outside.Roots(fn)
+        self.hooks = outside.HookWatch(self.top)
+        self.namespace: dict[str, Any] = {}  # the dispatch's globals (hook epoch seen)
+        self.inner: Callable[..., Any]  # the dispatch without the hook check
         self.cache: dict[Any, Callable[..., Any]] = {}
         self.entries: dict[int, Entry] = {}  # id(cache value) -> Entry, for inspection
         self.calls = itertools.count()
@@ -319,6 +367,21 @@ class _JitState:
         self.last: Any = None
         self.key_of: Callable[..., Any]
         self.call_args_of: Callable[..., Any]
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def hooked_call(self, args: tuple[Any, ...]) -> Any:
+        """The slow path taken when a hook was registered somewhere since the last check:
+        refuse hooks jit cannot honour; run the jitted module's forward (pre-)hooks eagerly
+        around the program (on every call while it has any)."""
+        epoch = outside.hook_epoch()
+        n = sum(p.kind is not p.KEYWORD_ONLY for p in self.sig.parameters.values())
+        kwargs = dict(zip(list(self.sig.parameters)[n:], args[n:]))
+        if not self.hooks.check():
+            self.namespace["_ss_hooks_seen"] = epoch
+            return self.inner(*args[:n], **kwargs)
+        assert self.top is not None
+        return outside.call_with_hooks(self.top, self.inner, args[:n], kwargs)
 
     # -- the miss path ---------------------------------------------------------------------
 
@@ -342,14 +405,16 @@ class _JitState:
         return out
 
     def _insert(self, key: Any, value: Any, entry: Entry) -> Any:
-        if not entry.guards:
+        self.entries[id(entry.run)] = entry
+        if value is None:
             self.cache[key] = entry.run
-            self.entries[id(entry.run)] = entry
             return entry.run
-        guarded = value if isinstance(value, _Guarded) else _Guarded()
-        guarded.entries.append((_guard_function(entry), entry))
-        self.cache[key] = guarded
-        return guarded
+        chain = value if isinstance(value, _Chain) else _Chain()
+        if value is not chain:
+            chain.entries.append(self.entries[id(value)])
+        chain.entries.insert(0, entry)
+        self.cache[key] = chain
+        return chain
 
     def _where(self, name: str) -> str:
         return f"parameter '{name}' of {_qualname(self.fn)}"
@@ -384,40 +449,77 @@ class _JitState:
                 kw[name] = traced
             else:
                 pos.append(traced)
-        with tracing(builder):
-            result = fn(*pos, **kw)
-        if builder.write_backs:
-            target = builder.write_backs[0][0]
-            raise UnsupportedOperationError(
-                f"{_qualname(fn)} writes state outside the trace (a tensor of shape "
-                f"{tuple(target.shape)}); writing state from a jitted function is not supported "
-                "yet. Return the new value and assign it outside the jitted function."
-            )
+        # jit(module) traces forward: the module's own hooks run around the program (dispatch)
+        traced_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        watch = outside.TraceWatch(self.roots, builder, self.top)
+        with watch, tracing(builder):
+            result = traced_fn(*pos, **kw)
         leaves, render = _flatten_output(result, _qualname(fn))
-        trace = builder.build(leaves)
+        writes, values = self._state_writes(builder, watch)
+        if writes:
+            render = _with_state_outputs(render, len(leaves))
+        trace = builder.build([*leaves, *values])
         check_trace(trace)
         backend = self._backend_for(trace)
-        captured = builder.captured_tensors()
         rng_seed = (None,) if builder.rng_seed is not None else ()
+        captured = [
+            outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
+            for _, t in builder.captured.values()
+        ]
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
-            for value in (*self.call_args_of(*args), *rng_seed, *captured)
+            for value in (*self.call_args_of(*args), *(c.tensor for c in captured), *rng_seed)
         ]
-        backward: Trace | None
-        if any(
+        position = {id(t): j for j, (_, t) in enumerate(builder.captured.values())}
+        with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
+        state_outputs = trace.outputs[len(leaves):]
+        writes = [
+            outside.StateWrite(how, position[target] if how == "copy" else target, name,
+                               detach=out not in with_grad)
+            for (how, target, name), out in zip(writes, state_outputs)
+        ]
+        backward: Trace | None = None
+        # grad mode is part of the key, so an entry traced without grad never runs with it
+        if torch.is_grad_enabled() and any(
             r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
         ):
-            run, backward = grad_transform.autograd_runner(
-                trace, render, captured, backend, requires_grad
-            )
+            run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         else:
             run = backend.compile_trace(trace, render)
-            backward = None
-            if captured:
-                run = _append_captured(run, captured)
         if rng_seed:
             run = _append_rng_seed(run)
-        return Entry(trace, run, tuple(builder.guards), backward, backend)
+        modules = {**{i: m for i, (m, _) in watch.modules.items()}, **watch.used_modules}
+        self.hooks.add(watch.used_modules, watch.names)
+        guards = tuple(builder.guards)
+        entry_run = outside.make_entry(
+            run, self.roots, captured,
+            [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
+            _guard_function(trace, guards) if guards else None, writes, _MISS, _qualname(fn),
+        )
+        return Entry(trace, entry_run, guards, backward, backend)
+
+    def _state_writes(
+        self, builder: TraceBuilder, watch: outside.TraceWatch
+    ) -> tuple[list[tuple[str, Any, str]], list[Any]]:
+        """The state the traced function writes, as (how, target, name) and the traced values:
+        in-place ops on captured tensors (``builder.write_backs``, copied in) first, then
+        attribute assignments of traced tensors (assigned with ``setattr``)."""
+        writes: list[tuple[str, Any, str]] = []
+        values: list[Any] = []
+        for target, value in builder.write_backs:
+            if target.requires_grad and target.is_leaf and torch.is_grad_enabled():
+                raise UnsupportedOperationError(
+                    f"{_qualname(self.fn)} writes in place into a leaf tensor that requires grad "
+                    f"(shape {tuple(target.shape)}, e.g. a parameter); eager torch refuses this "
+                    "too. Fix: do it under torch.no_grad(), or on .data, outside the jitted function."
+                )
+            builder.unwrap(target)  # read on every call, by path when it has one
+            writes.append(("copy", id(target), ""))
+            values.append(value)
+        for write in watch.writes:
+            writes.append(("set", write.owner, write.name))
+            values.append(write.value)
+        return writes, values
 
     def _backend_for(self, trace: Trace) -> Any:
         if self.backend == "nvfuser":
@@ -444,7 +546,7 @@ class _JitState:
 
     def last_entry(self) -> Entry | None:
         last = self.last
-        if isinstance(last, _Guarded):
+        if isinstance(last, _Chain):
             return last.last
         return self.entries.get(id(last))
 
@@ -468,7 +570,7 @@ class _JitState:
 
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
-        entries = sum(len(v.entries) if isinstance(v, _Guarded) else 1 for v in self.cache.values())
+        entries = sum(len(v.entries) if isinstance(v, _Chain) else 1 for v in self.cache.values())
         return CacheInfo(calls - self.misses, self.misses, entries)
 
     def cache_clear(self) -> None:
@@ -526,16 +628,23 @@ def _map_tensors(v: Any, f: Callable[[torch.Tensor], Any]) -> Any:
     return v
 
 
-def _append_captured(run: Callable[..., Any], captured: tuple[torch.Tensor, ...]) -> Callable[..., Any]:
-    def run_with_captured(*args: Any) -> Any:
-        return run(*args, *captured)
+def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
+    """The variables of ``trace`` computed from any of ``sources``."""
+    reached = set(sources)
+    for eqn in trace.eqns:
+        if any(a in reached for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))):
+            reached.update(eqn.outs)
+    return reached
 
-    return run_with_captured
+
+def _with_state_outputs(render: Callable[[list[str]], str], n: int) -> Callable[[list[str]], str]:
+    """The program returns ``(user's result, (state values...))`` when it writes state."""
+    return lambda names: f"({render(names[:n])}, ({''.join(x + ', ' for x in names[n:])}))"
 
 
 def _append_rng_seed(run: Callable[..., Any]) -> Callable[..., Any]:
     """Supply a program with random ops its RNG seed, drawn fresh from torch's default
-    generator on every call (the trace's seed input follows the call's inputs)."""
+    generator on every call (the seed is the trace's last input, after the captured tensors)."""
 
     def run_with_rng_seed(*args: Any) -> Any:
         return run(*args, draw_seed())
@@ -581,26 +690,22 @@ def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[
     return leaves, render
 
 
-def _guard_function(entry: Entry) -> Callable[..., bool]:
-    """A function of the call's inputs that is true when every specialize() guard holds."""
-    trace = entry.trace
-    wanted = {var for var, _ in entry.guards}
+def _guard_function(trace: Trace, guards: tuple[tuple[ScalarVar, Any], ...]) -> Callable[..., bool]:
+    """A function of the program's inputs that is true when every specialize() guard holds."""
+    wanted = {var for var, _ in guards}
     needed: list[Any] = []
     for eqn in reversed(trace.eqns):
         if any(out in wanted for out in eqn.outs):
             needed.append(eqn)
             wanted.update(a for a in eqn.args if isinstance(a, ScalarVar))
     guard_trace = Trace(
-        trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in entry.guards), "guard"
+        trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in guards), "guard"
     )
-    expected = tuple(value for _, value in entry.guards)
+    expected = tuple(value for _, value in guards)
     compute = torch_backend.compile_trace(guard_trace)
-    n_inputs = len(trace.inputs)
 
     def guard(*args: Any) -> bool:
-        # captured tensors are not needed by scalar-only guard computations
-        padded = args + (None,) * (n_inputs - len(args))
-        return bool(compute(*padded) == expected)
+        return bool(compute(*args) == expected)
 
     return guard
 

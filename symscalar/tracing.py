@@ -19,6 +19,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
 from symscalar.errors import (
@@ -97,10 +98,20 @@ class TraceBuilder:
         # running statistics, an EMA, a KV cache).
         self.write_backs: list[tuple[torch.Tensor, Any]] = []
         # The program's RNG seed, an int input created by the first random op (see
-        # ops/random.py); the caller supplies a fresh one on every call. It follows the
-        # inputs and precedes the captured tensors in the built trace.
+        # ops/random.py); the caller supplies a fresh one on every call. It is the last
+        # input of the built trace, after the captured tensors.
         self.rng_seed: NumberProxy | None = None
         self._rng_offsets = 0
+        # The proxy standing for each captured tensor (by id; ``captured`` keeps it alive).
+        self._captured_proxies: dict[int, TensorProxy] = {}
+        self._kept_captured: tuple[torch.Tensor, ...] = ()
+        # Grad mode when tracing started: a region of the traced function that runs with grad
+        # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
+        # gets a ``stop_gradient`` on what it computes from values that require grad.
+        self.grad_enabled_at_start = torch.is_grad_enabled()
+        # How many torch functions are being handled: only the outermost call of user code
+        # (depth 0) is seen by the tracing mode and autocast; handlers run at depth > 0.
+        self.depth = 0
         self._counts = {"t": 0, "s": 0}
 
     # -- inputs and proxies -------------------------------------------------------------
@@ -114,7 +125,7 @@ class TraceBuilder:
     def tensor_input(self, var: TensorVar, requires_grad: bool = False) -> TensorProxy:
         self.inputs.append(var)
         self.requires_grad[var] = requires_grad
-        return TensorProxy(self, var, self._name(var))
+        return TensorProxy(self, var, self._name(var), "input")
 
     def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
         var = ScalarVar(python_type)
@@ -126,7 +137,7 @@ class TraceBuilder:
 
     def _wrap(self, var: Var) -> Any:
         if isinstance(var, TensorVar):
-            return TensorProxy(self, var, self._name(var))
+            return TensorProxy(self, var, self._name(var), "computed")
         roots = self.roots.get(var, frozenset())
         origin = "computed from " + ", ".join(sorted(roots)) if roots else "computed in the trace"
         return _PROXY_CLASS[var.dtype](self, var, self._name(var), origin)
@@ -151,17 +162,32 @@ class TraceBuilder:
         )
 
     def _capture(self, tensor: torch.Tensor) -> TensorVar:
-        found = self.captured.get(id(tensor))
-        if found is None:
+        return self.capture(tensor)._var
+
+    def capture(self, tensor: torch.Tensor) -> TensorProxy:
+        """The proxy of a tensor read from outside the trace (a parameter, a buffer, a
+        closed-over or newly created constant tensor): an extra input of the program, passed
+        by reference on every call, so that nothing computed from it is baked in."""
+        proxy = self._captured_proxies.get(id(tensor))
+        if proxy is None:
             var = TensorVar(tuple(tensor.shape), tensor.dtype, tensor.device)
-            found = (var, tensor)
-            self.captured[id(tensor)] = found
-            self._name(var)
-        return found[0]
+            self.captured[id(tensor)] = (var, tensor)
+            self.requires_grad[var] = tensor.requires_grad
+            proxy = TensorProxy(self, var, self._name(var), "captured")
+            self._captured_proxies[id(tensor)] = proxy
+        return proxy
 
     # -- the Tracer protocol -------------------------------------------------------------
 
     def bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        # Meta functions run torch on meta tensors: not user code, so not traced.
+        self.depth += 1
+        try:
+            return self._bind(prim, args, params)
+        finally:
+            self.depth -= 1
+
+    def _bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         atoms = tuple(self.unwrap(a) for a in args)
         for key, value in params.items():
             if contains_dynamic(value):
@@ -175,10 +201,34 @@ class TraceBuilder:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
         self._propagate_scalar_values(prim, atoms, params, outs)
+        outs = self._propagate_requires_grad(prim, atoms, outs)
         wrapped = tuple(self._wrap(v) for v in outs)
         if prim.multiple_results:
             return wrapped
         return wrapped[0] if wrapped else None
+
+    def _propagate_requires_grad(
+        self, prim: Primitive, atoms: tuple[Atom, ...], outs: tuple[Var, ...]
+    ) -> tuple[Var, ...]:
+        """Record whether each output requires grad, as eager autograd would decide it; in a
+        region where the traced function disabled grad, cut the gradient with stop_gradient."""
+        from_grad = any(self.requires_grad.get(a, False) for a in atoms if isinstance(a, TensorVar))
+        if not from_grad or prim is stop_gradient_p:
+            return outs
+        if torch.is_grad_enabled():
+            for v in outs:
+                if isinstance(v, TensorVar):
+                    self.requires_grad[v] = v.dtype.is_floating_point or v.dtype.is_complex
+            return outs
+        if not self.grad_enabled_at_start:
+            return outs  # the whole call runs without autograd: nothing to cut
+        return tuple(self._stop_gradient(v) if isinstance(v, TensorVar) else v for v in outs)
+
+    def _stop_gradient(self, var: TensorVar) -> TensorVar:
+        out = TensorVar(var.shape, var.dtype, var.device)
+        self.eqns.append(Eqn(stop_gradient_p, (var,), {}, (out,)))
+        self.requires_grad[out] = False
+        return out
 
     def _propagate_scalar_values(
         self, prim: Primitive, atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
@@ -204,10 +254,17 @@ class TraceBuilder:
         return self.bind(PRIMITIVES[f"scalar_{name}"], args, {})  # type: ignore[no-any-return]
 
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
+        operands become proxies first, so that a handler never computes eagerly on them."""
+        args, kwargs = _prepare_arguments(self, func, args, kwargs)
         handler = TORCH_FUNCTIONS.get(func)
         if handler is None:
-            raise _unsupported(func)
-        return handler(*args, **kwargs)
+            handler = _proxy_attribute(func, args)
+        self.depth += 1
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            self.depth -= 1
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
@@ -244,12 +301,18 @@ class TraceBuilder:
 
     def build(self, outputs: Sequence[Any]) -> Trace:
         out_atoms = tuple(self.unwrap(o) for o in outputs)
-        captured_vars = tuple(var for var, _ in self.captured.values())
+        # Captured tensors whose metadata was read but no op used are not program inputs.
+        used = {a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar)}
+        used.update(a for a in out_atoms if isinstance(a, TensorVar))
+        kept = [(var, t) for var, t in self.captured.values() if var in used]
+        self._kept_captured = tuple(t for _, t in kept)
+        captured_vars = tuple(var for var, _ in kept)
         rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
-        return Trace(tuple(self.inputs) + rng + captured_vars, tuple(self.eqns), out_atoms, self.name)
+        return Trace(tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name)
 
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
-        return tuple(t for _, t in self.captured.values())
+        """The tensors passed by reference for the captured inputs of the built trace."""
+        return self._kept_captured
 
 
 def _random_functions() -> frozenset[Any]:
@@ -270,26 +333,177 @@ def _random_functions() -> frozenset[Any]:
 _RANDOM_FUNCTIONS = _random_functions()
 
 
-class _NoRandomMode(torch.overrides.TorchFunctionMode):
-    """Active while tracing: a random op would run once, at trace time, and its sample would
-    be baked into the program as a constant. Those symscalar implements (ops/random.py) are
-    recorded, drawing from the program's RNG seed, even when no argument is traced
-    (``torch.rand(2, 3)``); the others are refused."""
+# ---- stop_gradient: the value, without a gradient. The tracer inserts it where the traced
+# function computes with grad disabled (``with torch.no_grad():``), and ``detach`` is it.
+def _stop_gradient_meta(x: TensorVar) -> TensorVar:
+    return TensorVar(x.shape, x.dtype, x.device)
+
+
+stop_gradient_p = Primitive("stop_gradient", torch.Tensor.detach, _stop_gradient_meta)
+stop_gradient_p.vjp = lambda ct, out, x: (None,)
+stop_gradient_p.nvfuser = lambda fd, x: fd.ops.set(x)
+
+
+# Functions that read their data argument as Python values: a dynamic number there would be
+# concretized, a traced tensor copied outside autograd.
+_TENSOR_FROM_DATA = frozenset(
+    [torch.tensor, torch.as_tensor, torch.asarray, torch.scalar_tensor, torch.Tensor.new_tensor]
+)
+
+
+def _tensor_property_getters() -> dict[Any, str]:
+    getters = {}
+    for name in dir(torch.Tensor):
+        attr = inspect.getattr_static(torch.Tensor, name, None)
+        if name.startswith("__") or not hasattr(attr, "__set__") or callable(attr):
+            continue
+        if hasattr(getattr(torch.Tensor, name), "__get__"):
+            getters[getattr(torch.Tensor, name).__get__] = name
+    return getters
+
+
+# Tensor.shape.__get__ -> "shape": how a TorchFunctionMode sees an attribute read.
+_PROPERTY_GETTERS = _tensor_property_getters()
+
+# Reads of a real tensor's metadata (static, guarded by jit) run eagerly: they must not make
+# the tensor an input of the program.
+_METADATA_READS = frozenset(
+    [getattr(torch.Tensor, n).__get__ for n in (
+        "shape dtype device ndim layout is_cuda is_cpu is_meta is_sparse is_sparse_csr "
+        "is_nested is_quantized is_mkldnn itemsize nbytes names requires_grad is_leaf"
+    ).split()]
+    + [getattr(torch.Tensor, n) for n in (
+        "size dim ndimension numel nelement element_size is_floating_point is_complex "
+        "is_signed get_device __len__"
+    ).split()]
+    + [torch.is_floating_point, torch.is_complex, torch.numel]
+)
+
+
+def _has_traced_operand(value: Any) -> bool:
+    """Whether ``value`` (arguments, recursively through lists, tuples and dicts) holds a
+    tensor or a dynamic number, i.e. whether a torch call on it must be traced."""
+    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_traced_operand(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_traced_operand(v) for v in value.values())
+    return False
+
+
+def _as_traced(builder: TraceBuilder, value: Any) -> Any:
+    """Arguments as handlers receive them: real tensors become captured proxies, numpy
+    scalars the Python numbers eager torch treats them as."""
+    if isinstance(value, torch.Tensor):
+        return builder.capture(value)
+    if isinstance(value, np.generic) and isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if type(value) in (list, tuple):
+        return type(value)(_as_traced(builder, v) for v in value)
+    return value
+
+
+def _public_name(func: Any) -> str:
+    return torch.overrides.resolve_name(func) or getattr(func, "__qualname__", None) or repr(func)
+
+
+def _prepare_arguments(
+    builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    name = _public_name(func)
+    if kwargs.get("out") is not None:
+        short = name.rsplit(".", 1)[-1]
+        raise UnsupportedOperationError(
+            f"{name}(..., out=...) is not supported inside a traced function: out= writes into "
+            f"an existing tensor in place, which symscalar does not trace. Use the result "
+            f"instead: `y = {name}(...)` without out=."
+            if short else f"{name}: out= is not supported inside a traced function"
+        )
+    if func in _TENSOR_FROM_DATA and _has_traced_operand((args, kwargs)):
+        raise _from_data_error(name, args, kwargs)
+    short = name.rsplit(".", 1)[-1]
+    if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
+        raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None))
+    if isinstance(func, _BUILTIN_KINDS):
+        # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
+        for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
+            if alias in kwargs and canonical not in kwargs:
+                kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
+    args = tuple(_as_traced(builder, a) for a in args)
+    kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
+    return args, kwargs
+
+
+_BUILTIN_KINDS = (pytypes.BuiltinFunctionType, pytypes.MethodDescriptorType, pytypes.WrapperDescriptorType)
+
+
+def _from_data_error(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception:
+    numbers = _find_proxies((args, tuple(kwargs.values())))
+    if numbers:
+        what = ", ".join(f"{p._name} ({type(p).__name__}, {p._origin})" for p in numbers)
+        return DynamicValueError(
+            f"{name}() of dynamic value {what}: it reads its data as Python numbers, and a "
+            "dynamic value is only known when the compiled program runs. Use "
+            "torch.full((), s, dtype=...) for a 0-d tensor holding s (or torch.stack of such "
+            "tensors for a list), or symscalar.specialize(s) to bake the current value."
+        )
+    return UnsupportedOperationError(
+        f"{name}() of a traced tensor is not supported: it copies the data outside autograd. "
+        "Use x.detach().clone() (or x.clone()) instead."
+    )
+
+
+def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
+    """For a torch callable without a handler: the TensorProxy attribute it stands for
+    (``Tensor.shape.__get__``, ``Tensor.size``, ``torch.numel``...), if the proxy defines
+    it itself; otherwise the unsupported-operation error is raised."""
+    if not args or not isinstance(args[0], TensorProxy):
+        raise _unsupported(func)
+    prop = _PROPERTY_GETTERS.get(func)
+    if prop is not None:
+        return lambda proxy: getattr(proxy, prop)
+    name = getattr(func, "__name__", "")
+    if getattr(torch.Tensor, name, None) is func or getattr(torch, name, None) is func:
+        attr = TensorProxy.__dict__.get(name)
+        if callable(attr) and not getattr(attr, "_forwarded", False):
+            return attr  # type: ignore[no-any-return]
+    raise _unsupported(func)
+
+
+class _TraceMode(torch.overrides.TorchFunctionMode):
+    """Active while tracing user code. Every torch call on tensors (traced or captured) or
+    dynamic numbers is recorded, never run eagerly: a parameter's ``weight.t()``,
+    ``1 + weight`` or ``logit_scale.exp()`` re-runs on every call with the current values.
+
+    Calls that only build a tensor from Python values (``torch.arange(T)``,
+    ``torch.ones(3)``) run once, at trace time: their result is a constant of the program
+    (an input passed by reference, that nothing modifies). Random ops would be such a
+    constant: those symscalar implements (ops/random.py) are recorded even with no traced
+    operand (``torch.rand(2, 3)``) and draw from the program's RNG seed; the others are refused.
+    """
+
+    def __init__(self, builder: TraceBuilder) -> None:
+        super().__init__()
+        self.builder = builder
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
+        kwargs = kwargs or {}
         if func in _RANDOM_FUNCTIONS:
-            handler = TORCH_FUNCTIONS.get(func)
-            if handler is not None:
-                return handler(*args, **(kwargs or {}))
-            name = torch.overrides.resolve_name(func) or repr(func)
+            if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
+                return self.builder.torch_function(func, args, kwargs)
             raise UnsupportedOperationError(
-                f"{name} inside a traced function is not supported: it would run once while "
-                "tracing and bake that sample into the compiled program. Draw random tensors "
-                "outside the jitted function and pass them in."
+                f"{_public_name(func)} inside a traced function is not supported: it would run "
+                "once while tracing and bake that sample into the compiled program. Draw "
+                "random tensors outside the jitted function and pass them in."
             )
-        return func(*args, **(kwargs or {}))
+        builder = self.builder
+        # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
+        if builder.depth > 0 or func in _METADATA_READS or not _has_traced_operand((args, kwargs)):
+            return func(*args, **kwargs)
+        return builder.torch_function(func, args, kwargs)
 
 
 class tracing:
@@ -297,10 +511,11 @@ class tracing:
 
     def __init__(self, builder: TraceBuilder) -> None:
         self.builder = builder
-        self._mode = _NoRandomMode()
+        self._mode = _TraceMode(builder)
 
     def __enter__(self) -> TraceBuilder:
         self._token = current_tracer.set(self.builder)
+        self.builder.grad_enabled_at_start = torch.is_grad_enabled()
         # torch leaves TorchFunctionMode.__enter__/__exit__ unannotated.
         self._mode.__enter__()  # type: ignore[no-untyped-call]
         return self.builder
@@ -312,6 +527,18 @@ class tracing:
 
 # ----------------------------------------------------------------------------------------
 # The tensor proxy
+#
+# A TensorProxy answers every public attribute of torch.Tensor (the table below is generated
+# from dir(torch.Tensor), so a new torch attribute is never left to a default): static
+# metadata truthfully, torch methods through the frontend table, and anything whose answer
+# depends on values, storage or autograd state the trace cannot know with a named error.
+#
+# isinstance(proxy, torch.Tensor) is False, deliberately. torch.fx and thunder answer True,
+# and code such as nn.MultiheadAttention checks it; but the only ways to answer True are to
+# subclass torch.Tensor (a different, much heavier proxy design) or to fake __class__, and
+# faking __class__ makes torch's C++ argument parser take the proxy for a real tensor when
+# it matches a Scalar parameter: torch.where(c, proxy, 1.0) and torch.full((2,), proxy)
+# crash the interpreter (measured on torch 2.10). torch.is_tensor(proxy) is False likewise.
 
 
 def _forward(name: str) -> Callable[..., Any]:
@@ -321,24 +548,132 @@ def _forward(name: str) -> Callable[..., Any]:
         return self._tracer.torch_function(func, (self, *args), kwargs)
 
     method.__name__ = name
+    method._forwarded = True  # type: ignore[attr-defined]
     return method
+
+
+def _inplace_error(name: str, proxy: TensorProxy | None) -> UnsupportedOperationError:
+    what = f" on {proxy._describe()}" if proxy is not None else ""
+    return UnsupportedOperationError(
+        f"{name}{what}: in-place operations are not traced by symscalar (eager would also "
+        "update every alias of the tensor: views, the caller's tensor, a module's buffer). "
+        "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
+        "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
+        "`F.relu(x)` instead of `F.relu(x, inplace=True)`."
+    )
+
+
+def _values_error(proxy: TensorProxy, what: str) -> DynamicValueError:
+    return DynamicValueError(
+        f"{what} of traced tensor {proxy._describe()}: a tensor's values are not known while "
+        "tracing, so the result would be baked into the compiled program. Keep the value a "
+        "tensor (torch.where(...) instead of `if`, symscalar.check(...) for a runtime check), "
+        "or pass the number as an argument of the jitted function."
+    )
+
+
+def _unknowable(proxy: TensorProxy, name: str, why: str) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        f"torch.Tensor.{name} of traced tensor {proxy._describe()} is not available while "
+        f"tracing: {why}"
+    )
+
+
+# Attributes whose answer depends on memory layout, storage or autograd history that a trace
+# does not have, with the reason given in the error.
+_LAYOUT = "the memory layout of traced values is chosen by the backend. Call .contiguous() if the code needs contiguous memory."
+_STORAGE = "traced values have no storage while tracing."
+_REFUSED = {
+    "stride": _LAYOUT, "is_contiguous": _LAYOUT, "storage_offset": _LAYOUT, "dim_order": _LAYOUT,
+    "is_non_overlapping_and_dense": _LAYOUT, "data_ptr": _STORAGE, "storage": _STORAGE,
+    "untyped_storage": _STORAGE, "is_shared": _STORAGE, "is_pinned": _STORAGE,
+    "is_set_to": _STORAGE, "is_inference": "whether a value is an inference tensor depends on the caller's tensors.",
+    "backward": "call .backward() on the result of the jitted function, outside it.",
+    "register_hook": "hooks on traced values are not supported; register them on the jitted function's inputs or outputs.",
+    "register_post_accumulate_grad_hook": "hooks on traced values are not supported; register them on the parameters outside the jitted function.",
+    "retain_grad": "gradients of intermediate values of a jitted function are not kept; return the value and call retain_grad() on it.",
+    "grad_dtype": "gradient settings of traced values are not traced.",
+    "__array__": "a traced tensor has no values to convert to numpy.",
+    "__array_wrap__": "a traced tensor has no values to convert to numpy.",
+    "__dlpack__": _STORAGE, "__dlpack_device__": _STORAGE, "__dlpack_c_exchange_api__": _STORAGE,
+    "__deepcopy__": "traced values cannot be copied or pickled; they exist only while tracing.",
+    "__reduce__": "traced values cannot be copied or pickled; they exist only while tracing.",
+    "__reduce_ex__": "traced values cannot be copied or pickled; they exist only while tracing.",
+    "__getstate__": "traced values cannot be copied or pickled; they exist only while tracing.",
+    "__setstate__": "traced values cannot be copied or pickled; they exist only while tracing.",
+}
+
+_INPLACE_DUNDERS = (
+    "__iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __imatmul__ "
+    "__iand__ __ior__ __ixor__ __ilshift__ __irshift__ __idiv__ __setitem__ __delitem__"
+).split()
+
+_FORWARDED_DUNDERS = (
+    "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __div__ "
+    "__rdiv__ __floordiv__ __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ "
+    "__rmatmul__ __neg__ __pos__ __abs__ __invert__ __and__ __rand__ __or__ __ror__ __xor__ "
+    "__rxor__ __lshift__ __rlshift__ __rshift__ __rrshift__ __lt__ __le__ __gt__ __ge__ "
+    "__eq__ __ne__ __getitem__ __reversed__"
+).split()
+
+# Names of torch.Tensor that are Python object machinery rather than tensor attributes: a
+# proxy answers them as any Python object does.
+PYTHON_OBJECT_NAMES = frozenset(
+    "__class__ __delattr__ __dict__ __dir__ __doc__ __getattribute__ __init__ __init_subclass__ "
+    "__module__ __new__ __setattr__ __sizeof__ __subclasshook__ __weakref__ __annotations__ "
+    "__torch_function__ __torch_dispatch__ __hash__ __repr__".split()
+)
+
+
+def _raise_inplace(name: str) -> Callable[..., Any]:
+    def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
+        raise _inplace_error(f"torch.Tensor.{name}", self)
+
+    method.__name__ = name
+    return method
+
+
+def _raise_refused(name: str) -> Callable[..., Any]:
+    def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
+        raise _unknowable(self, name, _REFUSED[name])
+
+    method.__name__ = name
+    return method
+
+
+def _raise_values(name: str, what: str) -> Callable[..., Any]:
+    def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
+        raise _values_error(self, what)
+
+    method.__name__ = name
+    return method
+
+
+_DEVICE_FLAGS = {
+    f"is_{t}": t for t in "cpu cuda xpu mps ipu xla maia mtia vulkan hpu".split()
+}
+_FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
 class TensorProxy:
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_tracer", "_var", "_name", "__weakref__")
+    __slots__ = ("_tracer", "_var", "_name", "_kind", "__weakref__")
 
-    def __init__(self, tracer: TraceBuilder, var: TensorVar, name: str) -> None:
+    def __init__(self, tracer: TraceBuilder, var: TensorVar, name: str, kind: str = "computed") -> None:
         self._tracer = tracer
         self._var = var
         self._name = name
+        self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
 
     def __repr__(self) -> str:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
 
-    __hash__ = object.__hash__
+    def _describe(self) -> str:
+        return f"{self._name} ({self._var.type_str()}, {self._kind})"
+
+    __hash__ = object.__hash__  # torch.Tensor hashes by identity too
 
     @classmethod
     def __torch_function__(
@@ -349,7 +684,7 @@ class TensorProxy:
             raise TraceCheckError("a traced tensor was used outside its trace")
         return tracer.torch_function(func, args, kwargs or {})
 
-    # Static metadata
+    # -- static metadata -------------------------------------------------------------------
     @property
     def shape(self) -> torch.Size:
         return torch.Size(self._var.shape)
@@ -367,16 +702,55 @@ class TensorProxy:
         return self._var.ndim
 
     @property
-    def is_cuda(self) -> bool:
-        return self._var.device.type == "cuda"
-
-    @property
     def layout(self) -> torch.layout:
         return torch.strided
 
     @property
-    def requires_grad(self) -> bool:
+    def itemsize(self) -> int:
+        return self._var.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._var.dtype.itemsize
+
+    @property
+    def names(self) -> tuple[None, ...]:
+        return (None,) * self._var.ndim
+
+    @property
+    def name(self) -> None:
+        return None
+
+    @property
+    def volatile(self) -> bool:
         return False
+
+    @property
+    def _has_symbolic_sizes_strides(self) -> bool:
+        return False
+
+    __array_priority__ = 1000
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _DEVICE_FLAGS:
+            return self._var.device.type == _DEVICE_FLAGS[name]
+        if name in _FALSE_FLAGS:
+            return False  # traced values are dense, strided, unquantized tensors
+        kind = _METHOD_KINDS.get(name)
+        if kind == "method":
+            return pytypes.MethodType(_FORWARDS[name], self)
+        if kind == "inplace":
+            raise _inplace_error(f"torch.Tensor.{name}", self)
+        if name in _REFUSED:
+            raise _unknowable(self, name, _REFUSED[name])
+        if name.startswith("_"):
+            raise AttributeError(
+                f"'TensorProxy' (a traced torch.Tensor) has no attribute {name!r}: private "
+                "tensor internals do not exist while tracing"
+            )
+        if hasattr(torch.Tensor, name):
+            raise UnsupportedOperationError(f"torch.Tensor.{name} is not available on a traced tensor")
+        raise AttributeError(f"'TensorProxy' (a traced torch.Tensor) has no attribute {name!r}")
 
     def dim(self) -> int:
         return self._var.ndim
@@ -395,39 +769,135 @@ class TensorProxy:
             n *= s
         return n
 
+    nelement = numel
+
     def is_floating_point(self) -> bool:
         return self._var.dtype.is_floating_point
 
     def is_complex(self) -> bool:
         return self._var.dtype.is_complex
 
+    def is_signed(self) -> bool:
+        return self._var.dtype.is_signed
+
     def element_size(self) -> int:
         return self._var.dtype.itemsize
+
+    def get_device(self) -> int:
+        device = self._var.device
+        return -1 if device.type == "cpu" else (device.index or 0)
+
+    def is_same_size(self, other: Any) -> bool:
+        return tuple(self.shape) == tuple(other.shape)
+
+    def has_names(self) -> bool:
+        return False
+
+    def is_conj(self) -> bool:
+        if self._var.dtype.is_complex:
+            raise _unknowable(self, "is_conj", "whether a complex input is a conjugate view depends on the caller's tensor.")
+        return False
+
+    def is_neg(self) -> bool:
+        if self._var.dtype.is_complex:
+            raise _unknowable(self, "is_neg", "whether a complex input is a negative view depends on the caller's tensor.")
+        return False
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        if dtype is None:
+            return torch.empty((), dtype=self._var.dtype, device="meta").type().replace(
+                "torch.meta.", "torch.cuda." if self.is_cuda else "torch."
+            )
+        return self._tracer.torch_function(torch.Tensor.type, (self, dtype), kwargs)
 
     def __len__(self) -> int:
         if not self._var.shape:
             raise TypeError("len() of a 0-d tensor")
         return self._var.shape[0]
 
+    def __iter__(self) -> Any:
+        if not self._var.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self._tracer.torch_function(torch.Tensor.unbind, (self, 0), {}))
+
+    # -- autograd state --------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._tracer.requires_grad.get(self._var, False)
+
+    @property
+    def is_leaf(self) -> bool:
+        if not self.requires_grad:
+            return True  # as in eager: a tensor that does not require grad is a leaf
+        if self._kind == "computed":
+            return False
+        if self._kind == "captured":
+            return self._captured().is_leaf
+        raise _unknowable(self, "is_leaf", "whether an input that requires grad is a leaf depends on the caller's tensor, which the cache key does not hold.")
+
+    @property
+    def grad_fn(self) -> Any:
+        if not self.requires_grad or (self._kind == "captured" and self._captured().grad_fn is None):
+            return None
+        raise _unknowable(self, "grad_fn", "autograd nodes do not exist while tracing; the jitted function's outputs get one when it runs.")
+
+    @property
+    def output_nr(self) -> int:
+        if self.is_leaf:
+            return 0
+        raise _unknowable(self, "output_nr", "autograd nodes do not exist while tracing.")
+
+    @property
+    def retains_grad(self) -> bool:
+        if self._kind == "captured":
+            return self._captured().retains_grad
+        if self._kind == "computed" or not self.requires_grad:
+            return False
+        raise _unknowable(self, "retains_grad", "it depends on the caller's tensor.")
+
+    @property
+    def grad(self) -> Any:
+        if self._kind == "computed":
+            return None  # eager: only leaves accumulate .grad
+        raise _unknowable(self, "grad", "it is the gradient accumulated outside the jitted function, whose value the compiled program cannot read. Pass it as an argument instead.")
+
+    @property
+    def data(self) -> Any:
+        raise _unknowable(self, "data", "`.data` is an alias of the storage that autograd does not track, and writes through it would bypass the trace. Use .detach() for the value without a gradient.")
+
+    @property
+    def real(self) -> Any:
+        if not self._var.dtype.is_complex:
+            return self  # eager returns the tensor itself
+        return self._tracer.torch_function(torch.real, (self,), {})
+
+    @property
+    def imag(self) -> Any:
+        if not self._var.dtype.is_complex:
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return self._tracer.torch_function(torch.imag, (self,), {})
+
+    def _captured(self) -> torch.Tensor:
+        return next(t for var, t in self._tracer.captured.values() if var is self._var)
+
+    # -- values: not known while tracing ---------------------------------------------------
     def __bool__(self) -> bool:
-        raise DynamicValueError(
-            f"bool() of traced tensor {self._name} ({self._var.type_str()}): a tensor's "
-            "values are not known while tracing. Use torch.where(...) to select values, or "
-            "symscalar.check(...) for a runtime check."
-        )
+        raise _values_error(self, "bool()")
 
-    def item(self) -> Any:
-        raise DynamicValueError(
-            f"{self._name}.item(): a tensor's values are not known while tracing "
-            "(data-dependent scalars are not supported); keep the value a tensor."
-        )
+    __nonzero__ = __bool__
+    __int__ = _raise_values("__int__", "int()")
+    __long__ = _raise_values("__long__", "int()")
+    __float__ = _raise_values("__float__", "float()")
+    __complex__ = _raise_values("__complex__", "complex()")
+    __index__ = _raise_values("__index__", "__index__() (use as an index or a size)")
+    __contains__ = _raise_values("__contains__", "`in`")
+    __str__ = _raise_values("__str__", "str()")
+    __format__ = _raise_values("__format__", "format() / an f-string")
+    item = _raise_values("item", ".item()")
+    tolist = _raise_values("tolist", ".tolist()")
+    numpy = _raise_values("numpy", ".numpy()")
 
-    def tolist(self) -> Any:
-        raise DynamicValueError(f"{self._name}.tolist(): tensor values are not known while tracing")
-
-    def numpy(self) -> Any:
-        raise DynamicValueError(f"{self._name}.numpy(): tensor values are not known while tracing")
-
+    # -- views -----------------------------------------------------------------------------
     @property
     def T(self) -> Any:  # noqa: N802 - torch's name
         return self._tracer.torch_function(torch.Tensor.permute, (self, *reversed(range(self.ndim))), {})
@@ -436,19 +906,46 @@ class TensorProxy:
     def mT(self) -> Any:  # noqa: N802 - torch's name
         return self._tracer.torch_function(torch.Tensor.transpose, (self, -2, -1), {})
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or not hasattr(torch.Tensor, name):
-            raise AttributeError(f"'TensorProxy' (a traced torch.Tensor) has no attribute {name!r}")
-        return functools.partial(_forward(name), self)
+    @property
+    def H(self) -> Any:  # noqa: N802 - torch's name
+        if self.ndim > 2:
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors).")
+        t = self.T
+        return t if not self._var.dtype.is_complex else self._tracer.torch_function(torch.Tensor.conj, (t,), {})
 
-    for _name in (
-        "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ "
-        "__floordiv__ __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ "
-        "__neg__ __pos__ __abs__ __invert__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__ "
-        "__lt__ __le__ __gt__ __ge__ __eq__ __ne__ __getitem__"
-    ).split():
+    @property
+    def mH(self) -> Any:  # noqa: N802 - torch's name
+        t = self.mT
+        return t if not self._var.dtype.is_complex else self._tracer.torch_function(torch.Tensor.conj, (t,), {})
+
+    for _name in _FORWARDED_DUNDERS:
         locals()[_name] = _forward(_name)
+    for _name in _INPLACE_DUNDERS:
+        locals()[_name] = _raise_inplace(_name)
+    for _name in [n for n in _REFUSED if n.startswith("__")]:
+        locals()[_name] = _raise_refused(_name)
     del _name
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        raise _inplace_error("torch.Tensor.requires_grad = ...", self)
+
+
+def _method_kinds() -> dict[str, str]:
+    """Every public method of torch.Tensor that TensorProxy does not define itself: in-place
+    (refused) or a torch method traced through the frontend table."""
+    kinds = {}
+    for name in dir(torch.Tensor):
+        if name.startswith("_") or name in TensorProxy.__dict__ or name in _REFUSED:
+            continue
+        if not callable(inspect.getattr_static(torch.Tensor, name)):
+            continue
+        kinds[name] = "inplace" if name.endswith("_") else "method"
+    return kinds
+
+
+_METHOD_KINDS = _method_kinds()
+_FORWARDS = {name: _forward(name) for name, kind in _METHOD_KINDS.items() if kind == "method"}
 
 
 # ----------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import numbers
-from typing import TYPE_CHECKING, Any, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast, overload
 
 from typing_extensions import TypeAliasType, TypeIs
 
@@ -106,7 +106,46 @@ class NumberProxy:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._name}, {self._origin})"
 
-    __hash__ = object.__hash__
+    # Hashing and formatting need the value: `n in {1, 2}`, `{1: a}.get(n)`, `str(n)` and
+    # f-strings would otherwise use the proxy's identity or name and bake the result.
+    def __hash__(self) -> int:
+        raise _concretization_error(self, "hash()", "hash it (a set or dict lookup such as `n in {1, 2}` or `table[n]`)")
+
+    def __str__(self) -> str:
+        raise _concretization_error(self, "str()", "turn it into text")
+
+    def __format__(self, spec: str) -> str:
+        raise _concretization_error(self, "format()", "format it (f-strings, str.format)")
+
+    def __contains__(self, item: object) -> bool:
+        raise TypeError(f"argument of type '{type(self).__name__}' is not iterable")
+
+    # round(), math.floor/ceil/trunc: ints, as for every Python number.
+    @overload
+    def __round__(self, ndigits: None = None, /) -> DynamicInt: ...
+    @overload
+    def __round__(self, ndigits: int, /) -> Any: ...
+    def __round__(self, ndigits: int | None = None, /) -> Any:
+        if ndigits is None:
+            return _unary("round", self)
+        if not isinstance(ndigits, int):
+            raise TypeError(f"round(): ndigits must be a static int, got {type(ndigits).__name__}")
+        return _tracer_of(self).scalar_op("round_ndigits", (self, ndigits))
+
+    def __floor__(self) -> DynamicInt:
+        return _unary("floor", self)  # type: ignore[no-any-return]
+
+    def __ceil__(self) -> DynamicInt:
+        return _unary("ceil", self)  # type: ignore[no-any-return]
+
+    def __trunc__(self) -> DynamicInt:
+        return _unary("trunc", self)  # type: ignore[no-any-return]
+
+    def __divmod__(self, other: Any, /) -> tuple[Any, Any]:
+        return (self // other, self % other)  # type: ignore[operator]
+
+    def __rdivmod__(self, other: Any, /) -> tuple[Any, Any]:
+        return (other // self, other % self)
 
     @classmethod
     def __torch_function__(
@@ -254,6 +293,9 @@ class DynamicInt(NumberProxy):
     @overload
     def __pow__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
     def __pow__(self, other: Any, /) -> Any:
+        if type(other) is int and other < 0:
+            # Python: int ** negative int is float(base) ** exponent
+            return _binary("pow", _binary("mul", self, 1.0), float(other))
         return _binary("pow", self, other)
 
     @overload
@@ -271,6 +313,39 @@ class DynamicInt(NumberProxy):
 
     def __abs__(self) -> DynamicInt:
         return _unary("abs", self)  # type: ignore[no-any-return]
+
+    def __invert__(self) -> DynamicInt:
+        return _unary("invert", self)  # type: ignore[no-any-return]
+
+    def __and__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
+        return _binary("and", self, other)  # type: ignore[no-any-return]
+
+    def __rand__(self, other: int | DynamicBool, /) -> DynamicInt:
+        return _binary("and", other, self)  # type: ignore[no-any-return]
+
+    def __or__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
+        return _binary("or", self, other)  # type: ignore[no-any-return]
+
+    def __ror__(self, other: int | DynamicBool, /) -> DynamicInt:
+        return _binary("or", other, self)  # type: ignore[no-any-return]
+
+    def __xor__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
+        return _binary("xor", self, other)  # type: ignore[no-any-return]
+
+    def __rxor__(self, other: int | DynamicBool, /) -> DynamicInt:
+        return _binary("xor", other, self)  # type: ignore[no-any-return]
+
+    def __lshift__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
+        return _binary("lshift", self, other)  # type: ignore[no-any-return]
+
+    def __rlshift__(self, other: int | DynamicBool, /) -> DynamicInt:
+        return _binary("lshift", other, self)  # type: ignore[no-any-return]
+
+    def __rshift__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
+        return _binary("rshift", self, other)  # type: ignore[no-any-return]
+
+    def __rrshift__(self, other: int | DynamicBool, /) -> DynamicInt:
+        return _binary("rshift", other, self)  # type: ignore[no-any-return]
 
     def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
         return _binary("lt", self, other)  # type: ignore[no-any-return]
@@ -381,27 +456,58 @@ class DynamicBool(NumberProxy):
     __slots__ = ()
     _python_type = bool
 
-    def __and__(self, other: bool | DynamicBool, /) -> DynamicBool:
-        return _binary("and", self, other)  # type: ignore[no-any-return]
+    # &, |, ^ as for Python bools: with a bool a bool, with an int an int.
+    @overload
+    def __and__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __and__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __and__(self, other: Any, /) -> Any:
+        return _binary("and", self, other)
 
-    def __rand__(self, other: bool, /) -> DynamicBool:
-        return _binary("and", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rand__(self, other: bool, /) -> DynamicBool: ...
+    @overload
+    def __rand__(self, other: int, /) -> DynamicInt: ...
+    def __rand__(self, other: Any, /) -> Any:
+        return _binary("and", other, self)
 
-    def __or__(self, other: bool | DynamicBool, /) -> DynamicBool:
-        return _binary("or", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __or__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __or__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __or__(self, other: Any, /) -> Any:
+        return _binary("or", self, other)
 
-    def __ror__(self, other: bool, /) -> DynamicBool:
-        return _binary("or", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __ror__(self, other: bool, /) -> DynamicBool: ...
+    @overload
+    def __ror__(self, other: int, /) -> DynamicInt: ...
+    def __ror__(self, other: Any, /) -> Any:
+        return _binary("or", other, self)
 
-    def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool:
-        return _binary("xor", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __xor__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    def __xor__(self, other: Any, /) -> Any:
+        return _binary("xor", self, other)
 
-    def __rxor__(self, other: bool, /) -> DynamicBool:
-        return _binary("xor", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rxor__(self, other: bool, /) -> DynamicBool: ...
+    @overload
+    def __rxor__(self, other: int, /) -> DynamicInt: ...
+    def __rxor__(self, other: Any, /) -> Any:
+        return _binary("xor", other, self)
 
-    def __invert__(self) -> DynamicBool:
-        """Logical not (``~b``); ``not b`` would need the concrete value."""
-        return _unary("not", self)  # type: ignore[no-any-return]
+    def __invert__(self) -> NoReturn:
+        """Refused. Python's ``~True`` is ``-2`` (the int's bitwise not, deprecated since
+        Python 3.12), almost never what ``~b`` on a bool means; a logical not would silently
+        differ from Python. Write ``b ^ True`` for the logical not."""
+        raise TypeError(
+            f"~ on DynamicBool {self._name} ({self._origin}): in Python ~True is -2 (bitwise "
+            "not of the int, deprecated since Python 3.12), so symscalar does not give it a "
+            "meaning. Write `b ^ True` for a logical not."
+        )
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
         return _binary("eq", self, other)  # type: ignore[no-any-return]

@@ -251,7 +251,8 @@ def test_grad_mode_and_requires_grad():
     (g,) = torch.autograd.grad(y, x)
     torch.testing.assert_close(g, 2.0 * torch.exp(x.detach() * 2.0))
     f(x.detach(), 2.0)
-    assert f.cache_info().misses == 2  # requires_grad is part of the key
+    # grad mode and requires_grad are both part of the key
+    assert f.cache_info().misses == 3
 
 
 def test_last_trace_follows_the_last_call():
@@ -317,7 +318,6 @@ def test_function_names_cannot_collide_with_generated_names():
         lambda x: x * torch.randint_like(x, 3),
         lambda x: torch.multinomial(x.sigmoid(), 2),
         lambda x: torch.nn.functional.dropout1d(x.reshape(1, 3, 1), 0.5),
-        lambda x: x.uniform_(),
     ],
 )
 def test_random_ops_are_refused_not_baked(body):

@@ -64,7 +64,8 @@ def test_dynamic_numbers_are_not_python_numbers(builder):
         (lambda n, s: 3 <= n, DynamicBool, "scalar_ge"),
         (lambda n, s: n == 3, DynamicBool, "scalar_eq"),
         (lambda n, s: (n > 1) & (s < 1.0), DynamicBool, "scalar_and"),
-        (lambda n, s: ~(n > 1), DynamicBool, "scalar_not"),
+        (lambda n, s: (n > 1) ^ True, DynamicBool, "scalar_xor"),
+        (lambda n, s: ~n, DynamicInt, "scalar_invert"),
     ],
 )
 def test_arithmetic_records_and_never_folds(builder, expr, cls, prim):

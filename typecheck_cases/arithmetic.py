@@ -41,7 +41,7 @@ def infer(i: StaticInt, f: StaticFloat, n: DynamicInt, s: DynamicFloat, b: Dynam
     reveal_type(s >= n)  # N: Revealed type is "symscalar.types.DynamicBool"
     reveal_type(b & (n > 0))  # N: Revealed type is "symscalar.types.DynamicBool"
     reveal_type(True | b)  # N: Revealed type is "symscalar.types.DynamicBool"
-    reveal_type(~b)  # N: Revealed type is "symscalar.types.DynamicBool"
+    reveal_type(b ^ True)  # N: Revealed type is "symscalar.types.DynamicBool"
     # a DynamicBool is a dynamic int in arithmetic, as a bool is an int
     reveal_type(n * b)  # N: Revealed type is "symscalar.types.DynamicInt"
     reveal_type(b * n)  # N: Revealed type is "symscalar.types.DynamicInt"

@@ -115,7 +115,7 @@ def kept_dynamic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tenso
     positive = n > 0
     both = positive & (s < 2.0)
     symscalar.check(n >= 0, "n must not be negative")
-    return x * s * n + x * (~both)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]
+    return x * s * n + x * (both ^ True)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]
 
 
 @symscalar.jit

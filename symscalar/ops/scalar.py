@@ -7,6 +7,7 @@ tensor ops as runtime scalar inputs.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -44,11 +45,24 @@ def _bool_meta(a: Atom, b: Atom) -> ScalarVar:
     return ScalarVar(bool)
 
 
-def _logical_meta(a: Atom, b: Atom) -> ScalarVar:
-    for x in (a, b):
-        if _python_type(x) is not bool:
-            raise TypeError("logical operators take DynamicBool/bool operands")
-    return ScalarVar(bool)
+def _bitwise_meta(a: Atom, b: Atom) -> ScalarVar:
+    """``&``, ``|``, ``^`` as Python: bool with bool is a bool, with an int an int."""
+    types = {_python_type(a), _python_type(b)}
+    if float in types:
+        raise TypeError("unsupported operand type(s) for a bitwise operator: float")
+    return ScalarVar(bool if types == {bool} else int)
+
+
+def _shift_meta(a: Atom, b: Atom) -> ScalarVar:
+    _bitwise_meta(a, b)
+    return ScalarVar(int)
+
+
+def _round_ndigits_meta(a: Atom, ndigits: Atom) -> ScalarVar:
+    """``round(x, ndigits)``: a float stays a float, an int (or bool) gives an int."""
+    if not isinstance(ndigits, int):
+        raise TypeError("round(): ndigits must be a static int")
+    return ScalarVar(float if _python_type(a) is float else int)
 
 
 def _pow(a: Any, b: Any) -> Any:
@@ -74,9 +88,12 @@ _BINARY: dict[str, tuple[Callable[..., Any], Callable[..., ScalarVar]]] = {
     "ge": (operator.ge, _bool_meta),
     "eq": (operator.eq, _bool_meta),
     "ne": (operator.ne, _bool_meta),
-    "and": (operator.and_, _logical_meta),
-    "or": (operator.or_, _logical_meta),
-    "xor": (operator.xor, _logical_meta),
+    "and": (operator.and_, _bitwise_meta),
+    "or": (operator.or_, _bitwise_meta),
+    "xor": (operator.xor, _bitwise_meta),
+    "lshift": (operator.lshift, _shift_meta),
+    "rshift": (operator.rshift, _shift_meta),
+    "round_ndigits": (round, _round_ndigits_meta),
 }
 
 
@@ -90,10 +107,28 @@ def _not_meta(a: Atom) -> ScalarVar:
     return ScalarVar(bool)
 
 
+def _int_meta(a: Atom) -> ScalarVar:
+    """``round(x)``, ``math.floor/ceil/trunc(x)`` are ints for every Python number."""
+    _python_type(a)
+    return ScalarVar(int)
+
+
+def _invert_meta(a: Atom) -> ScalarVar:
+    """``~x`` is Python's bitwise not: an int, also for a bool (``~True == -2``)."""
+    if _python_type(a) is float:
+        raise TypeError("bad operand type for unary ~: 'DynamicFloat'")
+    return ScalarVar(int)
+
+
 _UNARY: dict[str, tuple[Callable[..., Any], Callable[..., ScalarVar]]] = {
     "neg": (operator.neg, _same_type_meta),
     "abs": (abs, _same_type_meta),
     "not": (operator.not_, _not_meta),
+    "invert": (operator.invert, _invert_meta),
+    "round": (round, _int_meta),
+    "floor": (math.floor, _int_meta),
+    "ceil": (math.ceil, _int_meta),
+    "trunc": (math.trunc, _int_meta),
 }
 
 SCALAR_BINARY = {name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _BINARY.items()}

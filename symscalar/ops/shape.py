@@ -17,13 +17,14 @@ import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
-from symscalar.trace import Primitive, contains_dynamic
-from symscalar.tracing import _static_message, defop, implements
+from symscalar.trace import Primitive, TensorVar, contains_dynamic
+from symscalar.tracing import _static_message, defop, implements, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
     "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
     "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "select", "flip", "getitem",
+    "clone", "contiguous", "detach",
 ]
 
 _slice = builtins.slice
@@ -710,12 +711,58 @@ def _tensor_flip(input: Tensor, *dims: StaticInt | StaticShape, **keywords: Any)
     return flip(input, shape_arg("torch.Tensor.flip", "dims", dims, keywords))
 
 
-# ---- clone, contiguous: values are immutable in a trace, so these are the identity
+# ---- clone, contiguous, detach: new values as eager makes them. The torch lowering calls the
+# same method, so aliasing and layout equal eager's: clone is a new tensor, contiguous is
+# the input itself when it is already contiguous (and a contiguous copy of a transposed
+# input otherwise), detach shares the storage without a gradient.
+def _clone_impl(x: Any, *, memory_format: torch.memory_format) -> Any:
+    return torch.clone(x, memory_format=memory_format)
+
+
+def _contiguous_impl(x: Any, *, memory_format: torch.memory_format) -> Any:
+    return x.contiguous(memory_format=memory_format)
+
+
+def _same_meta(x: TensorVar, **params: Any) -> TensorVar:
+    return TensorVar(x.shape, x.dtype, x.device)
+
+
+clone_p = Primitive("clone", _clone_impl, _same_meta)
+clone_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
+clone_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
+contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta)
+contiguous_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
+contiguous_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
+
+
+@defop
+def clone(x: Tensor, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
+    """A new tensor with ``x``'s values (never ``x`` itself)."""
+    return clone_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+
+
+@defop
+def contiguous(x: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
+    """``x`` in contiguous memory: ``x`` itself when it already is, as in eager."""
+    return contiguous_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+
+
+@defop
+def detach(x: Tensor) -> Tensor:
+    """``x``'s values without a gradient (``stop_gradient``)."""
+    return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+
+
 @_each(torch.clone, torch.Tensor.clone)
-def _torch_clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    return input
+def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
+    return clone(input, memory_format)
 
 
 @implements(torch.Tensor.contiguous)
-def _tensor_contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
-    return input
+def _tensor_contiguous(input: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
+    return contiguous(input, memory_format)
+
+
+@_each(torch.detach, torch.Tensor.detach)
+def _torch_detach(input: Tensor) -> Tensor:
+    return detach(input)
