@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
+from symscalar.ops.indexing import repeat_interleave
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
@@ -178,8 +179,8 @@ def scaled_dot_product_attention(
             "scaled_dot_product_attention: dropout_p must be 0 in a traced function (random "
             "dropout is not supported); apply dropout outside symscalar.jit"
         )
-    if enable_gqa and query.shape[-3] != key.shape[-3]:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa with grouped heads is not supported")
+    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        key, value = _grouped_heads(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:
@@ -194,6 +195,18 @@ def scaled_dot_product_attention(
         else:
             scores = scores + attn_mask
     return torch.softmax(scores, -1) @ value
+
+
+def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention (``enable_gqa``): each of the key/value heads serves
+    ``query_heads // kv_heads`` consecutive query heads, as torch repeats them."""
+    heads, kv_heads = query.shape[-3], key.shape[-3]
+    if kv_heads == 0 or heads % kv_heads or value.shape[-3] != kv_heads:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
+            f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
+        )
+    return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)
 
 
 @implements(F.scaled_dot_product_attention)

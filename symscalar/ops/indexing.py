@@ -35,6 +35,7 @@ from symscalar.types import NumberLike, StaticBool, StaticFloat, StaticInt
 __all__ = [
     "index_select", "index_add", "gather", "scatter_add", "scatter", "take_along_dim",
     "index", "index_put", "embedding", "cumsum", "sort", "argsort", "topk", "one_hot",
+    "repeat_interleave",
 ]
 
 TensorOrNumber = Tensor | NumberLike
@@ -466,3 +467,41 @@ def one_hot(x: Tensor, num_classes: StaticInt) -> Tensor:
 @implements(F.one_hot)
 def _torch_one_hot(tensor: Tensor, num_classes: StaticInt = -1) -> Tensor:
     return one_hot(tensor, num_classes)
+
+
+# ---- repeat_interleave (a static repeat count: the output's shape depends on it)
+@defop
+def repeat_interleave(x: Tensor, repeats: StaticInt, dim: StaticInt | None = None) -> Tensor:
+    """Each element (slice along ``dim``; of the flattened ``x`` for None) repeated
+    ``repeats`` times in place: ``[a, b] -> [a, a, b, b]``. Composed of shape ops."""
+    if isinstance(repeats, (TensorProxy, torch.Tensor)):
+        raise UnsupportedOperationError(
+            "repeat_interleave with a tensor of repeats is not supported on traced values: the "
+            "output's shape would depend on tensor data. Pass repeats as a static int."
+        )
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise RuntimeError(f"repeat_interleave: repeats must be a non-negative int, got {repeats!r}")
+    if dim is None:
+        x, d = flatten(x), 0
+    else:
+        d = canonical_dim(dim, x.ndim)
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    shape = tuple(x.shape)
+    tiled = expand(reshape(x, shape[:d + 1] + (1,) + shape[d + 1:]), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(tiled, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+@implements(torch.repeat_interleave, torch.Tensor.repeat_interleave)
+def _torch_repeat_interleave(
+    input: Tensor, repeats: StaticInt | None = None, dim: StaticInt | None = None, *, output_size: StaticInt | None = None
+) -> Tensor:
+    if repeats is None:
+        raise UnsupportedOperationError(
+            "torch.repeat_interleave(repeats_tensor) is not supported on traced values: the "
+            "output's shape depends on tensor data"
+        )
+    out = repeat_interleave(input, repeats, dim)
+    if output_size is not None and (dim is None and out.numel() != output_size or dim is not None and out.shape[dim] != output_size):
+        raise RuntimeError(f"repeat_interleave: output_size {output_size} does not match the result's size")
+    return out
