@@ -67,6 +67,14 @@ CASES: list[tuple[str, Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     ("index_put", lambda x, i, v: torch.index_put(x, (i,), v), lambda s: (rnd(5, 3, seed=s), perm_index(5, 2, dim=0, seed=s), rnd(2, 3, seed=s + 1))),
     ("index_put_accumulate", lambda x, i, v: x.index_put((i,), v, accumulate=True), lambda s: (rnd(5, 3, seed=s), idx(5, 6, seed=s), rnd(6, 3, seed=s + 1))),
     ("index_put_broadcast", lambda x, i, j, v: x.index_put((i, j), v, True), lambda s: (rnd(4, 3, 2, seed=s), idx(4, 5, seed=s), idx(3, 5, seed=s + 1), rnd(2, seed=s + 2))),
+    ("getitem_tensor", lambda x, i: x[i], lambda s: (rnd(4, 3, seed=s), idx(4, 2, 5, seed=s))),
+    ("getitem_tensor_middle", lambda x, i: x[:, i] * 2, lambda s: (rnd(2, 4, 3, seed=s), idx(4, 5, seed=s))),
+    ("getitem_int_and_tensor", lambda x, i: x[:, i, :, 0], lambda s: (rnd(2, 3, 4, 5, seed=s), idx(3, 7, seed=s))),
+    ("getitem_separated_tensors", lambda x, i, j: x[i, :, j], lambda s: (rnd(3, 2, 4, seed=s), idx(3, 5, seed=s), idx(4, 5, seed=s + 1))),
+    ("getitem_adjacent_tensors", lambda x, i, j: x[:, i, j], lambda s: (rnd(2, 3, 4, seed=s), idx(3, 2, 1, seed=s), idx(4, 3, seed=s + 1))),
+    ("getitem_0d_tensor", lambda x, i: x[:, i[0], 1:3], lambda s: (rnd(2, 3, 4, seed=s), idx(3, 2, seed=s))),
+    ("getitem_list", lambda x: x[1:, [0, 2]], lambda s: (rnd(3, 4, 2, seed=s),)),
+    ("getitem_ellipsis", lambda x, i: x[..., i], lambda s: (rnd(2, 3, 4, seed=s), idx(4, 2, 2, seed=s))),
     ("cumsum", lambda x: torch.cumsum(x, 1), lambda s: (rnd(3, 5, seed=s),)),
     ("cumsum_method", lambda x: x.cumsum(-1) * x, lambda s: (rnd(2, 3, 4, seed=s),)),
     ("cumsum_dtype", lambda x: x.cumsum(0, dtype=torch.float64), lambda s: (rnd(4, 2, seed=s).float().double(),)),
@@ -244,6 +252,8 @@ def test_specialized_static_parameter_is_guarded() -> None:
     (lambda i, w: F.embedding(i, w, max_norm=1.0), "max_norm"),
     (lambda i, w: F.embedding(i, w, sparse=True), "sparse=True"),
     (lambda i, w: F.one_hot(i), "num_classes=-1"),
+    (lambda i, w: w[i > 0], "boolean mask"),
+    (lambda i, w: torch.repeat_interleave(w, i, dim=0), "tensor of repeats"),
     (lambda i, w: torch.scatter(w, 0, i.unsqueeze(-1).expand(-1, 2), w, reduce="add"), "reduce='add'"),
 ])
 def test_unsupported_forms_raise_clearly(call: Any, match: str) -> None:

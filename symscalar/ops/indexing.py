@@ -23,14 +23,18 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
+import builtins
+
+from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
 from symscalar.ops.factories import full, to
 from symscalar.ops.nvfuser_lowering import floating
-from symscalar.ops.shape import expand, flatten, reshape, zero_pad_p
-from symscalar.trace import Primitive
-from symscalar.tracing import TensorProxy, defop, implements
-from symscalar.types import NumberLike, StaticBool, StaticFloat, StaticInt
+from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
+from symscalar.trace import Primitive, TensorVar
+from symscalar.tracing import TensorProxy, _static_message, defop, implements
+from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt
+
+_slice = builtins.slice
 
 __all__ = [
     "index_select", "index_add", "gather", "scatter_add", "scatter", "take_along_dim",
@@ -211,7 +215,13 @@ def _index_put_impl(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any
     return torch.index_put(x, indices, values, accumulate)
 
 
-index_p = Primitive("index", _index_impl, torch_meta(_index_impl))
+def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
+    # by hand: torch's meta kernel reads a 0-d index tensor's value (.item())
+    shape = tuple(torch.broadcast_shapes(*(i.shape for i in indices))) + x.shape[len(indices):]
+    return TensorVar(shape, x.dtype, x.device)
+
+
+index_p = Primitive("index", _index_impl, _index_meta)
 index_put_p = Primitive("index_put", _index_put_impl, torch_meta(_index_put_impl))
 index_p.vjp = lambda ct, out, x, *indices: (
     index_put_p.bind(_zeros(x.shape, ct), ct, *indices, accumulate=True), *(None for _ in indices),
@@ -505,3 +515,56 @@ def _torch_repeat_interleave(
     if output_size is not None and (dim is None and out.numel() != output_size or dim is not None and out.shape[dim] != output_size):
         raise RuntimeError(f"repeat_interleave: output_size {output_size} does not match the result's size")
     return out
+
+
+# ---- x[...]: basic indexing (shape.py) or advanced indexing by integer tensors
+def _is_advanced(item: Any) -> bool:
+    return isinstance(item, (TensorProxy, torch.Tensor, list))
+
+
+@implements(torch.Tensor.__getitem__)
+def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
+    items = indices if isinstance(indices, tuple) else (indices,)
+    if not any(_is_advanced(i) for i in items):
+        return _getitem(input, indices, "torch.Tensor.__getitem__")
+    return _advanced_getitem(input, items)
+
+
+def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
+    """torch's rule: ints, then 0-d index tensors, select (remove) their dims first; the
+    other index tensors' dims are replaced by their broadcast shape, in place when those dims
+    are adjacent, else in front (numpy's rule)."""
+    op = "torch.Tensor.__getitem__"
+    if any(i is None for i in items) or sum(1 for i in items if i is Ellipsis) > 1:
+        raise UnsupportedOperationError(f"{op}: None or several ... together with tensor indices is not supported")
+    consuming = sum(1 for i in items if i is not Ellipsis)
+    if consuming > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    per_dim: list[Any] = []
+    for i in items:
+        per_dim.extend([_slice(None)] * (x.ndim - consuming) if i is Ellipsis else [i])
+    per_dim.extend([_slice(None)] * (x.ndim - len(per_dim)))
+    for i in per_dim:
+        if isinstance(i, NumberProxy):
+            raise StaticValueRequiredError(_static_message(op, "indices", i))
+    x = _getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
+    tensors = [torch.tensor(i, device=x.device) if isinstance(i, list) else i for i in per_dim if not isinstance(i, (int, _slice))]
+    _check_indices(op, x, tensors)
+    remaining = [i for i in per_dim if not isinstance(i, int)]  # one per dim of x now
+    for d in reversed(range(len(remaining))):  # 0-d index tensors select, as ints do
+        i = remaining[d]
+        if _is_advanced(i) and not isinstance(i, list) and i.ndim == 0:
+            x = index_p.bind(x.permute([d] + [k for k in range(x.ndim) if k != d]), i)
+            del remaining[d]
+    advanced = [d for d, i in enumerate(remaining) if _is_advanced(i)]
+    if not advanced:
+        return x
+    indices = [torch.tensor(i, device=x.device) if isinstance(i, list) else i for i in remaining if _is_advanced(i)]
+    rest = [d for d in range(x.ndim) if d not in advanced]
+    out = index_p.bind(x if advanced == list(range(len(advanced))) else x.permute(advanced + rest), *indices)
+    if advanced != list(range(advanced[0], advanced[-1] + 1)) or advanced[0] == 0:
+        return out  # type: ignore[no-any-return]
+    n_b = out.ndim - len(rest)  # broadcast dims in front; move them to where the indexed dims were
+    before = advanced[0]
+    order = list(range(n_b, n_b + before)) + list(range(n_b)) + list(range(n_b + before, out.ndim))
+    return out.permute(order)  # type: ignore[no-any-return]
