@@ -519,7 +519,7 @@ def _torch_repeat_interleave(
 
 # ---- x[...]: basic indexing (shape.py) or advanced indexing by integer tensors
 def _is_advanced(item: Any) -> bool:
-    return isinstance(item, (TensorProxy, torch.Tensor, list))
+    return isinstance(item, (TensorProxy, torch.Tensor, list, tuple))
 
 
 @implements(torch.Tensor.__getitem__)
@@ -548,18 +548,18 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
         if isinstance(i, NumberProxy):
             raise StaticValueRequiredError(_static_message(op, "indices", i))
     x = _getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
-    tensors = [torch.tensor(i, device=x.device) if isinstance(i, list) else i for i in per_dim if not isinstance(i, (int, _slice))]
+    tensors = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in per_dim if not isinstance(i, (int, _slice))]
     _check_indices(op, x, tensors)
     remaining = [i for i in per_dim if not isinstance(i, int)]  # one per dim of x now
     for d in reversed(range(len(remaining))):  # 0-d index tensors select, as ints do
         i = remaining[d]
-        if _is_advanced(i) and not isinstance(i, list) and i.ndim == 0:
+        if _is_advanced(i) and not isinstance(i, (list, tuple)) and i.ndim == 0:
             x = index_p.bind(x.permute([d] + [k for k in range(x.ndim) if k != d]), i)
             del remaining[d]
     advanced = [d for d, i in enumerate(remaining) if _is_advanced(i)]
     if not advanced:
         return x
-    indices = [torch.tensor(i, device=x.device) if isinstance(i, list) else i for i in remaining if _is_advanced(i)]
+    indices = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in remaining if _is_advanced(i)]
     rest = [d for d in range(x.ndim) if d not in advanced]
     out = index_p.bind(x if advanced == list(range(len(advanced))) else x.permute(advanced + rest), *indices)
     if advanced != list(range(advanced[0], advanced[-1] + 1)) or advanced[0] == 0:
