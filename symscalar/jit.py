@@ -464,13 +464,13 @@ class _JitState:
         rng_seed = (None,) if builder.rng_seed is not None else ()
         captured = [
             outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
-            for _, t in builder.captured.values()
+            for t in builder.captured_tensors()  # those the trace reads, in its input order
         ]
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
             for value in (*self.call_args_of(*args), *(c.tensor for c in captured), *rng_seed)
         ]
-        position = {id(t): j for j, (_, t) in enumerate(builder.captured.values())}
+        position = {id(c.tensor): j for j, c in enumerate(captured)}
         with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
         state_outputs = trace.outputs[len(leaves):]
         writes = [

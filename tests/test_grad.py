@@ -121,6 +121,7 @@ NO_VJP = {
     "eq": "bool output", "ne": "bool output", "lt": "bool output", "le": "bool output",
     "gt": "bool output", "ge": "bool output", "isnan": "bool output", "isfinite": "bool output",
     "logical_and": "bool output", "logical_or": "bool output", "logical_not": "bool output",
+    "one_hot": "integer output",
 }
 
 

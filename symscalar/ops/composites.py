@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from symscalar.ops.common import Tensor, holomorphic, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
+from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
@@ -175,8 +176,8 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. A nonzero
     ``dropout_p`` drops attention weights with the program's RNG (see ``ops/random.py``)."""
-    if enable_gqa and query.shape[-3] != key.shape[-3]:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa with grouped heads is not supported")
+    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        key, value = _grouped_heads(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:
@@ -199,6 +200,18 @@ def scaled_dot_product_attention(
     if dropout_p != 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ value
+
+
+def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention (``enable_gqa``): each of the key/value heads serves
+    ``query_heads // kv_heads`` consecutive query heads, as torch repeats them."""
+    heads, kv_heads = query.shape[-3], key.shape[-3]
+    if kv_heads == 0 or heads % kv_heads or value.shape[-3] != kv_heads:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
+            f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
+        )
+    return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)
 
 
 @implements(F.scaled_dot_product_attention)

@@ -517,9 +517,8 @@ def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     return reshape(sliced, tuple(1 if d == -1 else sliced.shape[d] for d in out_shape))
 
 
-@implements(torch.Tensor.__getitem__)
-def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
-    return _getitem(input, indices, "torch.Tensor.__getitem__")
+# torch.Tensor.__getitem__ is registered in indexing.py: basic indexing goes to _getitem,
+# integer-tensor (advanced) indexing to indexing.index.
 
 
 # ---- cat, stack
