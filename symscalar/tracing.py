@@ -105,6 +105,8 @@ class TraceBuilder:
         # The proxy standing for each captured tensor (by id; ``captured`` keeps it alive).
         self._captured_proxies: dict[int, TensorProxy] = {}
         self._kept_captured: tuple[torch.Tensor, ...] = ()
+        # Traced values that are the current value of state updated in place, and its tensor.
+        self._state_of: dict[TensorVar, torch.Tensor] = {}
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -256,6 +258,9 @@ class TraceBuilder:
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
         operands become proxies first, so that a handler never computes eagerly on them."""
+        target = self._inplace_target(func, args)
+        if target is not None:
+            return self._update_in_place(func, target, args, kwargs)
         args, kwargs = _prepare_arguments(self, func, args, kwargs)
         handler = TORCH_FUNCTIONS.get(func)
         if handler is None:
@@ -265,6 +270,79 @@ class TraceBuilder:
             return handler(*args, **kwargs)
         finally:
             self.depth -= 1
+
+    # -- in-place updates of state read from outside (buffers) --------------------------------
+
+    def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
+        """The traced value an in-place method updates, when the update can be traced with
+        eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
+        short = _public_name(func).rsplit(".", 1)[-1]
+        if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
+            return None
+        target = args[0]
+        if isinstance(target, TensorProxy) and target._tracer is self:
+            if target._kind != "computed" and target._var not in self._state_of:
+                return None  # an argument of the jitted function: the caller's tensor
+        elif isinstance(target, torch.Tensor):
+            target = self.capture(target)  # state read from outside: a buffer
+        else:
+            return None
+        # A view (or any value) computed from the current value would silently keep the old
+        # value, while eager's view sees the update: only a value nothing has read yet is
+        # updated.
+        if any(target._var in eqn.args for eqn in self.eqns):
+            return None
+        return target
+
+    def _update_in_place(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Functionalize ``target.<op>_(...)``: trace the out-of-place op (cast back to the
+        target's dtype, same shape, as eager's in-place op). A computed value's proxy then
+        stands for the new value (every Python reference to it sees the update, as eager's);
+        state read from outside (``num_batches_tracked.add_(1)``) is written back after
+        every call, and later reads of it in this trace see the new value."""
+        short = _public_name(func).rsplit(".", 1)[-1]
+        rest = args[1:]
+        if short == "zero_":
+            new = self.torch_function(torch.zeros_like, (target,), {})
+        elif short == "fill_":
+            new = self.torch_function(torch.full_like, (target, *rest), kwargs)
+        elif short == "copy_":
+            source = self.torch_function(torch.Tensor.to, (rest[0], target.dtype), {})
+            new = self.torch_function(torch.Tensor.expand, (source, tuple(target.shape)), {})
+        else:
+            new = self.torch_function(getattr(torch.Tensor, short[:-1]), (target, *rest), kwargs)
+            if tuple(new.shape) != tuple(target.shape):
+                raise RuntimeError(
+                    f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                    f"{list(new.shape)} (torch.Tensor.{short})"
+                )
+            if not torch.can_cast(new.dtype, target.dtype):
+                raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
+            if new.dtype != target.dtype:
+                new = self.torch_function(torch.Tensor.to, (new, target.dtype), {})
+        state = self.state_tensor(target)
+        if state is not None:
+            self.assign_state(state, new)
+            return new
+        target._var, target._name = new._var, new._name
+        return target
+
+    def state_tensor(self, value: Any) -> torch.Tensor | None:
+        """The real tensor (state read from outside) whose current value ``value`` is: a
+        captured tensor, or the traced value an in-place update assigned to one."""
+        if isinstance(value, TensorProxy):
+            if value._var in self._state_of:
+                return self._state_of[value._var]
+            return value._captured() if value._kind == "captured" else None
+        return value if isinstance(value, torch.Tensor) else None
+
+    def assign_state(self, target: torch.Tensor, value: TensorProxy) -> None:
+        """``target`` (a real tensor read from outside) holds ``value`` from now on: written
+        back after every call, and what later reads of ``target`` in this trace see."""
+        self.capture(target)  # an input of the program: the write-back target is read by path
+        self.write_back(target, value)
+        self._captured_proxies[id(target)] = value
+        self._state_of[value._var] = target
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
@@ -553,11 +631,22 @@ def _forward(name: str) -> Callable[..., Any]:
     return method
 
 
-def _inplace_error(name: str, proxy: TensorProxy | None) -> UnsupportedOperationError:
-    what = f" on {proxy._describe()}" if proxy is not None else ""
+def _functional_form(short: str) -> bool:
+    """Whether the in-place method ``short`` (``add_``, ``masked_fill_``...) has an
+    out-of-place form symscalar traces (``zero_``/``fill_``/``copy_`` are built from others)."""
+    if short in ("zero_", "fill_", "copy_"):
+        return True
+    if not short.endswith("_") or short.endswith("__"):
+        return False
+    return getattr(torch.Tensor, short[:-1], None) in TORCH_FUNCTIONS
+
+
+def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> UnsupportedOperationError:
+    what = f" on {proxy._describe()}{detail}" if proxy is not None else ""
     return UnsupportedOperationError(
-        f"{name}{what}: in-place operations are not traced by symscalar (eager would also "
-        "update every alias of the tensor: views, the caller's tensor, a module's buffer). "
+        f"{name}{what}: symscalar traces an in-place operation only on a value computed in "
+        "the function or a buffer read from outside, before any op reads it (eager would also "
+        "update every alias of the tensor: views taken earlier, the caller's tensor). "
         "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
         "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
         "`F.relu(x)` instead of `F.relu(x, inplace=True)`."
@@ -624,6 +713,20 @@ PYTHON_OBJECT_NAMES = frozenset(
     "__module__ __new__ __setattr__ __sizeof__ __subclasshook__ __weakref__ __annotations__ "
     "__torch_function__ __torch_dispatch__ __hash__ __repr__".split()
 )
+
+
+def _inplace_method(name: str) -> Callable[..., Any]:
+    """A proxy's in-place method: traced when it can be (``TraceBuilder._update_in_place``),
+    refused otherwise."""
+    func = getattr(torch.Tensor, name)
+
+    def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
+        if self._tracer._inplace_target(func, (self, *args)) is None:
+            raise _inplace_error(f"torch.Tensor.{name}", self)
+        return self._tracer.torch_function(func, (self, *args), kwargs)
+
+    method.__name__ = name
+    return method
 
 
 def _raise_inplace(name: str) -> Callable[..., Any]:
@@ -741,7 +844,7 @@ class TensorProxy:
         if kind == "method":
             return pytypes.MethodType(_FORWARDS[name], self)
         if kind == "inplace":
-            raise _inplace_error(f"torch.Tensor.{name}", self)
+            return pytypes.MethodType(_inplace_method(name), self)
         if name in _REFUSED:
             raise _unknowable(self, name, _REFUSED[name])
         if name.startswith("_"):
@@ -923,6 +1026,9 @@ class TensorProxy:
         locals()[_name] = _forward(_name)
     for _name in _INPLACE_DUNDERS:
         locals()[_name] = _raise_inplace(_name)
+    # x += y is x.add_(y): traced where an in-place method can be
+    for _name, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
+        locals()[_name] = _inplace_method(_method)
     for _name in [n for n in _REFUSED if n.startswith("__")]:
         locals()[_name] = _raise_refused(_name)
     del _name

@@ -343,16 +343,17 @@ def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbias
             running_mean.copy_(new_mean)
             running_var.copy_(new_var)
         return
-    for target in (running_mean, running_var):
-        if isinstance(target, TensorProxy):
+    for name, value, new in (("running_mean", running_mean, new_mean), ("running_var", running_var, new_var)):
+        target = tracer.state_tensor(value)
+        if target is None:
             raise UnsupportedOperationError(
-                f"batch_norm(training=True) updates its running statistics in place, but "
-                f"{target._name} is a traced input of the jitted function; symscalar writes "
-                "state back only into tensors read from outside it (module buffers). Keep the "
-                "statistics on the module, or pass running_mean=None, running_var=None."
+                f"batch_norm(training=True) updates {name} in place, but it is "
+                f"{value._describe()}, not a tensor read from outside the jitted function; "
+                "symscalar writes state back only into those (module buffers, closed-over "
+                "tensors). Keep the statistics on the module, or pass running_mean=None, "
+                "running_var=None."
             )
-    tracer.write_back(running_mean, new_mean)
-    tracer.write_back(running_var, new_var)
+        tracer.assign_state(target, new)
 
 
 @implements(F.batch_norm)
