@@ -1,57 +1,109 @@
 """Reverse-mode autodiff over traces, and its wiring into ``torch.autograd``.
 
-``vjp_traces(trace, wrt)`` turns a forward trace into
-
-- a forward trace that also returns the *residuals* (forward values the backward reads), and
-- a backward trace ``(cotangents..., residuals...) -> gradients of the wrt inputs``.
+``vjp(trace, wrt)`` turns a forward trace into a backward trace
+``(cotangents..., residuals...) -> gradients of the wrt inputs`` and names the *residuals*
+(forward values the backward reads); ``vjp_traces`` also gives the forward trace that returns
+them.
 
 The backward is recorded by running each primitive's ``vjp`` rule (defined next to the op, and
 written with symscalar ops) on proxies, so it is an ordinary trace: printed, checked by
 ``check_trace`` and run by any backend. Dynamic scalars the backward reads (the ``s`` of
 ``x * s``) are residuals, i.e. backward *inputs*, never constants; reduction axes and shapes a
 rule introduces come from static shapes and static parameters, and ``check_trace`` proves it.
+
+``autograd_runner`` wires a trace into ``torch.autograd`` with eager's semantics: an input
+gets ``None`` where no differentiable path joins it to the outputs that received a gradient
+(eager leaves ``.grad`` untouched), outputs computed without such a path do not require grad,
+inputs returned as-is are returned as the same object, and the backward is itself
+differentiable (``create_graph=True``, double backward), because it is a trace too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
-from torch.autograd.function import once_differentiable
 
 from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
 
-from symscalar.trace import TensorVar, Trace, Var, check_trace, dce, is_var
+from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, tracing
 from symscalar.ops.factories import full
 
-__all__ = ["vjp_traces", "autograd_runner", "is_differentiable"]
+__all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
+
+
+# Primitives whose floating results carry no gradient although their inputs may (a stop
+# gradient, e.g. ``detach`` or a region under ``torch.no_grad()``): eager leaves their results
+# off the autograd graph, and so do we. Every other primitive needs a ``vjp``.
+STOP_GRADIENT: set[Primitive] = set()
 
 
 def is_differentiable(v: object) -> TypeIs[TensorVar]:
     return isinstance(v, TensorVar) and (v.dtype.is_floating_point or v.dtype.is_complex)
 
 
-def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[torch.Tensor, ...]]:
-    """The forward-with-residuals trace and the backward trace of ``trace``.
+def connected_vars(trace: Trace, wrt: Sequence[int]) -> set[Var]:
+    """The variables a differentiable path joins to the inputs at ``wrt``: what eager marks
+    ``requires_grad``. Integer and boolean results, stop-gradients and values computed from
+    other inputs only are not connected.
+
+    Raises:
+        NotImplementedError: a primitive without a gradient rule sits on such a path.
+    """
+    connected: set[Var] = {trace.inputs[i] for i in wrt}
+    for eqn in trace.eqns:
+        if eqn.prim in STOP_GRADIENT:
+            continue
+        if not any(is_differentiable(a) and a in connected for a in eqn.args):
+            continue
+        outs = [o for o in eqn.outs if is_differentiable(o)]
+        if outs and eqn.prim.vjp is None:
+            raise NotImplementedError(
+                f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
+                "differentiated yet. Detach its inputs or call the function under "
+                "torch.no_grad()."
+            )
+        connected.update(outs)
+    return connected
+
+
+@dataclasses.dataclass(frozen=True)
+class VJP:
+    """A backward trace and what its inputs and outputs stand for."""
+
+    backward: Trace  # (cotangents..., saved..., constants...) -> gradients of grad_inputs
+    cotangents: tuple[Var, ...]  # the forward variable each cotangent input belongs to
+    saved: tuple[Var, ...]  # the forward variable each saved input (residual) holds
+    constants: tuple[torch.Tensor, ...]  # tensors a rule created eagerly, passed by reference
+    grad_inputs: tuple[int, ...]  # positions in the forward's inputs; the others in wrt: None
+
+
+def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = None) -> VJP:
+    """The backward trace of ``trace`` with respect to the inputs at ``wrt``.
 
     Args:
         trace: a checked forward trace.
         wrt: indices of the inputs to differentiate with respect to (floating tensors).
+        cotangents: the forward variables that receive a cotangent (default: every
+            differentiable output, one cotangent per output position).
 
-    Returns:
-        ``(forward, backward, constants)``. ``forward`` returns ``trace.outputs`` followed by
-        the residuals. ``backward`` takes one cotangent per differentiable output of ``trace``
-        (in output order), the residuals, then ``constants`` (tensors a rule created eagerly,
-        passed by reference), and returns one gradient per ``wrt``.
+    An input of ``wrt`` gets a gradient when a differentiable path joins it to a variable of
+    ``cotangents`` (zeros where every rule on the path gives none, as eager's ``floor``);
+    otherwise it is left out of ``grad_inputs``: eager's ``None``.
     """
+    connected = connected_vars(trace, wrt)
+    if cotangents is None:
+        cotangents = tuple(o for o in trace.outputs if is_differentiable(o))
     builder = TraceBuilder(f"{trace.name}_backward")
     residual_of: dict[Var, Any] = {}  # forward var -> backward input proxy
     forward_of: dict[Var, Var] = {}  # backward input var -> forward var
-    cotangents: dict[Var, Any] = {}
+    grads: dict[Var, Any] = {}  # forward var -> accumulated cotangent proxy
+    reached: set[Var] = set()  # forward vars on a differentiable path to a cotangent
 
     def residual(v: Any) -> Any:
         if not is_var(v):
@@ -73,30 +125,27 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
                 f"internal error: the vjp of {where} gave a cotangent of shape "
                 f"{tuple(ct.shape)} for a value of shape {v.shape}"
             )
-        if ct.dtype != v.dtype:
+        if ct.dtype != v.dtype:  # a gradient has its value's dtype (autocast casts, mixed inputs)
             ct = ct.to(v.dtype)
-        cotangents[v] = cotangents[v] + ct if v in cotangents else ct
+        grads[v] = grads[v] + ct if v in grads else ct
 
-    n_cts = 0
-    for out in trace.outputs:
-        if is_differentiable(out):
-            ct = builder.tensor_input(TensorVar(out.shape, out.dtype, out.device))
-            n_cts += 1
-            accumulate(out, ct, "an output")
+    for v in cotangents:
+        assert isinstance(v, TensorVar)
+        ct = builder.tensor_input(TensorVar(v.shape, v.dtype, v.device))
+        if v in connected:
+            reached.add(v)
+            accumulate(v, ct, "an output")
 
     with tracing(builder):
         for eqn in reversed(trace.eqns):
-            cts = [cotangents.get(o) for o in eqn.outs]
-            if all(ct is None for ct in cts):
+            if not any(o in reached for o in eqn.outs) or eqn.prim in STOP_GRADIENT:
                 continue
-            if not any(is_differentiable(a) for a in eqn.args):
+            joined = [a for a in eqn.args if is_differentiable(a) and a in connected]
+            reached.update(joined)
+            cts = [grads.get(o) for o in eqn.outs]
+            if not joined or all(ct is None for ct in cts):
                 continue
-            if eqn.prim.vjp is None:
-                raise NotImplementedError(
-                    f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
-                    "differentiated yet. Detach its inputs or call the function under "
-                    "torch.no_grad()."
-                )
+            assert eqn.prim.vjp is not None  # connected_vars raised otherwise
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
             if eqn.prim.multiple_results:
@@ -104,17 +153,19 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
             else:
                 arg_cts = eqn.prim.vjp(cts[0], outs[0], *args, **eqn.params)
             for a, g in zip(eqn.args, arg_cts):
-                if g is not None and is_differentiable(a):
+                if g is not None and is_differentiable(a) and a in connected:
                     accumulate(a, g, eqn.prim.name)
-        grads = []
-        for i in wrt:
+        grad_inputs = tuple(i for i in wrt if trace.inputs[i] in reached)
+        results = []
+        for i in grad_inputs:
             v = trace.inputs[i]
             assert isinstance(v, TensorVar)
-            g = cotangents.get(v)
-            grads.append(g if g is not None else full(v.shape, 0, dtype=v.dtype, device=v.device))
+            g = grads.get(v)
+            results.append(g if g is not None else full(v.shape, 0, dtype=v.dtype, device=v.device))
 
-    raw = dce(builder.build(grads))
+    raw = dce(builder.build(results))
     used = _used_vars(raw)
+    n_cts = len(cotangents)
     n_inputs = len(builder.inputs)
     ct_inputs = raw.inputs[:n_cts]
     kept_residuals = tuple(v for v in raw.inputs[n_cts:n_inputs] if v in used)
@@ -123,13 +174,26 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
     inputs = ct_inputs + kept_residuals + tuple(v for v, _ in constants)
     backward = Trace(inputs, raw.eqns, raw.outputs, raw.name)
     backward = dataclasses.replace(backward, comment=_backward_comment(backward, n_cts, len(kept_residuals)))
-    forward = Trace(
-        trace.inputs, trace.eqns, trace.outputs + tuple(forward_of[v] for v in kept_residuals),
-        f"{trace.name}_forward",
-    )
-    check_trace(forward)
     check_trace(backward)
-    return forward, backward, tuple(t for _, t in constants)
+    return VJP(
+        backward, tuple(cotangents), tuple(forward_of[v] for v in kept_residuals),
+        tuple(t for _, t in constants), grad_inputs,
+    )
+
+
+def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[torch.Tensor, ...]]:
+    """The forward-with-residuals trace and the backward trace of ``trace``.
+
+    Returns:
+        ``(forward, backward, constants)``. ``forward`` returns ``trace.outputs`` followed by
+        the residuals. ``backward`` takes one cotangent per differentiable output of ``trace``
+        (in output order), the residuals, then ``constants``, and returns one gradient per
+        input of ``wrt`` that a differentiable path joins to an output (see ``vjp``).
+    """
+    result = vjp(trace, wrt)
+    forward = Trace(trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward")
+    check_trace(forward)
+    return forward, result.backward, result.constants
 
 
 def _backward_comment(backward: Trace, n_cts: int, n_saved: int) -> str:
@@ -146,6 +210,164 @@ def _used_vars(trace: Trace) -> set[Any]:
     return used
 
 
+# ----------------------------------------------------------------------------------------
+# torch.autograd integration
+
+_AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps")
+
+
+@contextlib.contextmanager
+def _autocast_disabled() -> Iterator[None]:
+    """Run a trace exactly as recorded: the tracer made autocast's casts explicit, so an
+    ambient autocast (``.backward()`` called inside ``torch.autocast``) must not cast again."""
+    with contextlib.ExitStack() as stack:
+        for device in _AUTOCAST_DEVICES:
+            if torch.is_autocast_enabled(device):
+                stack.enter_context(torch.autocast(device, enabled=False))
+        yield
+
+
+def _call(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    if torch._C._is_any_autocast_enabled():
+        with _autocast_disabled():
+            return fn(*args)
+    return fn(*args)
+
+
+class _Backward:
+    """One backward program: compiled for first-order use; under ``create_graph=True`` run
+    through its own autograd program (built per pattern of inputs requiring grad), so the
+    gradients it returns have a graph."""
+
+    def __init__(self, result: VJP, backend: Any) -> None:
+        self.vjp = result
+        self.backend = backend
+        self.fn = backend.compile_trace(result.backward)
+        self._programs: dict[tuple[bool, ...], _Program] = {}
+
+    def __call__(self, inputs: list[Any]) -> Any:
+        args = (*inputs, *self.vjp.constants)
+        if torch.is_grad_enabled():
+            pattern = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+            if any(pattern):
+                program = self._programs.get(pattern)
+                if program is None:
+                    program = self._programs[pattern] = _Program(self.vjp.backward, pattern, self.backend)
+                return program(*args)
+        return self.fn(*args)
+
+
+class _Program:
+    """A trace run inside a ``torch.autograd.Function``.
+
+    The Function's outputs are the trace's outputs (an input returned as-is is given back as
+    the same object, as eager does) followed by the values the backward reads: the forward
+    saves them with ``save_for_backward`` as outputs of the Function, so that under
+    ``create_graph=True`` a gradient reaching a saved value flows back through this node.
+    The backward trace depends on which outputs received a gradient (an input joined only
+    to outputs that got none gets ``None``, as in eager); one is built per such set, lazily.
+    """
+
+    def __init__(self, trace: Trace, requires_grad: Sequence[bool], backend: Any) -> None:
+        self.name = trace.name
+        self.backend = backend
+        self.n_in = len(trace.inputs)
+        self.wrt = [i for i, r in enumerate(requires_grad) if r and is_differentiable(trace.inputs[i])]
+        connected = connected_vars(trace, self.wrt)
+        position = {v: i for i, v in enumerate(trace.inputs)}
+        outs = list(dict.fromkeys(o for o in trace.outputs if is_var(o) and o not in position))
+        first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected])
+        outs += [v for v in dict.fromkeys(first.saved) if v not in position and v not in outs]
+        self.outs = tuple(outs)
+        self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward")
+        check_trace(self.forward)
+        self.forward_fn = backend.compile_trace(self.forward)
+        out_index = {v: j for j, v in enumerate(self.outs)}
+        # where each user output comes from: ("in", i), ("out", j) or ("literal", value)
+        self.output_sources = tuple(
+            ("in", position[o]) if is_var(o) and o in position
+            else ("out", out_index[o]) if is_var(o) else ("literal", o)
+            for o in trace.outputs
+        )
+        self.differentiable = tuple(is_differentiable(o) and o in connected for o in self.outs)
+        self.saved = first.saved
+        self.saved_sources = tuple(
+            ("in", position[v]) if v in position else ("out", out_index[v]) for v in self.saved
+        )
+        self.saved_is_tensor = tuple(isinstance(v, TensorVar) for v in self.saved)
+        self.backwards: dict[tuple[int, ...], tuple[_Backward, tuple[int, ...]]] = {}
+        mask = tuple(out_index[v] for v in first.cotangents)
+        self.backwards[mask] = (_Backward(first, backend), tuple(range(len(self.saved))))
+        self.backward_trace = first.backward
+        self.function = self._function()
+
+    def _backward_for(self, mask: tuple[int, ...]) -> tuple[_Backward, tuple[int, ...]]:
+        """The backward for the outputs at ``mask`` (positions in ``self.outs``) receiving a
+        gradient, and where each of its saved values sits among ``self.saved``."""
+        found = self.backwards.get(mask)
+        if found is not None:
+            return found
+        result = vjp(self.forward, self.wrt, [self.outs[j] for j in mask])
+        index = {v: k for k, v in enumerate(self.saved)}
+        missing = [v for v in result.saved if v not in index]
+        if missing:
+            raise NotImplementedError(
+                f"differentiating the backward of {self.name} again (create_graph=True / a "
+                f"double backward) needs {len(missing)} forward value(s) that its first "
+                "backward did not save, so they are gone. Compute the higher-order gradient "
+                "eagerly (call the function without symscalar.jit), or report this case."
+            )
+        found = (_Backward(result, self.backend), tuple(index[v] for v in result.saved))
+        self.backwards[mask] = found
+        return found
+
+    def _function(self) -> type[torch.autograd.Function]:
+        program = self
+        saved_sources, saved_is_tensor = self.saved_sources, self.saved_is_tensor
+        nondiff = [j for j, (o, d) in enumerate(zip(self.outs, self.differentiable))
+                   if not d and isinstance(o, TensorVar)]
+
+        class TraceFunction(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, *args: Any) -> Any:
+                outs = _call(program.forward_fn, args)
+                values = [args[i] if kind == "in" else outs[i] for kind, i in saved_sources]
+                ctx.save_for_backward(*(v for v, t in zip(values, saved_is_tensor) if t))
+                ctx.scalars = [v for v, t in zip(values, saved_is_tensor) if not t]
+                ctx.mark_non_differentiable(*(outs[j] for j in nondiff))
+                ctx.set_materialize_grads(False)
+                return outs
+
+            @staticmethod
+            def backward(ctx: Any, *grads: Any) -> Any:
+                return program.backward(ctx, grads)
+
+        return TraceFunction
+
+    def backward(self, ctx: Any, grads: Sequence[Any]) -> tuple[Any, ...]:
+        mask = tuple(j for j, g in enumerate(grads) if g is not None and self.differentiable[j])
+        result: list[Any] = [None] * self.n_in
+        if not mask:
+            return tuple(result)
+        backward, picks = self._backward_for(mask)
+        tensors = iter(ctx.saved_tensors)  # raises if the graph was freed, as eager does
+        scalars = iter(ctx.scalars)
+        saved = [next(tensors) if t else next(scalars) for t in self.saved_is_tensor]
+        inputs = [grads[j] for j in mask] + [saved[k] for k in picks]
+        in_grads = _call(backward, (inputs,))
+        for i, g in zip(backward.vjp.grad_inputs, in_grads):
+            result[i] = g
+        return tuple(result)
+
+    def __call__(self, *args: Any) -> tuple[Any, ...]:
+        """The trace's outputs, flat, wired into autograd."""
+        outs = self.function.apply(*args) if self.outs else ()  # type: ignore[no-untyped-call]
+        return tuple(
+            args[i] if kind == "in" else outs[i] if kind == "out" else i
+            for kind, i in self.output_sources
+        )
+
+
 def autograd_runner(
     trace: Trace,
     render: Callable[[list[str]], str],
@@ -153,55 +375,34 @@ def autograd_runner(
     backend: Any,
     requires_grad: Sequence[bool],
 ) -> tuple[Callable[..., Any], Trace]:
-    """A runner whose outputs are wired into torch.autograd, and its backward trace.
+    """A runner whose outputs are wired into torch.autograd, and its first backward trace.
 
     Under ``torch.no_grad()`` the runner runs the plain forward; otherwise it runs the
-    forward-with-residuals inside a ``torch.autograd.Function`` whose backward runs the
-    backward trace.
+    program inside a ``torch.autograd.Function`` (see ``_Program``). Either way the program
+    runs with autocast off: the trace holds autocast's casts.
     """
-    wrt = [i for i, r in enumerate(requires_grad) if r and is_differentiable(trace.inputs[i])]
-    forward, backward, constants = vjp_traces(trace, wrt)
-    forward_fn = backend.compile_trace(forward)
-    backward_fn = backend.compile_trace(backward)
-    plain_fn = backend.compile_trace(trace)
-    names = [f"o{i}" for i in range(len(trace.outputs))]
+    program = _Program(trace, requires_grad, backend)
+    plain_fn = backend.compile_trace(trace, render)
+    exprs = [
+        f"a[{i}]" if kind == "in" else f"o[{i}]" if kind == "out" else format_static(i)
+        for kind, i in program.output_sources
+    ]
     namespace: dict[str, Any] = {"torch": torch}
-    exec(f"def unflatten({', '.join(names)}):\n    return {render(names)}\n", namespace)  # noqa: S102
+    exec(f"def unflatten(a, o):\n    return {render(exprs)}\n", namespace)  # noqa: S102
     unflatten = namespace["unflatten"]
-    n_out = len(trace.outputs)
-    n_in = len(trace.inputs)
-    differentiable = [is_differentiable(o) for o in trace.outputs]
-    residual_is_tensor = [isinstance(v, TensorVar) for v in forward.outputs[n_out:]]
-
-    class TraceFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *args: Any) -> Any:
-            results = forward_fn(*args)
-            outs, residuals = results[:n_out], results[n_out:]
-            ctx.save_for_backward(*(r for r, t in zip(residuals, residual_is_tensor) if t))
-            ctx.scalars = [r for r, t in zip(residuals, residual_is_tensor) if not t]
-            ctx.mark_non_differentiable(
-                *(o for o, d in zip(outs, differentiable) if not d and isinstance(o, torch.Tensor))
-            )
-            return outs
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx: Any, *grads: Any) -> Any:
-            tensors = iter(ctx.saved_tensors)
-            scalars = iter(ctx.scalars)
-            residuals = [next(tensors) if t else next(scalars) for t in residual_is_tensor]
-            cts = [g for g, d in zip(grads, differentiable) if d]
-            in_grads = backward_fn(*cts, *residuals, *constants)
-            result: list[Any] = [None] * n_in
-            for i, g in zip(wrt, in_grads):
-                result[i] = g
-            return tuple(result)
+    apply = program.function.apply if program.outs else (lambda *args: ())
 
     def run(*args: Any) -> Any:
         all_args = args + captured
+        if torch._C._is_any_autocast_enabled():
+            return _call(run_as_traced, all_args)
         if torch.is_grad_enabled():
-            return unflatten(*TraceFunction.apply(*all_args))  # type: ignore[no-untyped-call]
-        return unflatten(*plain_fn(*all_args))
+            return unflatten(all_args, apply(*all_args))
+        return plain_fn(*all_args)
 
-    return run, backward
+    def run_as_traced(*all_args: Any) -> Any:
+        if torch.is_grad_enabled():
+            return unflatten(all_args, apply(*all_args))
+        return plain_fn(*all_args)
+
+    return run, program.backward_trace

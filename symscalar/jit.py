@@ -34,7 +34,7 @@ from symscalar import state as outside
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
-from symscalar.tracing import TensorProxy, TraceBuilder, tracing
+from symscalar.tracing import TensorProxy, TraceBuilder, stop_gradient_p, tracing
 from symscalar.types import (
     BoolLike,
     DynamicBool,
@@ -632,6 +632,8 @@ def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
     """The variables of ``trace`` computed from any of ``sources``."""
     reached = set(sources)
     for eqn in trace.eqns:
+        if eqn.prim is stop_gradient_p:  # detach(), a no_grad region: no gradient flows on
+            continue
         if any(a in reached for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))):
             reached.update(eqn.outs)
     return reached

@@ -88,7 +88,7 @@ class Roots:
     def _add(self, fn: Any, label: str) -> None:
         if isinstance(fn, torch.nn.Module):
             self._const(fn, label)
-            return
+            fn = getattr(type(fn), "forward", None)  # the globals forward reads
         if isinstance(fn, pytypes.MethodType):
             self._const(fn.__self__, f"{type(fn.__self__).__name__} (self of {fn.__func__.__qualname__})")
             fn = fn.__func__
@@ -200,19 +200,14 @@ def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: d
         hooks = getattr(module, attr)
         if not hooks or (module is top and attr in ("_forward_pre_hooks", "_forward_hooks")):
             continue
-        kind = attr.strip("_").replace("_hooks", " hook")
+        kind = attr.strip("_").replace("_hooks", " hook").replace("_", " ")
         where = "the jitted module" if module is top else f"submodule {describe_module(module, names)}"
-        fix = (
-            "remove it, or jit a function without hooks and keep the hook outside"
-            if module is not top or "backward" in attr
-            else ""
-        )
         return (
-            f"{where} has a {kind} ({hook_names(hooks)}); symscalar.jit runs forward (pre-)hooks "
-            "of the jitted module itself on every call, but cannot honour hooks of submodules or "
-            "backward hooks (they would run once, while tracing, on traced values). Fix: "
-            f"{fix or 'remove it'}; or jit the submodule's parent's pieces separately and call "
-            "the hooked module eagerly."
+            f"{where} has a {kind} ({hook_names(hooks)}); symscalar.jit runs the forward "
+            "(pre-)hooks of the jitted module itself around the program on every call, but cannot "
+            "honour hooks of submodules or backward hooks: they would run once, while tracing, on "
+            "traced values. Fix: remove the hook (handle.remove()), or call the hooked module "
+            "outside the jitted function."
         )
     for register, attr in _GLOBAL_HOOKS.items():
         hooks = {k: h for k, h in getattr(nn_module, attr).items() if not isinstance(h, _Recorder)}
@@ -256,6 +251,7 @@ class TraceWatch:
         self._cell_values = [c.cell_contents if _cell_full(c) else _MISSING for c, _ in self._cells]
         self._tensor_meta = {i: _meta(t) + (t._version,) for i, (t, _) in self.tensors.items()}
         self._handle: RemovableHandle | None = None
+        self._containers: list[tuple[Any, Any]] = []
 
     # snapshot -------------------------------------------------------------------------------
 
@@ -266,6 +262,10 @@ class TraceWatch:
         if isinstance(obj, torch.nn.Module):
             tables += [obj._parameters, obj._buffers, obj._modules]
         self._saved[id(obj)] = (obj, [(t, dict(t)) for t in tables])
+        own = {id(t) for t in tables}
+        for value in vars(obj).values():  # containers the function may fill (a list cache)
+            if isinstance(value, (list, dict)) and id(value) not in own:
+                self._containers.append((value, value.copy()))
 
     def called(self, module: torch.nn.Module) -> None:
         self._save(module)
@@ -326,6 +326,14 @@ class TraceWatch:
                         del table[name]
                     else:
                         table[name] = old
+        for container, saved_items in self._containers:
+            items = container.values() if isinstance(container, dict) else container
+            if any(isinstance(v, TensorProxy) for v in items):
+                container.clear()
+                if isinstance(container, list):
+                    container.extend(saved_items)
+                else:
+                    container.update(saved_items)
         for (cell, source), old in zip(self._cells, self._cell_values):
             new = cell.cell_contents if _cell_full(cell) else _MISSING
             if new is not old:

@@ -2,7 +2,8 @@
 
 The function is generated once per cache entry (source from ``trace.python_source``, each
 primitive's torch lowering bound to a global name), so the per-call path is straight-line
-Python with no interpreter loop. Runs on every device torch supports.
+Python with no interpreter loop. Each tensor is deleted after its last use, so peak memory
+follows eager's. Runs on every device torch supports.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def compile_trace(
             namespace[names[prim]] = prim.impl
         return names[prim]
 
-    source = python_source(trace, callee=callee, header=False, render_outputs=render_outputs)
+    source = python_source(
+        trace, callee=callee, header=False, render_outputs=render_outputs, free=True
+    )
     namespace["torch"] = torch
     code = compile(source, f"<symscalar torch backend: {trace.name}>", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated code

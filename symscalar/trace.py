@@ -40,6 +40,7 @@ __all__ = [
     "python_source",
     "contains_dynamic",
     "dce",
+    "last_uses",
 ]
 
 
@@ -244,14 +245,18 @@ def python_source(
     callee: Callable[[Primitive], str] = lambda p: f"prims.{p.name}",
     header: bool = True,
     render_outputs: Callable[[list[str]], str] | None = None,
+    free: bool = False,
 ) -> str:
     """The trace as Python source defining ``def <trace.name>(*inputs)``.
 
     ``callee`` names the function each primitive is called through (backends bind the
     lowerings to global names instead of ``prims.<name>``); ``render_outputs`` turns the
-    output expressions into the returned expression (default: a tuple).
+    output expressions into the returned expression (default: a tuple). With ``free``, a
+    ``del`` follows each tensor's last use, so generated code holds no more memory than eager
+    code that rebinds its temporaries (the torch backend sets it).
     """
     names = _Namer(trace)
+    dead_after = last_uses(trace) if free else {}
     lines = ["import torch", "from symscalar import prims", "", ""] if header else []
     params = ", ".join(names[v] for v in trace.inputs)
     lines.append(f"def {trace.name}({params}):")
@@ -266,18 +271,41 @@ def python_source(
         call = f"{callee(eqn.prim)}({', '.join(args)})"
         if not eqn.outs:
             lines.append(f"    {call}")
-            continue
-        targets = ", ".join(names[v] for v in eqn.outs)
-        if eqn.prim.multiple_results and len(eqn.outs) == 1:
-            targets += ","
-        comment = ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
-        lines.append(f"    {targets} = {call}  # {comment}")
+        else:
+            targets = ", ".join(names[v] for v in eqn.outs)
+            if eqn.prim.multiple_results and len(eqn.outs) == 1:
+                targets += ","
+            comment = ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
+            lines.append(f"    {targets} = {call}  # {comment}")
+        if dead_after.get(eqn):
+            lines.append(f"    del {', '.join(names[v] for v in dead_after[eqn])}")
     outs = [names.atom(a) for a in trace.outputs]
     if render_outputs is None:
         lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     else:
         lines.append(f"    return {render_outputs(outs)}")
     return "\n".join(lines) + "\n"
+
+
+def last_uses(trace: Trace) -> dict[Eqn, list[TensorVar]]:
+    """For each equation, the tensors nothing after it reads: its arguments read for the last
+    time and its results never read. Outputs live to the end; inputs are included (the
+    caller's references keep those alive, deleting the local only drops ours)."""
+    last: dict[Var, Eqn] = {}
+    for eqn in trace.eqns:
+        for v in eqn.outs:
+            last[v] = eqn
+        for a in eqn.args:
+            if isinstance(a, TensorVar):
+                last[a] = eqn
+    for a in trace.outputs:
+        if is_var(a):
+            last.pop(a, None)
+    dead: dict[Eqn, list[TensorVar]] = {}
+    for v, eqn in last.items():
+        if isinstance(v, TensorVar):
+            dead.setdefault(eqn, []).append(v)
+    return dead
 
 
 def with_codegen_name(trace: Trace) -> Trace:

@@ -217,3 +217,21 @@ def test_bound_method_of_a_plain_object():
         x = inputs(3)
         assert_same(f(x), x * s.w)
         s.w = torch.randn(3)
+
+
+_GLOBAL_BIAS = torch.randn(2)
+
+
+class UsesAGlobal(Affine):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) + _GLOBAL_BIAS
+
+
+def test_a_global_tensor_read_by_a_jitted_modules_forward():
+    global _GLOBAL_BIAS
+    m = UsesAGlobal()
+    f = symscalar.jit(m)
+    for _ in range(3):
+        x = inputs(5, 3)
+        assert_same(f(x), m(x))
+        _GLOBAL_BIAS = torch.randn(2)

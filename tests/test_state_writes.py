@@ -1,0 +1,206 @@
+"""State writes in forward: assigning a traced tensor to a module attribute (an EMA, running
+statistics, a growing KV cache) and in-place writes recorded with ``TraceBuilder.write_back``
+are replayed after every call with eager's semantics (the state equals eager's after each
+call, with its requires_grad and graph where a gradient flows); Python state writes, traced
+tensors stored in containers and nonlocal rebinding are refused, and nothing traced is left
+behind."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import symscalar
+from state_support import Twin, assert_same, inputs
+from symscalar.errors import UnsupportedOperationError
+from symscalar.tracing import TensorProxy
+from symscalar.types import current_tracer
+
+DTYPES = [torch.float32, torch.float64]
+
+
+class EMA(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.register_buffer("avg", torch.zeros(3))
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x)
+        self.avg = 0.9 * self.avg + 0.1 * y.detach().mean(0)
+        self.count = self.count + 1
+        return y - self.avg if self.training else y
+
+
+class RunningStats(nn.Module):
+    """Batch statistics in training, running statistics in eval, updated by assignment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("var", torch.ones(3))
+        self.w = nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            with torch.no_grad():
+                self.mean = 0.9 * self.mean + 0.1 * x.mean(0)
+                self.var = 0.9 * self.var + 0.1 * x.var(0)
+            m, v = x.mean(0), x.var(0)
+        else:
+            m, v = self.mean, self.var
+        return (x - m) / (v + 1e-5).sqrt() * self.w
+
+
+class KVCache(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(0, 3))
+        self.q = nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.cache = torch.cat([self.cache, x.detach()], 0)
+        return torch.softmax(self.cache @ self.q, 0) @ self.cache
+
+
+class Attribute(nn.Module):
+    """A plain (non-buffer) tensor attribute, written with a gradient flowing through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+        self.last = torch.zeros(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.last = x.sum(0) * self.w
+        return self.last.sum() + x.sum()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("make", [EMA, RunningStats, KVCache], ids=["ema", "running-stats", "kv-cache"])
+def test_state_written_by_assignment(make, dtype):
+    twin = Twin(make, dtype)
+    for i in range(4):
+        if i == 3:
+            twin.both(lambda m: m.eval())
+        # (the KV cache's input only enters through detach(): its gradient is None-ness of
+        # stop_gradient, a question for tests/test_autograd_semantics.py, not for state)
+        twin.call(inputs(4, 3, dtype=dtype, requires_grad=make is not KVCache))
+        twin.step()
+        twin.call(inputs(4, 3, dtype=dtype), mode=torch.no_grad)
+    for m in (twin.module, *twin.module.modules()):
+        assert not any(isinstance(v, TensorProxy) for v in vars(m).values())
+        assert not any(isinstance(v, TensorProxy) for v in m._buffers.values())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_written_attribute_keeps_eager_autograd(dtype):
+    twin = Twin(Attribute, dtype)
+    for _ in range(3):
+        twin.call(inputs(4, 3, dtype=dtype, requires_grad=True), backward=False)
+        assert twin.module.last.requires_grad and twin.eager.last.requires_grad
+        g = torch.autograd.grad(twin.module.last.sum(), twin.module.w)
+        r = torch.autograd.grad(twin.eager.last.sum(), twin.eager.w)
+        torch.testing.assert_close(g, r)
+        twin.step()
+
+
+def write_in_place(target: torch.Tensor, value: torch.Tensor) -> None:
+    """``target.copy_(value)`` eagerly; recorded as a write-back while tracing (what an
+    in-place op on captured state records)."""
+    tracer = current_tracer.get()
+    if tracer is None:
+        with torch.no_grad():
+            target.copy_(value)
+    else:
+        tracer.write_back(target, value)
+
+
+class InPlace(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+        self.w = nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        new = self.total + x.detach().sum(0)
+        write_in_place(self.total, new)
+        return x * self.w + new
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_in_place_write_backs_are_copied_after_every_call(dtype):
+    twin = Twin(InPlace, dtype)
+    buffer = twin.module.total
+    for _ in range(3):
+        twin.call(inputs(4, 3, dtype=dtype, requires_grad=True))
+        twin.step()
+    assert twin.module.total is buffer  # written in place, like eager
+    # a replaced buffer (load_state_dict(assign=True)) is the one written
+    twin.both(lambda m: m.load_state_dict({k: v.clone() for k, v in m.state_dict().items()}, assign=True))
+    twin.call(inputs(4, 3, dtype=dtype))
+    assert twin.module.total is not buffer
+
+
+def test_python_state_writes_are_refused_and_undone():
+    class Counter(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.calls += 1
+            return x * 2
+
+    m = Counter()
+    with pytest.raises(UnsupportedOperationError, match=r"Counter.calls = 1 \(was 0\)"):
+        symscalar.jit(m)(inputs(3))
+    assert m.calls == 0
+
+
+def test_traced_tensors_in_containers_are_refused_and_removed():
+    class ListCache(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cache: list[torch.Tensor] = []
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.cache.append(x * 2)
+            return x
+
+    m = ListCache()
+    with pytest.raises(UnsupportedOperationError, match=r"ListCache.cache \(a list\)"):
+        symscalar.jit(m)(inputs(3))
+    assert m.cache == []
+
+
+def test_nonlocal_rebinding_is_refused():
+    state = torch.zeros(3)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        nonlocal state
+        state = x * 2
+        return x
+
+    with pytest.raises(UnsupportedOperationError, match="closure variable 'state'"):
+        symscalar.jit(f)(inputs(3))
+    assert isinstance(state, torch.Tensor) and not isinstance(state, TensorProxy)
+
+
+def test_a_failed_trace_leaves_the_module_as_it_was():
+    class Fails(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("avg", torch.zeros(3))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.avg = self.avg + x
+            return x.item()
+
+    m = Fails()
+    with pytest.raises(symscalar.DynamicValueError):
+        symscalar.jit(m)(inputs(3))
+    assert not isinstance(m.avg, TensorProxy)
+    assert_same(m.avg, torch.zeros(3))
