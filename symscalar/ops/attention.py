@@ -67,6 +67,20 @@ def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tenso
     return input.reshape((*input.shape[:d], *sizes, *input.shape[d + 1:]))
 
 
+@implements(torch.Tensor.repeat)
+def _torch_repeat(input: Tensor, *repeats: StaticInt | StaticShape) -> Tensor:
+    """``x.repeat(r0, r1, ...)``: tile, as an expand of interleaved unit dims and a reshape."""
+    reps = tuple(repeats[0]) if len(repeats) == 1 and not isinstance(repeats[0], int) else tuple(repeats)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    shape = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    interleaved = input.reshape(tuple(d for s in shape for d in (1, s)))
+    tiled = interleaved.expand(tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return tiled.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
 @implements(torch.baddbmm, torch.Tensor.baddbmm)
 def _torch_baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1

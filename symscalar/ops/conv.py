@@ -106,9 +106,9 @@ def _conv_padding(
     if padding == "valid":
         return x, (0,) * n
     if padding != "same":
-        raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        raise RuntimeError(f"Invalid padding string: {padding!r}")
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
     left = tuple(t // 2 for t in totals)
     if all(t % 2 == 0 for t in totals):
@@ -334,7 +334,9 @@ def batch_norm(
 
 def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbiased_var: Any, momentum: Any) -> None:
     """``running = momentum * batch + (1 - momentum) * running`` (eager's order), written back
-    into the buffers after each call (eagerly outside a trace)."""
+    into the buffers after each call (eagerly outside a trace), without a gradient."""
+    # eager's kernel updates the statistics outside autograd: no gradient flows into them
+    mean, unbiased_var = mean.detach(), unbiased_var.detach()
     new_mean = (mean * momentum + running_mean * (1 - momentum)).to(running_mean.dtype)
     new_var = (unbiased_var * momentum + running_var * (1 - momentum)).to(running_var.dtype)
     tracer = current_tracer.get()
