@@ -45,7 +45,7 @@ def _without_dispatch(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 
-# ---- spellings the attention code uses, composed from existing ops
+# ---- spellings attention and position-embedding code uses, composed from existing ops
 @implements(torch.Tensor.unflatten, torch.unflatten)
 def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tensor:
     d = canonical_dim(dim, input.ndim)
@@ -79,6 +79,13 @@ def _torch_repeat(input: Tensor, *repeats: StaticInt | StaticShape) -> Tensor:
     interleaved = input.reshape(tuple(d for s in shape for d in (1, s)))
     tiled = interleaved.expand(tuple(d for r, s in zip(reps, shape) for d in (r, s)))
     return tiled.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+@implements(torch.outer, torch.Tensor.outer, torch.ger, torch.Tensor.ger)
+def _torch_outer(input: Tensor, vec2: Tensor) -> Tensor:
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D vectors, got {input.ndim}-D and {vec2.ndim}-D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
 
 
 @implements(torch.baddbmm, torch.Tensor.baddbmm)

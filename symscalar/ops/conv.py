@@ -139,6 +139,36 @@ implements(F.conv2d, torch.conv2d)(_conv_handler(2, "conv2d"))
 implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
 
 
+# ---- F.pad, constant mode: zero padding (negative widths crop) and a fill that may be dynamic
+@implements(F.pad, torch._C._nn.pad)
+def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
+    if mode != "constant":
+        raise NotImplementedError(
+            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function "
+            "(only mode='constant')"
+        )
+    widths = tuple(pad)
+    if len(widths) % 2 or len(widths) // 2 > input.ndim:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2 and at most twice the number of dims of the "
+            f"input ({input.ndim}), got {len(widths)}"
+        )
+    pairs = [(0, 0)] * (input.ndim - len(widths) // 2) + [
+        (widths[i], widths[i + 1]) for i in reversed(range(0, len(widths), 2))
+    ]
+    crop = tuple(slice(-lo if lo < 0 else None, hi if hi < 0 else None) for lo, hi in pairs)
+    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+        input = input[crop]
+    padding = tuple((max(lo, 0), max(hi, 0), 0) for lo, hi in pairs)
+    if all(p == (0, 0, 0) for p in padding):
+        return input
+    out = zero_pad_p.bind(input, padding=padding)
+    if value is None or (isinstance(value, (int, float)) and value == 0 and not isinstance(value, bool)):
+        return out  # type: ignore[no-any-return]
+    inside = zero_pad_p.bind(torch.ones_like(input, dtype=torch.bool), padding=padding)
+    return torch.where(inside, out, value)
+
+
 # ---- pooling: torch's kernels forward and backward
 def _max_pool2d_impl(x: Any, *, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> Any:
     return aten.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode)
