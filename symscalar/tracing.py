@@ -503,7 +503,8 @@ def _prepare_arguments(
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
     if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
-        raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None))
+        detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
+        raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
     if isinstance(func, _BUILTIN_KINDS):
         # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
