@@ -140,7 +140,7 @@ implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
 
 
 # ---- F.pad, constant mode: zero padding (negative widths crop) and a fill that may be dynamic
-@implements(F.pad, torch._C._nn.pad)
+@implements(F.pad)
 def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
     if mode != "constant":
         raise NotImplementedError(
@@ -259,7 +259,7 @@ def avg_pool2d(
     )
 
 
-@implements(F.avg_pool2d, torch._C._nn.avg_pool2d)
+@implements(F.avg_pool2d)
 def _torch_avg_pool2d(
     input: Tensor,
     kernel_size: StaticInt | StaticShape,
