@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 import builtins
+import typing
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
@@ -32,7 +33,7 @@ from symscalar.ops.nvfuser_lowering import floating
 from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TensorProxy, _static_message, defop, implements
-from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt
+from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
 
@@ -91,7 +92,7 @@ def _torch_index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
 def index_add(x: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
     """``x`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
     place (repeated indices accumulate); ``alpha`` may be dynamic."""
-    if not (isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1):
+    if not (is_static(alpha) and alpha == 1):
         source = source * alpha
     return index_add_p.bind(x, index, source, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
 
@@ -177,7 +178,7 @@ def _torch_scatter(
         )
     if (src is None) == (value is None):
         raise TypeError("scatter(): pass exactly one of `src` and `value`")
-    return scatter(input, dim, index, src if src is not None else value)
+    return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
 
 
 @defop

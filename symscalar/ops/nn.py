@@ -37,10 +37,6 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
-def _is_tensor(x: object) -> bool:
-    return isinstance(x, (TensorProxy, torch.Tensor))
-
-
 def _is_zero(coefficient: Any) -> Any:
     """A 0-d bool tensor: whether a (possibly dynamic) coefficient is zero when the program runs."""
     return full((), coefficient == 0, dtype=torch.bool)
@@ -58,7 +54,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
             f"masked_fill: the mask of shape {list(mask.shape)} does not broadcast to the input's "
             f"shape {list(x.shape)}"
         )
-    if _is_tensor(value):
+    if isinstance(value, (TensorProxy, torch.Tensor)):
         if value.ndim != 0:
             raise RuntimeError(
                 f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
