@@ -231,6 +231,7 @@ OPINFO_CALLS: dict[str, tuple[Any, Callable[..., tuple[Any, ...] | None]]] = {
     "permute": (torch.permute, _permute_call),
     "t": (torch.Tensor.t, lambda args, kwargs: (args, kwargs)),
     "getitem": (torch.Tensor.__getitem__, lambda args, kwargs: (args, kwargs)),
+    "take": (torch.index_select, lambda args, kwargs: ((args[0], args[2], args[1]), dict(kwargs))),
 }
 
 
@@ -302,6 +303,8 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         # deterministic forms only: training=False, or p=0 (random dropout is refused)
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
+        "addmm": [((t(5), t(3, 4), t(4, 5)), {}), ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
+                  ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}), ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
     }
 

@@ -5,7 +5,7 @@ their gradients and lowerings come from the parts): ``masked_fill``, ``tril``/``
 Static: ``tril``'s ``diagonal``, the losses' ``ignore_index`` and ``reduction``, the einsum
 equation (all decide shapes or which elements take part). Dynamic allowed: ``masked_fill``'s
 value, ``addmm``'s ``beta``/``alpha``, ``label_smoothing``. Where torch skips a term for a
-zero coefficient (``addmm`` with ``beta=0`` ignores NaN in ``input``; ``label_smoothing=0``
+zero coefficient (``addmm`` with ``beta=0`` ignores NaN in ``input``; ``label_smoothing <= 0``
 never reads the smoothing term), a dynamic coefficient selects with ``where`` at run time, so
 every value gives eager's result.
 """
@@ -46,14 +46,10 @@ def _is_zero(coefficient: Any) -> Any:
 @defop
 def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """``x`` with ``value`` (a number that may be dynamic, or a 0-d tensor) where the bool
-    ``mask`` (broadcast to ``x``'s shape) holds; the value is cast to ``x``'s dtype."""
+    ``mask`` holds (``x`` and ``mask`` broadcast, as the out-of-place torch op does); the value
+    is cast to ``x``'s dtype."""
     if mask.dtype != torch.bool:
         raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
-    if tuple(torch.broadcast_shapes(tuple(mask.shape), tuple(x.shape))) != tuple(x.shape):
-        raise RuntimeError(
-            f"masked_fill: the mask of shape {list(mask.shape)} does not broadcast to the input's "
-            f"shape {list(x.shape)}"
-        )
     if isinstance(value, (TensorProxy, torch.Tensor)):
         if value.ndim != 0:
             raise RuntimeError(
@@ -370,24 +366,28 @@ def cross_entropy(
     classes = x.shape[cd]
     logp = log_softmax(x, cd)
     w = _class_weights(weight, x, "cross_entropy")
-    if is_static(label_smoothing) and not 0.0 <= label_smoothing <= 1.0:
+    # torch checks only the upper bound; a label_smoothing <= 0 means no smoothing at all
+    if is_static(label_smoothing) and label_smoothing > 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not is_static(label_smoothing):
-        check((label_smoothing >= 0.0) & (label_smoothing <= 1.0), "cross_entropy: label_smoothing must be between 0.0 and 1.0")
+        check(label_smoothing <= 1.0, "cross_entropy: label_smoothing must be between 0.0 and 1.0")
     if target.dtype.is_floating_point:  # class probabilities
         if tuple(target.shape) != tuple(x.shape):
             raise RuntimeError(f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, got {list(target.shape)}")
-        if not (is_static(label_smoothing) and label_smoothing == 0):
+        if not is_static(label_smoothing):
+            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            target = torch.where(full((), label_smoothing > 0, dtype=torch.bool), smoothed, target)
+        elif label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         products = logp * target if w is None else logp * target * w
         batch = max(x.numel() // classes, 1) if x.ndim >= 2 else 1
         return _reduce(-products.sum(cd), reduction, batch)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    if is_static(label_smoothing) and label_smoothing == 0:
+    if is_static(label_smoothing) and label_smoothing <= 0:
         return nll
     smooth = _smoothing(label_smoothing, logp, target, w, ignore_index, reduction)
     mixed = nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
-    return mixed if is_static(label_smoothing) else torch.where(_is_zero(label_smoothing), nll, mixed)
+    return mixed if is_static(label_smoothing) else torch.where(full((), label_smoothing > 0, dtype=torch.bool), mixed, nll)
 
 
 @implements(F.cross_entropy)
