@@ -46,6 +46,11 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out)."""
+    return tuple(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
+
+
 def _zeros(shape: Sequence[int], like: Any) -> Any:
     return full(tuple(shape), 0, dtype=like.dtype, device=like.device)
 
@@ -193,7 +198,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: StaticInt | None = None) -> 
             f"but got {x.ndim} and {indices.ndim}"
         )
     d = canonical_dim(dim, x.ndim)
-    batch = torch.broadcast_shapes(
+    batch = broadcast_shapes(
         tuple(1 if i == d else s for i, s in enumerate(x.shape)),
         tuple(1 if i == d else s for i, s in enumerate(indices.shape)),
     )
@@ -218,7 +223,7 @@ def _index_put_impl(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any
 
 def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
     # by hand: torch's meta kernel reads a 0-d index tensor's value (.item())
-    shape = tuple(torch.broadcast_shapes(*(i.shape for i in indices))) + x.shape[len(indices):]
+    shape = broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices):]
     return TensorVar(shape, x.dtype, x.device)
 
 
@@ -408,7 +413,7 @@ def sort(x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the order of ties is torch's."""
     d = canonical_dim(dim, x.ndim)
     values, indices = sort_p.bind(x, dim=d, descending=descending, stable=stable)
-    return torch.return_types.sort((values, indices))  # type: ignore[return-value]
+    return torch.return_types.sort((values, indices))
 
 
 @implements(torch.sort, torch.Tensor.sort)
@@ -442,7 +447,7 @@ def topk(
     if not 0 <= k <= size:
         raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
     values, indices = topk_p.bind(x, k=k, dim=d, largest=largest, sorted=sorted)
-    return torch.return_types.topk((values, indices))  # type: ignore[return-value]
+    return torch.return_types.topk((values, indices))
 
 
 @implements(torch.topk, torch.Tensor.topk)

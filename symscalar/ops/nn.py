@@ -24,7 +24,7 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor
 from symscalar.ops.composites import matmul
 from symscalar.ops.factories import arange, full, to
-from symscalar.ops.indexing import gather, index_select
+from symscalar.ops.indexing import broadcast_shapes, gather, index_select
 from symscalar.ops.reductions import log_softmax
 from symscalar.ops.shape import permute, reshape
 from symscalar.tracing import TensorProxy, defop, implements
@@ -116,7 +116,7 @@ def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha:
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be 2-D, got {mat1.ndim}-D and {mat2.ndim}-D")
     shape = (mat1.shape[0], mat2.shape[1])
-    if tuple(torch.broadcast_shapes(tuple(x.shape), shape)) != shape:
+    if broadcast_shapes(tuple(x.shape), shape) != shape:
         raise RuntimeError(f"addmm: input of shape {list(x.shape)} does not broadcast to {list(shape)}")
     return (_scaled(x, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
 
