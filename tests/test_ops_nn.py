@@ -207,3 +207,24 @@ def test_type_without_arguments_names_the_type() -> None:
     names = []
     jit(lambda x: names.append(x.type()) or x)(rnd(2, seed=0).float())
     assert names == [torch.randn(1).type()]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name, fn, make", CASES, ids=[c[0] for c in CASES])
+def test_cuda_matches_eager_cuda(name: str, fn: Any, make: Any) -> None:
+    # every backend the machine has ("auto": nvFuser where it imports), against eager on CUDA
+    args = tuple(a.cuda() for a in make(0))
+    expected, expected_grads = _run(fn, args)
+    got, got_grads = _run(jit(fn), args)
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-10)
+    for g, e in zip(got_grads, expected_grads, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("beta, alpha", [(0.0, 1.0), (1.0, 0.0)])
+def test_cuda_addmm_zero_coefficient_drops_nan_as_eager(beta: float, alpha: float) -> None:
+    nan = torch.full((3, 4), float("nan"), device="cuda", dtype=torch.float64)
+    b, x, w = (nan[:, :1], rnd(3, 2, seed=0).cuda(), rnd(2, 4, seed=1).cuda()) if beta == 0 else (rnd(3, 4, seed=0).cuda(), nan[:, :2], rnd(2, 4, seed=1).cuda())
+    f = jit(lambda b, x, w, v, u: torch.addmm(b, x, w, beta=v, alpha=u), dynamic=["v", "u"])
+    torch.testing.assert_close(f(b, x, w, beta, alpha), torch.addmm(b, x, w, beta=beta, alpha=alpha), equal_nan=True)
