@@ -37,9 +37,10 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
-def _is_zero(coefficient: Any) -> Any:
-    """A 0-d bool tensor: whether a (possibly dynamic) coefficient is zero when the program runs."""
-    return full((), coefficient == 0, dtype=torch.bool)
+def _holds(pred: Any, like: Tensor) -> Any:
+    """A 0-d bool tensor on ``like``'s device holding a (dynamic) predicate's runtime value,
+    for ``torch.where`` to select with."""
+    return full((), pred, dtype=torch.bool, device=like.device)
 
 
 # ---- masked_fill
@@ -106,7 +107,7 @@ def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
         if coefficient == 1:
             return t
         return full((), 0, dtype=t.dtype, device=t.device) if coefficient == 0 else t * coefficient
-    return torch.where(_is_zero(coefficient), 0, t * coefficient)
+    return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
 
 
 @defop
@@ -376,7 +377,7 @@ def cross_entropy(
             raise RuntimeError(f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, got {list(target.shape)}")
         if not is_static(label_smoothing):
             smoothed = target * (1 - label_smoothing) + label_smoothing / classes
-            target = torch.where(full((), label_smoothing > 0, dtype=torch.bool), smoothed, target)
+            target = torch.where(_holds(label_smoothing > 0, x), smoothed, target)
         elif label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         products = logp * target if w is None else logp * target * w
@@ -387,7 +388,7 @@ def cross_entropy(
         return nll
     smooth = _smoothing(label_smoothing, logp, target, w, ignore_index, reduction)
     mixed = nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
-    return mixed if is_static(label_smoothing) else torch.where(full((), label_smoothing > 0, dtype=torch.bool), mixed, nll)
+    return mixed if is_static(label_smoothing) else torch.where(_holds(label_smoothing > 0, x), mixed, nll)
 
 
 @implements(F.cross_entropy)
