@@ -358,8 +358,10 @@ def _out_of_scope(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> s
     values = list(leaves((args, kwargs)))
     if any(_is_complex(v) for v in values):
         return "complex numbers"
-    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]):
-        return "tensor-valued indices (data-dependent)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) and v.dtype in (torch.bool, torch.uint8) for v in values[1:]):
+        return "boolean-mask indices (data-dependent shape)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]) and None in values[1:]:
+        return "None among tensor indices"
     if func is torch.Tensor.view and any(isinstance(v, torch.dtype) for v in args[1:]):
         return "Tensor.view(dtype) bit reinterpretation"
     return None
