@@ -675,6 +675,10 @@ def _flatten_output(result: Any, where: str) -> tuple[list[Any], Callable[[list[
             open_, close = ("(", ")") if isinstance(v, tuple) else ("[", "]")
             comma = "," if isinstance(v, tuple) and len(v) == 1 else ""
             return lambda names: open_ + ", ".join(p(names) for p in parts) + comma + close
+        if type(v).__module__ == "torch.return_types":  # (values, indices) of sort, topk, ...
+            fields = [walk(x) for x in v]
+            kind = f"torch.return_types.{type(v).__name__}"
+            return lambda names: f"{kind}((" + ", ".join(p(names) for p in fields) + ",))"
         if type(v) is dict:
             items = [(format_static(k), walk(x)) for k, x in v.items()]
             return lambda names: "{" + ", ".join(f"{k}: {p(names)}" for k, p in items) + "}"

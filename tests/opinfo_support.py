@@ -231,6 +231,7 @@ OPINFO_CALLS: dict[str, tuple[Any, Callable[..., tuple[Any, ...] | None]]] = {
     "permute": (torch.permute, _permute_call),
     "t": (torch.Tensor.t, lambda args, kwargs: (args, kwargs)),
     "getitem": (torch.Tensor.__getitem__, lambda args, kwargs: (args, kwargs)),
+    "take": (torch.index_select, lambda args, kwargs: ((args[0], args[2], args[1]), dict(kwargs))),
 }
 
 
@@ -306,6 +307,8 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
         "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
         "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
+        "addmm": [((t(5), t(3, 4), t(4, 5)), {}), ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
+                  ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}), ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
     }
 
@@ -359,8 +362,10 @@ def _out_of_scope(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> s
     values = list(leaves((args, kwargs)))
     if any(_is_complex(v) for v in values):
         return "complex numbers"
-    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]):
-        return "tensor-valued indices (data-dependent)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) and v.dtype in (torch.bool, torch.uint8) for v in values[1:]):
+        return "boolean-mask indices (data-dependent shape)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]) and None in values[1:]:
+        return "None among tensor indices"
     if func is torch.Tensor.view and any(isinstance(v, torch.dtype) for v in args[1:]):
         return "Tensor.view(dtype) bit reinterpretation"
     return None

@@ -220,9 +220,9 @@ def test_dynamic_bool_and_where_free_selection():
 def test_unsupported_torch_function_names_the_nearest():
     @symscalar.jit
     def f(x: torch.Tensor) -> torch.Tensor:
-        return torch.cummax(x, 0)
+        return torch.cumprod(x, 0)
 
-    with pytest.raises(UnsupportedOperationError, match=r"torch.cummax is not supported") as info:
+    with pytest.raises(UnsupportedOperationError, match=r"torch.cumprod is not supported") as info:
         f(torch.ones(3))
     assert "not run eagerly" in str(info.value)
 

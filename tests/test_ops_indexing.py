@@ -274,3 +274,16 @@ def test_dynamic_scalars_reach_indexing_ops_unbaked() -> None:
     for s in (1.5, -2.0, 0.25):
         torch.testing.assert_close(f(x, i, s), torch.gather(x * s, 1, i).cumsum(1).topk(1).values)
     assert f.cache_info().misses == 1
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name, fn, make", CASES, ids=IDS)
+def test_cuda_matches_eager_cuda(name: str, fn: Any, make: Any) -> None:
+    args = tuple(a.cuda() for a in make(0))
+    expected, expected_grads = _run(fn, args)
+    got, got_grads = _run(jit(fn), args)
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-10)
+    for g, e in zip(got_grads, expected_grads, strict=True):
+        assert (g is None) == (e is None)
+        if e is not None:
+            torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)

@@ -43,6 +43,7 @@ CASES: list[tuple[str, Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     ("masked_fill", lambda x, m: x.masked_fill(m, -2.5), lambda s: (rnd(3, 4, seed=s), mask(3, 4, seed=s))),
     ("masked_fill_broadcast_inf", lambda x, m: torch.softmax(torch.masked_fill(x, m, float("-inf")), -1),
      lambda s: (rnd(2, 3, 4, seed=s), torch.ones(4, 4, dtype=torch.bool).tril()[:3])),
+    ("masked_fill_mask_broadcasts_input", lambda x, m: x.masked_fill(m, 1.5), lambda s: (rnd(1, 3, 4, seed=s), mask(2, 1, 4, seed=s))),
     ("masked_fill_tensor_value", lambda x, m, v: x.masked_fill(m, v), lambda s: (rnd(3, 4, seed=s), mask(3, 4, seed=s), rnd(seed=s + 1))),
     ("tril", lambda x: torch.tril(x), lambda s: (rnd(4, 5, seed=s),)),
     ("tril_diagonal", lambda x: x.tril(-1) * 3, lambda s: (rnd(2, 4, 3, seed=s),)),
@@ -144,11 +145,11 @@ DYNAMIC_CASES: list[tuple[str, Callable[..., Any], Callable[..., Any], tuple[Any
     ("addmm_alpha", lambda b, x, w, v: torch.addmm(b, x, w, alpha=v), lambda b, x, w, v: torch.addmm(b, x, w, alpha=v),
      (rnd(3, 5, seed=0), rnd(3, 4, seed=1), rnd(4, 5, seed=2)), (1.0, 0.0, 3.0)),
     ("label_smoothing", lambda x, t, v: F.cross_entropy(x, t, label_smoothing=v), lambda x, t, v: F.cross_entropy(x, t, label_smoothing=v),
-     (rnd(6, 5, seed=0), labels(5, 6, seed=0, ignore=-100)), (0.0, 0.1, 0.5, 1.0)),
+     (rnd(6, 5, seed=0), labels(5, 6, seed=0, ignore=-100)), (0.0, 0.1, 0.5, 1.0, -0.5)),
     ("label_smoothing_inf_logit", lambda x, t, v: F.cross_entropy(x, t, label_smoothing=v), lambda x, t, v: F.cross_entropy(x, t, label_smoothing=v),
      (torch.tensor([[0.0, float("-inf"), 1.0]], dtype=torch.float64), torch.tensor([0])), (0.0, 0.2)),
     ("label_smoothing_probabilities", lambda x, p, v: F.cross_entropy(x, p, label_smoothing=v), lambda x, p, v: F.cross_entropy(x, p, label_smoothing=v),
-     (rnd(6, 5, seed=0), rnd(6, 5, seed=1).softmax(1)), (0.0, 0.3)),
+     (rnd(6, 5, seed=0), rnd(6, 5, seed=1).softmax(1)), (0.0, 0.3, -0.25)),
     ("index_add_alpha", lambda x, i, v: x.index_add(0, i, x, alpha=v), lambda x, i, v: x.index_add(0, i, x, alpha=v),
      (rnd(3, 2, seed=0), torch.tensor([2, 0, 0])), (0.5, -1.0)),
 ]
@@ -169,7 +170,8 @@ def test_label_smoothing_out_of_range_is_checked_on_every_call() -> None:
     with pytest.raises(CheckFailedError, match="label_smoothing"):
         f(x, t, 1.5)
     with pytest.raises(RuntimeError, match="label_smoothing"):
-        jit(lambda x, t: F.cross_entropy(x, t, label_smoothing=-0.1))(x, t)
+        jit(lambda x, t: F.cross_entropy(x, t, label_smoothing=1.1))(x, t)
+    torch.testing.assert_close(f(x, t, -0.5), F.cross_entropy(x, t, label_smoothing=-0.5))  # torch: no smoothing
 
 
 STATIC_CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...], Any, str]] = [
@@ -191,7 +193,6 @@ def test_static_parameters_refuse_dynamic_values(name: str, fn: Any, args: Any, 
 
 @pytest.mark.parametrize("call, error, match", [
     (lambda x: x.masked_fill(x > 0, torch.ones(2, dtype=torch.float64)), RuntimeError, "0-dimensional value"),
-    (lambda x: x.masked_fill(torch.ones(5, 4, 3, dtype=torch.bool), 0.0), RuntimeError, "does not broadcast"),
     (lambda x: torch.einsum("ii->i", x), UnsupportedOperationError, "diagonal"),
     (lambda x: F.scaled_dot_product_attention(x.expand(1, 3, 4, 3), x.expand(1, 2, 4, 3), x.expand(1, 2, 4, 3), enable_gqa=True),
      RuntimeError, "multiple of the key/value heads"),
@@ -206,3 +207,24 @@ def test_type_without_arguments_names_the_type() -> None:
     names = []
     jit(lambda x: names.append(x.type()) or x)(rnd(2, seed=0).float())
     assert names == [torch.randn(1).type()]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name, fn, make", CASES, ids=[c[0] for c in CASES])
+def test_cuda_matches_eager_cuda(name: str, fn: Any, make: Any) -> None:
+    # every backend the machine has ("auto": nvFuser where it imports), against eager on CUDA
+    args = tuple(a.cuda() for a in make(0))
+    expected, expected_grads = _run(fn, args)
+    got, got_grads = _run(jit(fn), args)
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-10)
+    for g, e in zip(got_grads, expected_grads, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("beta, alpha", [(0.0, 1.0), (1.0, 0.0)])
+def test_cuda_addmm_zero_coefficient_drops_nan_as_eager(beta: float, alpha: float) -> None:
+    nan = torch.full((3, 4), float("nan"), device="cuda", dtype=torch.float64)
+    b, x, w = (nan[:, :1], rnd(3, 2, seed=0).cuda(), rnd(2, 4, seed=1).cuda()) if beta == 0 else (rnd(3, 4, seed=0).cuda(), nan[:, :2], rnd(2, 4, seed=1).cuda())
+    f = jit(lambda b, x, w, v, u: torch.addmm(b, x, w, beta=v, alpha=u), dynamic=["v", "u"])
+    torch.testing.assert_close(f(b, x, w, beta, alpha), torch.addmm(b, x, w, beta=beta, alpha=alpha), equal_nan=True)

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 import builtins
+import typing
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
@@ -32,7 +33,7 @@ from symscalar.ops.nvfuser_lowering import floating
 from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TensorProxy, _static_message, defop, implements
-from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt
+from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
 
@@ -43,6 +44,11 @@ __all__ = [
 ]
 
 TensorOrNumber = Tensor | NumberLike
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out)."""
+    return tuple(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
 
 
 def _zeros(shape: Sequence[int], like: Any) -> Any:
@@ -91,7 +97,7 @@ def _torch_index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
 def index_add(x: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
     """``x`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
     place (repeated indices accumulate); ``alpha`` may be dynamic."""
-    if not (isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1):
+    if not (is_static(alpha) and alpha == 1):
         source = source * alpha
     return index_add_p.bind(x, index, source, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
 
@@ -177,7 +183,7 @@ def _torch_scatter(
         )
     if (src is None) == (value is None):
         raise TypeError("scatter(): pass exactly one of `src` and `value`")
-    return scatter(input, dim, index, src if src is not None else value)
+    return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
 
 
 @defop
@@ -192,7 +198,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: StaticInt | None = None) -> 
             f"but got {x.ndim} and {indices.ndim}"
         )
     d = canonical_dim(dim, x.ndim)
-    batch = torch.broadcast_shapes(
+    batch = broadcast_shapes(
         tuple(1 if i == d else s for i, s in enumerate(x.shape)),
         tuple(1 if i == d else s for i, s in enumerate(indices.shape)),
     )
@@ -217,7 +223,7 @@ def _index_put_impl(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any
 
 def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
     # by hand: torch's meta kernel reads a 0-d index tensor's value (.item())
-    shape = tuple(torch.broadcast_shapes(*(i.shape for i in indices))) + x.shape[len(indices):]
+    shape = broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices):]
     return TensorVar(shape, x.dtype, x.device)
 
 
@@ -407,7 +413,7 @@ def sort(x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the order of ties is torch's."""
     d = canonical_dim(dim, x.ndim)
     values, indices = sort_p.bind(x, dim=d, descending=descending, stable=stable)
-    return torch.return_types.sort((values, indices))  # type: ignore[return-value]
+    return torch.return_types.sort((values, indices))
 
 
 @implements(torch.sort, torch.Tensor.sort)
@@ -441,7 +447,7 @@ def topk(
     if not 0 <= k <= size:
         raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
     values, indices = topk_p.bind(x, k=k, dim=d, largest=largest, sorted=sorted)
-    return torch.return_types.topk((values, indices))  # type: ignore[return-value]
+    return torch.return_types.topk((values, indices))
 
 
 @implements(torch.topk, torch.Tensor.topk)

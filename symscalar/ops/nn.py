@@ -5,7 +5,7 @@ their gradients and lowerings come from the parts): ``masked_fill``, ``tril``/``
 Static: ``tril``'s ``diagonal``, the losses' ``ignore_index`` and ``reduction``, the einsum
 equation (all decide shapes or which elements take part). Dynamic allowed: ``masked_fill``'s
 value, ``addmm``'s ``beta``/``alpha``, ``label_smoothing``. Where torch skips a term for a
-zero coefficient (``addmm`` with ``beta=0`` ignores NaN in ``input``; ``label_smoothing=0``
+zero coefficient (``addmm`` with ``beta=0`` ignores NaN in ``input``; ``label_smoothing <= 0``
 never reads the smoothing term), a dynamic coefficient selects with ``where`` at run time, so
 every value gives eager's result.
 """
@@ -24,7 +24,7 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor
 from symscalar.ops.composites import matmul
 from symscalar.ops.factories import arange, full, to
-from symscalar.ops.indexing import gather, index_select
+from symscalar.ops.indexing import broadcast_shapes, gather, index_select
 from symscalar.ops.reductions import log_softmax
 from symscalar.ops.shape import permute, reshape
 from symscalar.tracing import TensorProxy, defop, implements
@@ -37,28 +37,21 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
-def _is_tensor(x: object) -> bool:
-    return isinstance(x, (TensorProxy, torch.Tensor))
-
-
-def _is_zero(coefficient: Any) -> Any:
-    """A 0-d bool tensor: whether a (possibly dynamic) coefficient is zero when the program runs."""
-    return full((), coefficient == 0, dtype=torch.bool)
+def _holds(pred: Any, like: Tensor) -> Any:
+    """A 0-d bool tensor on ``like``'s device holding a (dynamic) predicate's runtime value,
+    for ``torch.where`` to select with."""
+    return full((), pred, dtype=torch.bool, device=like.device)
 
 
 # ---- masked_fill
 @defop
 def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """``x`` with ``value`` (a number that may be dynamic, or a 0-d tensor) where the bool
-    ``mask`` (broadcast to ``x``'s shape) holds; the value is cast to ``x``'s dtype."""
+    ``mask`` holds (``x`` and ``mask`` broadcast, as the out-of-place torch op does); the value
+    is cast to ``x``'s dtype."""
     if mask.dtype != torch.bool:
         raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
-    if tuple(torch.broadcast_shapes(tuple(mask.shape), tuple(x.shape))) != tuple(x.shape):
-        raise RuntimeError(
-            f"masked_fill: the mask of shape {list(mask.shape)} does not broadcast to the input's "
-            f"shape {list(x.shape)}"
-        )
-    if _is_tensor(value):
+    if isinstance(value, (TensorProxy, torch.Tensor)):
         if value.ndim != 0:
             raise RuntimeError(
                 f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
@@ -114,7 +107,7 @@ def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
         if coefficient == 1:
             return t
         return full((), 0, dtype=t.dtype, device=t.device) if coefficient == 0 else t * coefficient
-    return torch.where(_is_zero(coefficient), 0, t * coefficient)
+    return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
 
 
 @defop
@@ -124,7 +117,7 @@ def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha:
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be 2-D, got {mat1.ndim}-D and {mat2.ndim}-D")
     shape = (mat1.shape[0], mat2.shape[1])
-    if tuple(torch.broadcast_shapes(tuple(x.shape), shape)) != shape:
+    if broadcast_shapes(tuple(x.shape), shape) != shape:
         raise RuntimeError(f"addmm: input of shape {list(x.shape)} does not broadcast to {list(shape)}")
     return (_scaled(x, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
 
@@ -374,24 +367,28 @@ def cross_entropy(
     classes = x.shape[cd]
     logp = log_softmax(x, cd)
     w = _class_weights(weight, x, "cross_entropy")
-    if is_static(label_smoothing) and not 0.0 <= label_smoothing <= 1.0:
+    # torch checks only the upper bound; a label_smoothing <= 0 means no smoothing at all
+    if is_static(label_smoothing) and label_smoothing > 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not is_static(label_smoothing):
-        check((label_smoothing >= 0.0) & (label_smoothing <= 1.0), "cross_entropy: label_smoothing must be between 0.0 and 1.0")
+        check(label_smoothing <= 1.0, "cross_entropy: label_smoothing must be between 0.0 and 1.0")
     if target.dtype.is_floating_point:  # class probabilities
         if tuple(target.shape) != tuple(x.shape):
             raise RuntimeError(f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, got {list(target.shape)}")
-        if not (is_static(label_smoothing) and label_smoothing == 0):
+        if not is_static(label_smoothing):
+            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            target = torch.where(_holds(label_smoothing > 0, x), smoothed, target)
+        elif label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         products = logp * target if w is None else logp * target * w
         batch = max(x.numel() // classes, 1) if x.ndim >= 2 else 1
         return _reduce(-products.sum(cd), reduction, batch)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    if is_static(label_smoothing) and label_smoothing == 0:
+    if is_static(label_smoothing) and label_smoothing <= 0:
         return nll
     smooth = _smoothing(label_smoothing, logp, target, w, ignore_index, reduction)
     mixed = nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
-    return mixed if is_static(label_smoothing) else torch.where(_is_zero(label_smoothing), nll, mixed)
+    return mixed if is_static(label_smoothing) else torch.where(_holds(label_smoothing > 0, x), mixed, nll)
 
 
 @implements(F.cross_entropy)
