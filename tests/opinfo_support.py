@@ -302,6 +302,21 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "clamp_max": clamp_one,
         # deterministic forms only: training=False, or p=0 (random masks are the program's own
         # stream, not eager's: tests/test_random.py)
+        # conversions; outer; deterministic bernoulli (probabilities 0 and 1)
+        **{name: [((t(2, 3),), {}), ((t(3, dtype=f64),), {})]
+           for name in ("long", "int", "short", "char", "byte", "bool", "half", "bfloat16")},
+        "multi_head_attention_forward": [
+            ((t(5, 2, 8), t(4, 2, 8), t(4, 2, 8), 8, 2, t(24, 8), t(24), None, None, False, 0.0, t(8, 8), t(8)), {}),
+            ((t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), 4, 1, t(12, 4, dtype=f64), None,
+              None, None, False, 0.0, t(4, 4, dtype=f64), None), {"need_weights": False}),
+        ],
+        "ger": [((t(3), t(4)), {}), ((t(2, dtype=f64), t(5, dtype=f64)), {})],
+        "bernoulli": [((torch.zeros(3),), {}), ((torch.ones(2, 2, dtype=f64),), {}), ((t(2, 3), 0.0), {}), ((t(4), 1.0), {})],
+        # random samples: compared by shape and dtype only (RANDOM_SPELLINGS)
+        "rand": [((2, 3), {}), (((4,),), {"dtype": f64})],
+        "randn": [((2, 3), {}), (((4,),), {"dtype": f64})],
+        "rand_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
+        "randn_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
@@ -314,6 +329,12 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
 
 
 HAND_SAMPLES = _hand_samples()
+# Spellings whose results are random samples: symscalar's stream is not eager's, so their
+# conformance is the result's structure, shape and dtype (values: tests/test_random.py).
+# Parameters torch's own Python wrapper branches on before dispatch (``boolean_dispatch``):
+# a dynamic value there raises DynamicValueError (bool() of a dynamic value), as clear.
+BRANCHED_IN_PYTHON = frozenset({"return_indices"})
+RANDOM_SPELLINGS = frozenset({"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like"})
 
 # Spellings whose arguments are in another order than the op whose samples they take.
 SPELLING_ADAPTERS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]] = {

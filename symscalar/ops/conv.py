@@ -213,7 +213,19 @@ def max_pool2d(
     return (values, indices) if return_indices else values
 
 
-@implements(F.max_pool2d, torch.max_pool2d, F.max_pool2d_with_indices)
+@implements(torch.max_pool2d)
+def _torch_max_pool2d_values(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@implements(F.max_pool2d)
 def _torch_max_pool2d(
     input: Tensor,
     kernel_size: StaticInt | StaticShape,
@@ -398,20 +410,5 @@ def _torch_batch_norm(
     training: StaticBool = False,
     momentum: FloatLike = 0.1,
     eps: FloatLike = 1e-5,
-) -> Tensor:
-    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
-
-@implements(torch.batch_norm)
-def _torch_batch_norm_aten(
-    input: Tensor,
-    weight: Tensor | None,
-    bias: Tensor | None,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
-    training: StaticBool,
-    momentum: FloatLike,
-    eps: FloatLike,
-    cudnn_enabled: bool = True,
 ) -> Tensor:
     return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)

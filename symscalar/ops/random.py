@@ -214,8 +214,3 @@ def _torch_f_dropout(input: Tensor, p: FloatLike = 0.5, training: StaticBool = T
             "(nn.Dropout(inplace=False)) and the result"
         )
     return dropout(input, p, training)
-
-
-@implements(torch.dropout)
-def _torch_dropout(input: Tensor, p: FloatLike, train: StaticBool) -> Tensor:
-    return dropout(input, p, train)
