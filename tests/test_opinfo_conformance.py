@@ -222,8 +222,12 @@ def test_dynamic_parameter(case: tuple[Any, str]) -> None:
             except Exception:  # noqa: BLE001 - torch rejects a number here for this sample
                 continue
             f, tensors = support.jitted(func, args, kwargs, 1)
-            for value, want in zip(values, expected):
-                assert_same(f(tensors, value), want, f"{_describe(call)} with {param}={value!r}")
+            try:
+                got = [f(tensors, value) for value in values]
+            except symscalar.UnsupportedOperationError:
+                continue  # a sample symscalar refuses with a clear error (test_conformance)
+            for value, want, out in zip(values, expected, got):
+                assert_same(out, want, f"{_describe(call)} with {param}={value!r}")
             info = f.cache_info()
             assert (info.misses, info.hits) == (1, 2), (
                 f"{_name(func)}: three values of dynamic {param!r} must share one trace, got {info}"
