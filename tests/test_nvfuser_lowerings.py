@@ -119,6 +119,9 @@ def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.clamp(a,
 def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.clamp(a, max=b)
 def lerp_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.lerp(a, b, s)
 def addcmul_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.addcmul(a, a, b, value=s)
+def clone_fn(a: torch.Tensor) -> Any: return a.clone() * 2
+def contiguous_fn(a: torch.Tensor) -> Any: return a.contiguous() * 2
+def detach_fn(a: torch.Tensor) -> Any: return a.detach() * 2
 def uniform_fn(a: torch.Tensor) -> Any: return a + torch.rand_like(a)
 def normal_fn(a: torch.Tensor) -> Any: return a * torch.randn_like(a)
 def mean_fn(a: torch.Tensor, d: StaticInt) -> Any: return a.mean(d)
@@ -226,6 +229,9 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "split": (split_fn, (x(*A),), ("fd.ops.slice(",)),
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
+    "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
+    "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
+    "stop_gradient": (detach_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "uniform": (uniform_fn, (x(*A),), ("fd.ops.uniform(", "rng_seed=")),
     "normal": (normal_fn, (x(*A),), ("fd.ops.normal(", "rng_seed=")),
     "cumsum": (cumsum_fn, (x(*A), S), (r"fd\.ops\.cumsum\(tv\d+, dim=1\)",)),
@@ -453,6 +459,7 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "cat": lambda ts, dim: torch.cat(ts, dim),
     "permute": lambda t, dims: t.permute(dims),
     "matmul": torch.matmul,
+    "set": lambda t: t.clone(),
     "cumsum": lambda t, dim: torch.cumsum(t, dim),
     "reshape": lambda t, shape: t.reshape(shape),
     "broadcast_in_dim": lambda t, shape, bdims: t.reshape(
