@@ -399,6 +399,7 @@ STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     'torch.nn.functional.linear': (('input', 'weight', 'bias'), (), 3),
     'torch.nn.functional.log_softmax': (('input', 'dim', '_stacklevel', 'dtype'), ('dim',), 4),
     'torch.nn.functional.max_pool2d': (('input', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices'), ('kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices'), 7),
+    'torch.nn.functional.max_pool2d_with_indices': (('input', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices'), ('kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices'), 7),
     'torch.nn.functional.multi_head_attention_forward': (('query', 'key', 'value', 'embed_dim_to_check', 'num_heads', 'in_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v', 'add_zero_attn', 'dropout_p', 'out_proj_weight', 'out_proj_bias', 'training', 'key_padding_mask', 'need_weights', 'attn_mask', 'use_separate_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'static_k', 'static_v', 'average_attn_weights', 'is_causal'), (), 25),
     'torch.nn.functional.nll_loss': (('input', 'target', 'weight', 'size_average', 'ignore_index', 'reduce', 'reduction'), ('size_average', 'ignore_index', 'reduce'), 7),
     'torch.nn.functional.one_hot': (('tensor', 'num_classes'), ('num_classes',), 2),

@@ -310,6 +310,7 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
             ((t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), 4, 1, t(12, 4, dtype=f64), None,
               None, None, False, 0.0, t(4, 4, dtype=f64), None), {"need_weights": False}),
         ],
+        "max_pool2d_with_indices": [((t(1, 2, 5, 5), 2), {}), ((t(2, 3, 6, 6, dtype=f64), 3, 2, 1), {"ceil_mode": True})],
         "ger": [((t(3), t(4)), {}), ((t(2, dtype=f64), t(5, dtype=f64)), {})],
         "bernoulli": [((torch.zeros(3),), {}), ((torch.ones(2, 2, dtype=f64),), {}), ((t(2, 3), 0.0), {}), ((t(4), 1.0), {})],
         # random samples: compared by shape and dtype only (RANDOM_SPELLINGS)

@@ -225,6 +225,20 @@ def _torch_max_pool2d_values(
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@implements(F.max_pool2d_with_indices)
+def _torch_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+    return_indices: StaticBool = False,
+) -> Any:
+    # what F.max_pool2d(..., return_indices=True) calls: values and indices, whatever the flag
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 @implements(F.max_pool2d)
 def _torch_max_pool2d(
     input: Tensor,
