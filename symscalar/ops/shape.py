@@ -553,7 +553,7 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     # torch's legacy rule: 1-D empty tensors (shape (0,)) are skipped, whatever the dim and
     # the other shapes (a KV cache starts as torch.tensor([])); they still promote the dtype
     kept = [t for t in tensors if tuple(t.shape) != (0,)]
-    if kept and len(kept) < len(tensors):
+    if kept and len(kept) < len(tensors) and any(t.ndim != 1 for t in kept):
         dtype = functools.reduce(torch.promote_types, (t.dtype for t in tensors))
         out = cat(kept, dim)
         return out if out.dtype == dtype else out.to(dtype)
