@@ -47,6 +47,7 @@ from symscalar import explain, nvfuser_backend, torch_backend
 from symscalar.explain import Explanation, WouldTrace
 from symscalar import state as outside
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
+from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace, format_static
 from symscalar.tracing import TensorProxy, TraceBuilder, stop_gradient_p, tracing
 from symscalar.types import (
@@ -872,15 +873,16 @@ class _JitState:
         check_trace(trace)
         backend = self._backend_for(trace)
         runs = _AutocastOff(backend)
+        rng_seed = (None,) if builder.rng_seed is not None else ()
         captured = [
             outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
-            for _, t in builder.captured.values()
+            for t in builder.captured_tensors()  # those the trace reads, in its input order
         ]
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
-            for value in (*call_args, *(c.tensor for c in captured))
+            for value in (*call_args, *(c.tensor for c in captured), *rng_seed)
         ]
-        position = {id(t): j for j, (_, t) in enumerate(builder.captured.values())}
+        position = {id(c.tensor): j for j, c in enumerate(captured)}
         with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
         writes = [
             outside.StateWrite(how, position[target] if how == "copy" else target, name,
@@ -895,6 +897,8 @@ class _JitState:
             run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         else:
             run = runs.compile_trace(trace, render)
+        if rng_seed:
+            run = _append_rng_seed(run)
         run = _finish_with_state(run, output) if pending else output.wrap(run)
         modules = {**{i: m for i, (m, _) in watch.modules.items()}, **watch.used_modules}
         self.hooks.add(watch.used_modules, watch.names)
@@ -1177,6 +1181,17 @@ def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
 def _with_state_outputs(render: Callable[[list[str]], str], n: int) -> Callable[[list[str]], str]:
     """The program returns ``(user's result, (state values...))`` when it writes state."""
     return lambda names: f"({render(names[:n])}, ({''.join(x + ', ' for x in names[n:])}))"
+
+
+def _append_rng_seed(run: Callable[..., Any]) -> Callable[..., Any]:
+    """Supply a program with random ops its RNG seed, drawn fresh from torch's default
+    generator on every call (the seed is the trace's last input, after the captured tensors)."""
+
+    def run_with_rng_seed(*args: Any) -> Any:
+        return run(*args, draw_seed())
+
+    return run_with_rng_seed
+
 
 
 def _finish_with_state(run: Callable[..., Any], output: _Output) -> Callable[..., Any]:

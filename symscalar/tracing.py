@@ -98,6 +98,11 @@ class TraceBuilder:
         # and copies it into the real tensor after every call (functionalized state writes:
         # running statistics, an EMA, a KV cache).
         self.write_backs: list[tuple[torch.Tensor, Any]] = []
+        # The program's RNG seed, an int input created by the first random op (see
+        # ops/random.py); the caller supplies a fresh one on every call. It is the last
+        # input of the built trace, after the captured tensors.
+        self.rng_seed: NumberProxy | None = None
+        self._rng_offsets = 0
         # The proxy standing for each captured tensor (by id; ``captured`` keeps it alive).
         self._captured_proxies: dict[int, TensorProxy] = {}
         self._kept_captured: tuple[torch.Tensor, ...] = ()
@@ -106,6 +111,8 @@ class TraceBuilder:
         self.constants: dict[int, torch.Tensor] = {}
         # Storages of captured tensors: an in-place op on a constant sharing one is traced.
         self._captured_storages: set[int] = set()
+        # Traced values that are the current value of state updated in place, and its tensor.
+        self._state_of: dict[TensorVar, torch.Tensor] = {}
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -278,6 +285,9 @@ class TraceBuilder:
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
         operands become proxies first, so that a handler never computes eagerly on them."""
+        target = self._inplace_target(func, args)
+        if target is not None:
+            return self._update_in_place(func, target, args, kwargs)
         args, kwargs = _prepare_arguments(self, func, args, kwargs)
         handler = TORCH_FUNCTIONS.get(func)
         if handler is None:
@@ -292,6 +302,79 @@ class TraceBuilder:
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
         return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
+
+    # -- in-place updates of state read from outside (buffers) --------------------------------
+
+    def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
+        """The traced value an in-place method updates, when the update can be traced with
+        eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
+        short = _public_name(func).rsplit(".", 1)[-1]
+        if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
+            return None
+        target = args[0]
+        if isinstance(target, TensorProxy) and target._tracer is self:
+            if target._kind != "computed" and target._var not in self._state_of:
+                return None  # an argument of the jitted function: the caller's tensor
+        elif isinstance(target, torch.Tensor):
+            target = self.capture(target)  # state read from outside: a buffer
+        else:
+            return None
+        # A view (or any value) computed from the current value would silently keep the old
+        # value, while eager's view sees the update: only a value nothing has read yet is
+        # updated.
+        if any(target._var in eqn.args for eqn in self.eqns):
+            return None
+        return target
+
+    def _update_in_place(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Functionalize ``target.<op>_(...)``: trace the out-of-place op (cast back to the
+        target's dtype, same shape, as eager's in-place op). A computed value's proxy then
+        stands for the new value (every Python reference to it sees the update, as eager's);
+        state read from outside (``num_batches_tracked.add_(1)``) is written back after
+        every call, and later reads of it in this trace see the new value."""
+        short = _public_name(func).rsplit(".", 1)[-1]
+        rest = args[1:]
+        if short == "zero_":
+            new = self.torch_function(torch.zeros_like, (target,), {})
+        elif short == "fill_":
+            new = self.torch_function(torch.full_like, (target, *rest), kwargs)
+        elif short == "copy_":
+            source = self.torch_function(torch.Tensor.to, (rest[0], target.dtype), {})
+            new = self.torch_function(torch.Tensor.expand, (source, tuple(target.shape)), {})
+        else:
+            new = self.torch_function(getattr(torch.Tensor, short[:-1]), (target, *rest), kwargs)
+            if tuple(new.shape) != tuple(target.shape):
+                raise RuntimeError(
+                    f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                    f"{list(new.shape)} (torch.Tensor.{short})"
+                )
+            if not torch.can_cast(new.dtype, target.dtype):
+                raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
+            if new.dtype != target.dtype:
+                new = self.torch_function(torch.Tensor.to, (new, target.dtype), {})
+        state = self.state_tensor(target)
+        if state is not None:
+            self.assign_state(state, new)
+            return new
+        target._var, target._name = new._var, new._name
+        return target
+
+    def state_tensor(self, value: Any) -> torch.Tensor | None:
+        """The real tensor (state read from outside) whose current value ``value`` is: a
+        captured tensor, or the traced value an in-place update assigned to one."""
+        if isinstance(value, TensorProxy):
+            if value._var in self._state_of:
+                return self._state_of[value._var]
+            return value._captured() if value._kind == "captured" else None
+        return value if isinstance(value, torch.Tensor) else None
+
+    def assign_state(self, target: torch.Tensor, value: TensorProxy) -> None:
+        """``target`` (a real tensor read from outside) holds ``value`` from now on: written
+        back after every call, and what later reads of ``target`` in this trace see."""
+        self.capture(target)  # an input of the program: the write-back target is read by path
+        self.write_back(target, value)
+        self._captured_proxies[id(target)] = value
+        self._state_of[value._var] = target
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
@@ -314,6 +397,16 @@ class TraceBuilder:
             raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
         self.write_backs.append((target, value))
 
+    def rng_state(self) -> tuple[NumberProxy, int]:
+        """The program's RNG seed and a fresh static offset: one stream per random op."""
+        if self.rng_seed is None:
+            var = ScalarVar(int)
+            self.roots[var] = frozenset(["the RNG seed of the program"])
+            self.rng_seed = DynamicInt(self, var, self._name(var), "the RNG seed of the program")
+        offset = self._rng_offsets
+        self._rng_offsets += 1
+        return self.rng_seed, offset
+
     # -- result ---------------------------------------------------------------------------
 
     def build(self, outputs: Sequence[Any]) -> Trace:
@@ -321,10 +414,12 @@ class TraceBuilder:
         # Captured tensors whose metadata was read but no op used are not program inputs.
         used = {a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar)}
         used.update(a for a in out_atoms if isinstance(a, TensorVar))
+        used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
         kept = [(var, t) for var, t in self.captured.values() if var in used]
         self._kept_captured = tuple(t for _, t in kept)
         captured_vars = tuple(var for var, _ in kept)
-        return Trace(tuple(self.inputs) + captured_vars, tuple(self.eqns), out_atoms, self.name)
+        rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
+        return Trace(tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name)
 
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         """The tensors passed by reference for the captured inputs of the built trace."""
@@ -341,7 +436,7 @@ def _random_functions() -> frozenset[Any]:
     return frozenset(
         [getattr(torch, n) for n in names.split()]
         + [getattr(torch.Tensor, n) for n in tensor_methods.split()]
-        + [F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+        + [F.dropout, torch.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
            F.gumbel_softmax, F.rrelu]
     )
 
@@ -493,7 +588,8 @@ def _prepare_arguments(
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
     if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
-        raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None))
+        detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
+        raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
     if isinstance(func, _BUILTIN_KINDS):
         # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
@@ -547,8 +643,9 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
 
     Calls that only build a tensor from Python values (``torch.arange(T)``,
     ``torch.ones(3)``) run once, at trace time: their result is a constant of the program
-    (an input passed by reference, that nothing modifies). Random ops are refused: their
-    sample would be such a constant.
+    (an input passed by reference, that nothing modifies). Random ops would be such a
+    constant: those symscalar implements (ops/random.py) are recorded even with no traced
+    operand (``torch.rand(2, 3)``) and draw from the program's RNG seed; the others are refused.
     """
 
     def __init__(self, builder: TraceBuilder) -> None:
@@ -560,6 +657,8 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
     ) -> Any:
         kwargs = kwargs or {}
         if func in _RANDOM_FUNCTIONS:
+            if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
+                return self.builder.torch_function(func, args, kwargs)
             raise UnsupportedOperationError(
                 f"{_public_name(func)} inside a traced function is not supported: it would run "
                 "once while tracing and bake that sample into the compiled program. Draw "
@@ -622,11 +721,22 @@ def _forward(name: str) -> Callable[..., Any]:
     return method
 
 
-def _inplace_error(name: str, proxy: TensorProxy | None) -> UnsupportedOperationError:
-    what = f" on {proxy._describe()}" if proxy is not None else ""
+def _functional_form(short: str) -> bool:
+    """Whether the in-place method ``short`` (``add_``, ``masked_fill_``...) has an
+    out-of-place form symscalar traces (``zero_``/``fill_``/``copy_`` are built from others)."""
+    if short in ("zero_", "fill_", "copy_"):
+        return True
+    if not short.endswith("_") or short.endswith("__"):
+        return False
+    return getattr(torch.Tensor, short[:-1], None) in TORCH_FUNCTIONS
+
+
+def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> UnsupportedOperationError:
+    what = f" on {proxy._describe()}{detail}" if proxy is not None else ""
     return UnsupportedOperationError(
-        f"{name}{what}: in-place operations are not traced by symscalar (eager would also "
-        "update every alias of the tensor: views, the caller's tensor, a module's buffer). "
+        f"{name}{what}: symscalar traces an in-place operation only on a value computed in "
+        "the function or a buffer read from outside, before any op reads it (eager would also "
+        "update every alias of the tensor: views taken earlier, the caller's tensor). "
         "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
         "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
         "`F.relu(x)` instead of `F.relu(x, inplace=True)`."
@@ -693,6 +803,20 @@ PYTHON_OBJECT_NAMES = frozenset(
     "__module__ __new__ __setattr__ __sizeof__ __subclasshook__ __weakref__ __annotations__ "
     "__torch_function__ __torch_dispatch__ __hash__ __repr__".split()
 )
+
+
+def _inplace_method(name: str) -> Callable[..., Any]:
+    """A proxy's in-place method: traced when it can be (``TraceBuilder._update_in_place``),
+    refused otherwise."""
+    func = getattr(torch.Tensor, name)
+
+    def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
+        if self._tracer._inplace_target(func, (self, *args)) is None:
+            raise _inplace_error(f"torch.Tensor.{name}", self)
+        return self._tracer.torch_function(func, (self, *args), kwargs)
+
+    method.__name__ = name
+    return method
 
 
 def _raise_inplace(name: str) -> Callable[..., Any]:
@@ -810,7 +934,7 @@ class TensorProxy:
         if kind == "method":
             return pytypes.MethodType(_FORWARDS[name], self)
         if kind == "inplace":
-            raise _inplace_error(f"torch.Tensor.{name}", self)
+            return pytypes.MethodType(_inplace_method(name), self)
         if name in _REFUSED:
             raise _unknowable(self, name, _REFUSED[name])
         if name.startswith("_"):
@@ -1003,6 +1127,9 @@ class TensorProxy:
         locals()[_name] = _forward(_name)
     for _name in _INPLACE_DUNDERS:
         locals()[_name] = _raise_inplace(_name)
+    # x += y is x.add_(y): traced where an in-place method can be
+    for _name, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
+        locals()[_name] = _inplace_method(_method)
     for _name in [n for n in _REFUSED if n.startswith("__")]:
         _refuse = _raise_refused(_name)
         locals()[_name] = _refuse if callable(getattr(torch.Tensor, _name)) else property(_refuse)

@@ -231,6 +231,7 @@ OPINFO_CALLS: dict[str, tuple[Any, Callable[..., tuple[Any, ...] | None]]] = {
     "permute": (torch.permute, _permute_call),
     "t": (torch.Tensor.t, lambda args, kwargs: (args, kwargs)),
     "getitem": (torch.Tensor.__getitem__, lambda args, kwargs: (args, kwargs)),
+    "take": (torch.index_select, lambda args, kwargs: ((args[0], args[2], args[1]), dict(kwargs))),
 }
 
 
@@ -299,12 +300,31 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "new_full": [((t(2, 3), (4, 5), 1.5), {}), ((t(2, 3, dtype=i64), (3,), 7), {}), ((t(2), (2, 2), -2.0), {"dtype": f64})],
         "clamp_min": clamp_one,
         "clamp_max": clamp_one,
-        # deterministic forms only: training=False, or p=0 (random dropout is refused)
+        # deterministic forms only: training=False, or p=0 (random masks are the program's own
+        # stream, not eager's: tests/test_random.py)
+        # conversions; outer; deterministic bernoulli (probabilities 0 and 1)
+        **{name: [((t(2, 3),), {}), ((t(3, dtype=f64),), {})]
+           for name in ("long", "int", "short", "char", "byte", "bool", "half", "bfloat16")},
+        "multi_head_attention_forward": [
+            ((t(5, 2, 8), t(4, 2, 8), t(4, 2, 8), 8, 2, t(24, 8), t(24), None, None, False, 0.0, t(8, 8), t(8)), {}),
+            ((t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), 4, 1, t(12, 4, dtype=f64), None,
+              None, None, False, 0.0, t(4, 4, dtype=f64), None), {"need_weights": False}),
+        ],
+        "max_pool2d_with_indices": [((t(1, 2, 5, 5), 2), {}), ((t(2, 3, 6, 6, dtype=f64), 3, 2, 1), {"ceil_mode": True})],
+        "ger": [((t(3), t(4)), {}), ((t(2, dtype=f64), t(5, dtype=f64)), {})],
+        "bernoulli": [((torch.zeros(3),), {}), ((torch.ones(2, 2, dtype=f64),), {}), ((t(2, 3), 0.0), {}), ((t(4), 1.0), {})],
+        # random samples: compared by shape and dtype only (RANDOM_SPELLINGS)
+        "rand": [((2, 3), {}), (((4,),), {"dtype": f64})],
+        "randn": [((2, 3), {}), (((4,),), {"dtype": f64})],
+        "rand_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
+        "randn_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
         "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
                     ((t(2, 3),), {"p": 0.25, "training": False})],
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
         "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
         "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
+        "addmm": [((t(5), t(3, 4), t(4, 5)), {}), ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
+                  ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}), ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
         "detach": [((t(2, 3),), {}), ((t(3, dtype=f64),), {}), ((t(2, dtype=i64),), {}), ((t(),), {})],
         # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
@@ -314,6 +334,12 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
 
 
 HAND_SAMPLES = _hand_samples()
+# Spellings whose results are random samples: symscalar's stream is not eager's, so their
+# conformance is the result's structure, shape and dtype (values: tests/test_random.py).
+# Parameters torch's own Python wrapper branches on before dispatch (``boolean_dispatch``):
+# a dynamic value there raises DynamicValueError (bool() of a dynamic value), as clear.
+BRANCHED_IN_PYTHON = frozenset({"return_indices"})
+RANDOM_SPELLINGS = frozenset({"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like"})
 
 # Spellings whose arguments are in another order than the op whose samples they take.
 SPELLING_ADAPTERS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]] = {
@@ -362,8 +388,10 @@ def _out_of_scope(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> s
     values = list(leaves((args, kwargs)))
     if any(_is_complex(v) for v in values):
         return "complex numbers"
-    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]):
-        return "tensor-valued indices (data-dependent)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) and v.dtype in (torch.bool, torch.uint8) for v in values[1:]):
+        return "boolean-mask indices (data-dependent shape)"
+    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]) and None in values[1:]:
+        return "None among tensor indices"
     if func is torch.Tensor.view and any(isinstance(v, torch.dtype) for v in args[1:]):
         return "Tensor.view(dtype) bit reinterpretation"
     return None

@@ -12,7 +12,8 @@ EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_example_runs(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_example_runs(path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMSCALAR_EXAMPLE_STEPS", "30")  # train_gpt.py: a short run in CI
     runpy.run_path(str(path), run_name="__main__")
     assert capsys.readouterr().out.strip()
 

@@ -121,6 +121,12 @@ NO_VJP = {
     "eq": "bool output", "ne": "bool output", "lt": "bool output", "le": "bool output",
     "gt": "bool output", "ge": "bool output", "isnan": "bool output", "isfinite": "bool output",
     "logical_and": "bool output", "logical_or": "bool output", "logical_not": "bool output",
+    "one_hot": "integer output",
+    "uniform": "no tensor inputs (the RNG seed is an int)", "normal": "no tensor inputs (the RNG seed is an int)",
+    # torch's backward kernels of the vision ops: a second derivative through them raises
+    # "no gradient rule" (tests/test_ops_vision.py)
+    **{name: "a backward kernel; double backward through it is refused" for name in (
+        "convolution_backward", "max_pool2d_backward", "avg_pool2d_backward", "adaptive_avg_pool2d_backward")},
 }
 
 

@@ -20,6 +20,7 @@ from symscalar import DynamicFloat, StaticInt
 from symscalar import nvfuser_backend as nb
 from symscalar.grad import vjp_traces
 from symscalar.ops.scalar import SCALAR_BINARY, SCALAR_UNARY
+from symscalar.ops import random as random_ops
 from symscalar.ops.factories import arange_p
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import PRIMITIVES, Eqn, ScalarVar, TensorVar, Trace, dce, is_var
@@ -119,6 +120,11 @@ def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.clamp(a,
 def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.clamp(a, max=b)
 def lerp_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.lerp(a, b, s)
 def addcmul_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.addcmul(a, a, b, value=s)
+def clone_fn(a: torch.Tensor) -> Any: return a.clone() * 2
+def contiguous_fn(a: torch.Tensor) -> Any: return a.contiguous() * 2
+def detach_fn(a: torch.Tensor) -> Any: return a.detach() * 2
+def uniform_fn(a: torch.Tensor) -> Any: return a + torch.rand_like(a)
+def normal_fn(a: torch.Tensor) -> Any: return a * torch.randn_like(a)
 def mean_fn(a: torch.Tensor, d: StaticInt) -> Any: return a.mean(d)
 def amax_fn(a: torch.Tensor) -> Any: return a.amax(1)
 def amin_fn(a: torch.Tensor) -> Any: return a.amin((0, 2), keepdim=True)
@@ -136,6 +142,7 @@ def cat_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.cat([a, b], 0)
 def split_fn(a: torch.Tensor) -> Any: return torch.split(a, [1, 3], 1)
 def flip_fn(a: torch.Tensor) -> Any: return a.flip(0, 2)
 def matmul_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return a @ b
+def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.cumsum(a * s, 1)
 
 
 def first_set_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
@@ -225,6 +232,12 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "split": (split_fn, (x(*A),), ("fd.ops.slice(",)),
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
+    "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
+    "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
+    "stop_gradient": (detach_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
+    "uniform": (uniform_fn, (x(*A),), ("fd.ops.uniform(", "rng_seed=")),
+    "normal": (normal_fn, (x(*A),), ("fd.ops.normal(", "rng_seed=")),
+    "cumsum": (cumsum_fn, (x(*A), S), (r"fd\.ops\.cumsum\(tv\d+, dim=1\)",)),
 }
 CASE_IDS = list(LOWERED_CASES)
 
@@ -286,6 +299,15 @@ UNLOWERED = {
     "argmin": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "check": "host-only: a scalar assertion, run in Python before the fusions",
     "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
+    **{name: "torch raises on an out-of-range index; nvFuser's gather/scatter/index ops do not "
+       "check, so a fusion could silently read or write out of bounds" for name in (
+           "index_select", "index_add", "gather", "scatter_add", "scatter", "index", "index_put",
+           "embedding", "one_hot")},
+    **{name: "nvFuser has no convolution or windowed pooling op; torch's kernels run them" for name in (
+        "convolution", "convolution_backward", "max_pool2d", "max_pool2d_backward", "avg_pool2d",
+        "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward")},
+    "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
+    "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_UNARY.values()},
 }
@@ -445,11 +467,19 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "cat": lambda ts, dim: torch.cat(ts, dim),
     "permute": lambda t, dims: t.permute(dims),
     "matmul": torch.matmul,
+    "set": lambda t: t.clone(),
+    "cumsum": lambda t, dim: torch.cumsum(t, dim),
     "reshape": lambda t, shape: t.reshape(shape),
     "broadcast_in_dim": lambda t, shape, bdims: t.reshape(
         [t.shape[bdims.index(i)] if i in bdims else 1 for i in range(len(shape))]
     ).expand(shape),
     "full": lambda shape, fill, dtype: torch.full(shape, fill, dtype=_torch_dtype(dtype)),
+    # nvFuser's (seed, offset) streams read as the torch lowering's: the same numbers iff the
+    # lowering passes the seed, offset, shape and dtype through
+    "uniform": lambda lo, hi, shape, rng_seed, rng_offset, dtype: lo + (hi - lo) * random_ops.uniform_p.impl(
+        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
+    "normal": lambda mean, std, shape, rng_seed, rng_offset, dtype: mean + std * random_ops.normal_p.impl(
+        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
     "iota": lambda n, start=0, step=1, dtype=None: torch.arange(n, dtype=torch.int64 if dtype is None else _torch_dtype(dtype)) * step + start,
 }
 

@@ -112,7 +112,10 @@ def _check_call(call: Call, outcomes: collections.Counter[str], failures: list[s
         failures.append(f"{where}: eager gives {_summary(expected)}, jit raises {e!r}")
         return
     try:
-        assert_same(got, expected, where)
+        if _name(call.func) in support.RANDOM_SPELLINGS:
+            assert (got.shape, got.dtype) == (expected.shape, expected.dtype), f"{where}: {_summary(got)}"
+        else:
+            assert_same(got, expected, where)
     except AssertionError as e:
         failures.append(f"static scalars: {e}")
         return
@@ -125,7 +128,9 @@ def _check_call(call: Call, outcomes: collections.Counter[str], failures: list[s
     args, kwargs, values = dynamic
     try:
         f, got = _run_jitted(call, args, kwargs, values)
-        n_scalars = sum(isinstance(v, ScalarVar) for v in f.last_trace().inputs)
+        trace = f.last_trace()
+        n_scalars = sum(isinstance(v, ScalarVar) for v in trace.inputs)
+        n_scalars -= any(e.prim.name in ("uniform", "normal") for e in trace.eqns)  # the RNG seed
         assert n_scalars == len(values), f"{n_scalars} dynamic inputs in the trace, expected {len(values)}"
         assert_same(got, expected, where)
     except Exception as e:  # noqa: BLE001 - reported as a mismatch
@@ -217,8 +222,12 @@ def test_dynamic_parameter(case: tuple[Any, str]) -> None:
             except Exception:  # noqa: BLE001 - torch rejects a number here for this sample
                 continue
             f, tensors = support.jitted(func, args, kwargs, 1)
-            for value, want in zip(values, expected):
-                assert_same(f(tensors, value), want, f"{_describe(call)} with {param}={value!r}")
+            try:
+                got = [f(tensors, value) for value in values]
+            except symscalar.UnsupportedOperationError:
+                continue  # a sample symscalar refuses with a clear error (test_conformance)
+            for value, want, out in zip(values, expected, got):
+                assert_same(out, want, f"{_describe(call)} with {param}={value!r}")
             info = f.cache_info()
             assert (info.misses, info.hits) == (1, 2), (
                 f"{_name(func)}: three values of dynamic {param!r} must share one trace, got {info}"
@@ -265,6 +274,10 @@ def test_static_parameter(case: tuple[Any, str]) -> None:
         except symscalar.StaticValueRequiredError as e:
             assert param in str(e), f"the error does not name the parameter {param!r}: {e}"
             return
+        except symscalar.DynamicValueError:
+            if param in support.BRANCHED_IN_PYTHON:
+                return
+            raise
         except Exception as e:  # noqa: BLE001 - e.g. torch's parser rejects this combination
             errors.append(f"{_describe(call)}: {e!r}"[:300])
             continue

@@ -106,5 +106,6 @@ def test_static_parameters_of_composites_reject_dynamic_values():
     g = symscalar.jit(lambda q, c: F.scaled_dot_product_attention(q, q, q, is_causal=c), dynamic=["c"])
     with pytest.raises(StaticValueRequiredError, match="is_causal"):
         g(torch.randn(1, 2, 3), True)
-    with pytest.raises(NotImplementedError, match="dropout"):
-        symscalar.jit(lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.1))(torch.randn(1, 2, 3))
+    h = symscalar.jit(lambda q, p: F.scaled_dot_product_attention(q, q, q, dropout_p=p), dynamic=["p"])
+    with pytest.raises(StaticValueRequiredError, match="dropout_p"):
+        h(torch.randn(1, 2, 3), 0.1)

@@ -20,6 +20,8 @@ from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_me
 from symscalar.ops.factories import arange
 from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
 from symscalar.trace import Primitive, TensorVar
+from symscalar.ops.indexing import repeat_interleave
+from symscalar.ops.random import dropout
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
@@ -209,14 +211,10 @@ def scaled_dot_product_attention(
     scale: FloatLike | None = None,
     enable_gqa: StaticBool = False,
 ) -> Tensor:
-    """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. No dropout."""
-    if dropout_p != 0.0:
-        raise NotImplementedError(
-            "scaled_dot_product_attention: dropout_p must be 0 in a traced function (random "
-            "dropout is not supported); apply dropout outside symscalar.jit"
-        )
-    if enable_gqa and query.shape[-3] != key.shape[-3]:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa with grouped heads is not supported")
+    """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. A nonzero
+    ``dropout_p`` drops attention weights with the program's RNG (see ``ops/random.py``)."""
+    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        key, value = _grouped_heads(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:
@@ -235,7 +233,22 @@ def scaled_dot_product_attention(
     # before the softmax so that no NaN reaches the gradient either.
     fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
     weights = torch.softmax(torch.where(fully_masked, 0.0, scores), -1)
-    return torch.where(fully_masked, 0.0, weights) @ value
+    weights = torch.where(fully_masked, 0.0, weights)
+    if dropout_p != 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights @ value
+
+
+def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention (``enable_gqa``): each of the key/value heads serves
+    ``query_heads // kv_heads`` consecutive query heads, as torch repeats them."""
+    heads, kv_heads = query.shape[-3], key.shape[-3]
+    if kv_heads == 0 or heads % kv_heads or value.shape[-3] != kv_heads:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
+            f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
+        )
+    return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)
 
 
 @implements(F.scaled_dot_product_attention)
@@ -252,15 +265,3 @@ def _torch_sdpa(
     return scaled_dot_product_attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
     )
-
-
-# ---- dropout: the identity when not training; random dropout is refused (it would bake a sample)
-@implements(F.dropout)
-def _torch_dropout(input: Tensor, p: StaticFloat = 0.5, training: StaticBool = True, inplace: StaticBool = False) -> Tensor:
-    if training and p != 0.0:
-        raise UnsupportedOperationError(
-            "torch.nn.functional.dropout with training=True inside a traced function is not "
-            "supported: its random mask would be drawn once and baked into the program. Use "
-            "training=False (or model.eval()), or apply dropout outside symscalar.jit."
-        )
-    return input

@@ -376,3 +376,20 @@ def _tensor_float(input: Tensor) -> Tensor:
 @implements(torch.Tensor.double)
 def _tensor_double(input: Tensor) -> Tensor:
     return to(input, torch.float64)
+
+
+def _conversion(dtype: torch.dtype) -> Any:
+    def convert(input: Tensor, memory_format: Any = None) -> Tensor:
+        return to(input, dtype)
+
+    return convert
+
+
+# x.long(), x.half()...: the conversions model code writes (HF's attention_mask.long())
+for _method, _dtype in (
+    (torch.Tensor.half, torch.float16), (torch.Tensor.bfloat16, torch.bfloat16),
+    (torch.Tensor.long, torch.int64), (torch.Tensor.int, torch.int32), (torch.Tensor.short, torch.int16),
+    (torch.Tensor.char, torch.int8), (torch.Tensor.byte, torch.uint8), (torch.Tensor.bool, torch.bool),
+):
+    implements(_method)(_conversion(_dtype))
+del _method, _dtype

@@ -10,6 +10,7 @@ each other, so a backward trace only ever holds these primitives with static par
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -517,9 +518,8 @@ def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     return reshape(sliced, tuple(1 if d == -1 else sliced.shape[d] for d in out_shape))
 
 
-@implements(torch.Tensor.__getitem__)
-def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
-    return _getitem(input, indices, "torch.Tensor.__getitem__")
+# torch.Tensor.__getitem__ is registered in indexing.py: basic indexing goes to _getitem,
+# integer-tensor (advanced) indexing to indexing.index.
 
 
 # ---- cat, stack
@@ -561,6 +561,13 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat(): expected a non-empty list of Tensors")
+    # torch's legacy rule: 1-D empty tensors (shape (0,)) are skipped, whatever the dim and
+    # the other shapes (a KV cache starts as torch.tensor([])); they still promote the dtype
+    kept = [t for t in tensors if tuple(t.shape) != (0,)]
+    if kept and len(kept) < len(tensors) and any(t.ndim != 1 for t in kept):
+        dtype = functools.reduce(torch.promote_types, (t.dtype for t in tensors))
+        out = cat(kept, dim)
+        return out if out.dtype == dtype else out.to(dtype)
     d = canonical_dim(dim, tensors[0].ndim)
     return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
 

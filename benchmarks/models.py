@@ -1,0 +1,96 @@
+"""Training-step time of real models: eager, symscalar.jit, thunder.jit, torch.compile.
+
+For each model of tests/test_models.py (small random-init configs) and each executor: the
+first call (tracing/compiling included) of a forward+backward step, and the median of the
+following steps. One run, printed as a markdown table; an executor that cannot run a model
+says why in a word. Run: ``.venv/bin/python benchmarks/models.py [--steps N] [--models a,b]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+import symscalar
+from tests.test_models import MODELS
+
+warnings.filterwarnings("ignore")
+
+
+def executors() -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    found: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+        "eager": lambda fn: fn,
+        "symscalar.jit": symscalar.jit,
+    }
+    try:
+        import thunder
+
+        found["thunder.jit"] = thunder.jit
+    except Exception:  # noqa: BLE001 - reported as a missing column
+        pass
+    found["torch.compile"] = torch.compile
+    return found
+
+
+def time_steps(step: Callable[[], None], steps: int) -> tuple[float, float]:
+    start = time.perf_counter()
+    step()
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return first, statistics.median(times)
+
+
+def measure(name: str, executor: Callable[..., Any], steps: int) -> str:
+    make, batch_of, loss_of, _ = MODELS[name]
+    torch.manual_seed(0)
+    model = copy.deepcopy(make()).train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    inputs, targets = batch_of(0)
+
+    def loss_fn(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return loss_of(model, inputs, targets)
+
+    compiled = executor(loss_fn)
+
+    def step() -> None:
+        torch.autograd.grad(compiled(inputs, targets), params, allow_unused=True)
+
+    try:
+        first, median = time_steps(step, steps)
+    except Exception as e:  # noqa: BLE001 - the table says which executor failed
+        return f"fails ({type(e).__name__})"
+    return f"{1e3 * median:.1f} ms / {first:.2f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--models", default=",".join(n for n in MODELS if n != "nanogpt_manual"))
+    parser.add_argument("--executors", default=None, help="comma-separated subset")
+    args = parser.parse_args()
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    chosen = executors()
+    if args.executors:
+        chosen = {k: v for k, v in chosen.items() if k in args.executors.split(",")}
+    print(f"fwd+bwd step: median of {args.steps} steps / first call (trace or compile included); "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU")
+    print("| model | " + " | ".join(chosen) + " |")
+    print("|---|" + "---|" * len(chosen))
+    for name in args.models.split(","):
+        cells = [measure(name, executor, args.steps) for executor in chosen.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

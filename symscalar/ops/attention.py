@@ -1,0 +1,125 @@
+"""Multi-head attention: ``F.multi_head_attention_forward`` (``nn.MultiheadAttention``,
+``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``, torchvision's ViT).
+
+torch writes it in Python from ops symscalar traces (linear, view, transpose, baddbmm/bmm,
+softmax, dropout, scaled_dot_product_attention...), so the handler *is* torch's own function,
+run on the traced values: every shape check, mask conversion and branch is eager's by
+construction. Only its ``has_torch_function`` dispatch is disabled in the copy the handler runs
+(on traced values it would send the call straight back to this handler). Its inner calls
+dispatch as usual, so each op is recorded and ``dropout_p`` applies the program's RNG.
+
+The modules' fast paths (``torch._native_multi_head_attention``,
+``torch._transformer_encoder_layer_fwd``) are taken by eager only when no argument has a
+``__torch_function__`` (torch checks ``has_torch_function``), so under tracing the modules take
+their slow, composite path: the same function (eager's fast path computes it with fused
+kernels, equal up to rounding), with every branch decided by the same flags
+(``torch.is_grad_enabled()``, ``training``, ``need_weights``...) eager reads.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from symscalar.ops.common import Tensor, canonical_dim
+from symscalar.ops.composites import matmul
+from symscalar.tracing import TensorProxy, implements
+from symscalar.types import NumberLike, StaticInt, StaticShape, is_static
+
+__all__: list[str] = []
+
+
+def _without_dispatch(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of a torch Python function whose ``has_torch_function`` check is off (the
+    functions it calls keep theirs: their traced arguments still dispatch)."""
+    namespace = dict(fn.__globals__)
+    namespace["has_torch_function"] = lambda args: False
+    copy = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
+
+
+# ---- spellings attention and position-embedding code uses, composed from existing ops
+@implements(torch.Tensor.unflatten, torch.unflatten)
+def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tensor:
+    d = canonical_dim(dim, input.ndim)
+    sizes = tuple(sizes)
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    n = input.shape[d]
+    if -1 in sizes:
+        if known == 0 or n % known:
+            raise RuntimeError(f"unflatten: cannot infer the size -1 of {list(sizes)} for a dim of size {n}")
+        sizes = tuple(n // known if s == -1 else s for s in sizes)
+    elif known != n:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the input tensor"
+        )
+    return input.reshape((*input.shape[:d], *sizes, *input.shape[d + 1:]))
+
+
+@implements(torch.Tensor.repeat)
+def _torch_repeat(input: Tensor, *repeats: StaticInt | StaticShape) -> Tensor:
+    """``x.repeat(r0, r1, ...)``: tile, as an expand of interleaved unit dims and a reshape."""
+    reps = tuple(repeats[0]) if len(repeats) == 1 and not isinstance(repeats[0], int) else tuple(repeats)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    shape = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    interleaved = input.reshape(tuple(d for s in shape for d in (1, s)))
+    tiled = interleaved.expand(tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return tiled.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+@implements(torch.outer, torch.Tensor.outer, torch.ger, torch.Tensor.ger)
+def _torch_outer(input: Tensor, vec2: Tensor) -> Tensor:
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D vectors, got {input.ndim}-D and {vec2.ndim}-D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+@implements(torch.baddbmm, torch.Tensor.baddbmm)
+def _torch_baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1
+) -> Tensor:
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"baddbmm: expected 3-D batches, got {batch1.ndim}-D and {batch2.ndim}-D")
+    product = matmul(batch1, batch2)
+    if not is_static(alpha) or alpha != 1:
+        product = product * alpha
+    shape = torch.broadcast_shapes(input.shape, product.shape)
+    if is_static(beta) and beta == 0:  # torch ignores input (even NaN/inf in it) when beta is 0
+        return product.expand(shape)
+    if is_static(beta) and beta == 1:
+        return input + product
+    return input * beta + product
+
+
+# ---- nn.Transformer*Layer's one isinstance check on traced masks
+# ``F._none_or_dtype(mask)`` (the dtype of an optional mask, called by the layers' forward
+# before the attention) raises for anything that is not a torch.Tensor, and a TensorProxy is
+# not one (see tracing.py). The replacement answers a traced mask's dtype and is torch's own
+# function for everything else, so eager behaviour is unchanged.
+_torch_none_or_dtype = F._none_or_dtype
+
+
+def _none_or_dtype(input: Any) -> Any:
+    if isinstance(input, TensorProxy):
+        return input.dtype
+    return _torch_none_or_dtype(input)
+
+
+F._none_or_dtype = _none_or_dtype
+
+# After the patch above, so that the copy's namespace holds the replacement too.
+implements(F.multi_head_attention_forward)(_without_dispatch(F.multi_head_attention_forward))

@@ -1,0 +1,428 @@
+"""Convolution, pooling and batch normalization: the vision layers.
+
+``convolution``, ``max_pool2d``, ``avg_pool2d`` and ``adaptive_avg_pool2d`` are primitives
+whose torch lowering is torch's own kernel and whose vjp is a second primitive running torch's
+own backward kernel (``aten.convolution_backward``...), so values and gradients are eager's.
+Their geometry (stride, padding, dilation, groups, kernel and output sizes, ceil_mode) is
+static: it decides the output shape. nvFuser has no convolution or windowed pooling op, so
+these run in torch (the lowering tests' allow-list says so). Their backward primitives have no
+vjp: a second derivative through them raises symscalar's "no gradient rule" error.
+
+``batch_norm`` is a composite of reductions and elementwise ops (it fuses, and its gradient
+comes from the parts); ``momentum`` and ``eps`` may be dynamic. In training mode it updates the
+running statistics as eager does, through ``TraceBuilder.write_back``: the new values are
+outputs of the program, written into the buffers after every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from symscalar.errors import UnsupportedOperationError
+from symscalar.ops.common import Tensor, torch_meta
+from symscalar.ops.shape import zero_pad_p
+from symscalar.trace import Primitive
+from symscalar.tracing import TensorProxy, TraceBuilder, defop, implements
+from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer
+
+__all__ = [
+    "convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+]
+
+aten = torch.ops.aten
+
+
+def _ntuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    """An int or a sequence of ``n`` ints as a tuple of ``n`` ints (torch's ``_ntuple``)."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer or a list of {n} integers, got {list(value)}")
+    return value
+
+
+# ---- convolution: torch's kernel, bias included (as eager adds it)
+def _conv_impl(x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int) -> Any:
+    return aten.convolution(x, w, b, stride, padding, dilation, False, (0,) * len(stride), groups)
+
+
+def _conv_backward_impl(ct: Any, x: Any, w: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, bias: bool) -> Any:
+    grads = aten.convolution_backward(
+        ct, x, w, [w.shape[0]] if bias else None, stride, padding, dilation, False,
+        (0,) * len(stride), groups, [True, True, bias],
+    )
+    return tuple(grads[:3 if bias else 2])
+
+
+convolution_p = Primitive("convolution", _conv_impl, torch_meta(_conv_impl))
+convolution_backward_p = Primitive(
+    "convolution_backward", _conv_backward_impl, torch_meta(_conv_backward_impl), multiple_results=True
+)
+convolution_p.vjp = lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
+    ct, x, w, bias=b is not None, **geometry
+)
+
+
+@defop
+def convolution(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: StaticInt | StaticShape = 1,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    groups: StaticInt = 1,
+) -> Tensor:
+    """N-d convolution (cross-correlation) as ``F.conv1d``/``F.conv2d``/``F.conv3d``, the
+    dimensionality given by ``weight``; ``padding`` may also be ``"same"`` or ``"valid"``.
+    An input without a batch dim is accepted, as torch does."""
+    n = weight.ndim - 2
+    if n < 1:
+        raise RuntimeError(f"conv: weight must have at least 3 dims, got shape {list(weight.shape)}")
+    unbatched = x.ndim == n + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    stride_t, dilation_t = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
+    x, padding_t = _conv_padding(x, weight, padding, stride_t, dilation_t)
+    out = convolution_p.bind(x, weight, bias, stride=stride_t, padding=padding_t, dilation=dilation_t, groups=groups)
+    return out.squeeze(0) if unbatched else out  # type: ignore[no-any-return]
+
+
+def _conv_padding(
+    x: Tensor, weight: Tensor, padding: Any, stride: tuple[int, ...], dilation: tuple[int, ...]
+) -> tuple[Tensor, tuple[int, ...]]:
+    """Symmetric padding for the kernel; ``"same"`` with an odd total pads the input
+    asymmetrically first (the extra zero on the right), as torch does."""
+    n = len(stride)
+    if not isinstance(padding, str):
+        return x, _ntuple(padding, n, "padding")
+    if padding == "valid":
+        return x, (0,) * n
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: {padding!r}")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    left = tuple(t // 2 for t in totals)
+    if all(t % 2 == 0 for t in totals):
+        return x, left
+    extra = ((0, 0, 0), (0, 0, 0)) + tuple((0, t % 2, 0) for t in totals)
+    return zero_pad_p.bind(x, padding=extra), left
+
+
+def _conv_handler(n: int, name: str) -> Any:
+    def handler(
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        stride: StaticInt | StaticShape = 1,
+        padding: StaticInt | StaticShape = 0,
+        dilation: StaticInt | StaticShape = 1,
+        groups: StaticInt = 1,
+    ) -> Tensor:
+        if weight.ndim != n + 2:
+            raise RuntimeError(f"{name}: expected a {n + 2}-D weight, got shape {list(weight.shape)}")
+        return convolution(input, weight, bias, stride, padding, dilation, groups)
+
+    return handler
+
+
+implements(F.conv1d, torch.conv1d)(_conv_handler(1, "conv1d"))
+implements(F.conv2d, torch.conv2d)(_conv_handler(2, "conv2d"))
+implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
+
+
+# ---- F.pad, constant mode: zero padding (negative widths crop) and a fill that may be dynamic
+@implements(F.pad)
+def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
+    if mode != "constant":
+        raise NotImplementedError(
+            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function "
+            "(only mode='constant')"
+        )
+    widths = tuple(pad)
+    if len(widths) % 2 or len(widths) // 2 > input.ndim:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2 and at most twice the number of dims of the "
+            f"input ({input.ndim}), got {len(widths)}"
+        )
+    pairs = [(0, 0)] * (input.ndim - len(widths) // 2) + [
+        (widths[i], widths[i + 1]) for i in reversed(range(0, len(widths), 2))
+    ]
+    crop = tuple(slice(-lo if lo < 0 else None, hi if hi < 0 else None) for lo, hi in pairs)
+    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+        input = input[crop]
+    padding = tuple((max(lo, 0), max(hi, 0), 0) for lo, hi in pairs)
+    if all(p == (0, 0, 0) for p in padding):
+        return input
+    out = zero_pad_p.bind(input, padding=padding)
+    if value is None or (isinstance(value, (int, float)) and value == 0 and not isinstance(value, bool)):
+        return out  # type: ignore[no-any-return]
+    inside = zero_pad_p.bind(torch.ones_like(input, dtype=torch.bool), padding=padding)
+    return torch.where(inside, out, value)
+
+
+# ---- pooling: torch's kernels forward and backward
+def _max_pool2d_impl(x: Any, *, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> Any:
+    return aten.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _max_pool2d_backward_impl(ct: Any, x: Any, indices: Any, **geometry: Any) -> Any:
+    g = geometry
+    return aten.max_pool2d_with_indices_backward(
+        ct, x, g["kernel_size"], g["stride"], g["padding"], g["dilation"], g["ceil_mode"], indices
+    )
+
+
+max_pool2d_p = Primitive("max_pool2d", _max_pool2d_impl, torch_meta(_max_pool2d_impl), multiple_results=True)
+max_pool2d_backward_p = Primitive(
+    "max_pool2d_backward", _max_pool2d_backward_impl, torch_meta(_max_pool2d_backward_impl)
+)
+max_pool2d_p.vjp = lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),)
+
+
+def _pool_geometry(kernel_size: Any, stride: Any, padding: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    kernel = _ntuple(kernel_size, 2, "kernel_size")
+    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(stride, 2, "stride")
+    return kernel, strides, _ntuple(padding, 2, "padding")
+
+
+@defop
+def max_pool2d(
+    x: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+    return_indices: StaticBool = False,
+) -> Any:
+    """2-d max pooling, as ``F.max_pool2d`` (``return_indices`` gives ``(values, indices)``)."""
+    kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
+    values, indices = max_pool2d_p.bind(
+        x, kernel_size=kernel, stride=strides, padding=pads,
+        dilation=_ntuple(dilation, 2, "dilation"), ceil_mode=ceil_mode,
+    )
+    return (values, indices) if return_indices else values
+
+
+@implements(torch.max_pool2d)
+def _torch_max_pool2d_values(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@implements(F.max_pool2d_with_indices)
+def _torch_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+    return_indices: StaticBool = False,
+) -> Any:
+    # what F.max_pool2d(..., return_indices=True) calls: values and indices, whatever the flag
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+@implements(F.max_pool2d)
+def _torch_max_pool2d(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    dilation: StaticInt | StaticShape = 1,
+    ceil_mode: StaticBool = False,
+    return_indices: StaticBool = False,
+) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool2d_impl(x: Any, *, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+                     count_include_pad: bool, divisor_override: int | None) -> Any:
+    return aten.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _avg_pool2d_backward_impl(ct: Any, x: Any, *, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+                              count_include_pad: bool, divisor_override: int | None) -> Any:
+    return aten.avg_pool2d_backward(ct, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+avg_pool2d_p = Primitive("avg_pool2d", _avg_pool2d_impl, torch_meta(_avg_pool2d_impl))
+avg_pool2d_backward_p = Primitive("avg_pool2d_backward", _avg_pool2d_backward_impl, torch_meta(_avg_pool2d_backward_impl))
+avg_pool2d_p.vjp = lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),)
+
+
+@defop
+def avg_pool2d(
+    x: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    ceil_mode: StaticBool = False,
+    count_include_pad: StaticBool = True,
+    divisor_override: StaticInt | None = None,
+) -> Tensor:
+    """2-d average pooling, as ``F.avg_pool2d``."""
+    kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
+    return avg_pool2d_p.bind(  # type: ignore[no-any-return]
+        x, kernel_size=kernel, stride=strides, padding=pads, ceil_mode=ceil_mode,
+        count_include_pad=count_include_pad, divisor_override=divisor_override,
+    )
+
+
+@implements(F.avg_pool2d)
+def _torch_avg_pool2d(
+    input: Tensor,
+    kernel_size: StaticInt | StaticShape,
+    stride: StaticInt | StaticShape | None = None,
+    padding: StaticInt | StaticShape = 0,
+    ceil_mode: StaticBool = False,
+    count_include_pad: StaticBool = True,
+    divisor_override: StaticInt | None = None,
+) -> Tensor:
+    return avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool2d_impl(x: Any, *, output_size: tuple[int, int]) -> Any:
+    return aten._adaptive_avg_pool2d(x, output_size)
+
+
+def _adaptive_avg_pool2d_backward_impl(ct: Any, x: Any) -> Any:
+    return aten._adaptive_avg_pool2d_backward(ct, x)
+
+
+adaptive_avg_pool2d_p = Primitive(
+    "adaptive_avg_pool2d", _adaptive_avg_pool2d_impl, torch_meta(_adaptive_avg_pool2d_impl)
+)
+adaptive_avg_pool2d_backward_p = Primitive(
+    "adaptive_avg_pool2d_backward", _adaptive_avg_pool2d_backward_impl, torch_meta(_adaptive_avg_pool2d_backward_impl)
+)
+adaptive_avg_pool2d_p.vjp = lambda ct, out, x, **params: (adaptive_avg_pool2d_backward_p.bind(ct, x),)
+
+
+@defop
+def adaptive_avg_pool2d(x: Tensor, output_size: StaticInt | Sequence[StaticInt | None]) -> Tensor:
+    """Average pooling to a fixed output size, as ``F.adaptive_avg_pool2d`` (``None`` in
+    ``output_size`` keeps that input size)."""
+    if x.ndim not in (3, 4):
+        raise ValueError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input, got shape {list(x.shape)}")
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be 2 numbers, got {output_size!r}")
+    resolved = tuple(x.shape[x.ndim - 2 + i] if s is None else s for i, s in enumerate(sizes))
+    return adaptive_avg_pool2d_p.bind(x, output_size=resolved)  # type: ignore[no-any-return]
+
+
+@implements(F.adaptive_avg_pool2d)
+def _torch_adaptive_avg_pool2d(input: Tensor, output_size: StaticInt | Sequence[StaticInt | None]) -> Tensor:
+    return adaptive_avg_pool2d(input, output_size)
+
+
+# ---- batch normalization (a composite; the running statistics are written back)
+def _upcast(x: Tensor) -> Tensor:
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+@defop
+def batch_norm(
+    x: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: StaticBool = False,
+    momentum: FloatLike = 0.1,
+    eps: FloatLike = 1e-5,
+) -> Tensor:
+    """Batch normalization over every dim but the channel dim (1), as ``F.batch_norm``.
+
+    Training (or no running statistics): normalize with the batch's mean and biased
+    variance; with running statistics, also update them as eager does
+    (``running = (1 - momentum) * running + momentum * batch``, the unbiased variance) through
+    ``write_back``. Eval: normalize with the running statistics. ``momentum`` and ``eps`` may
+    be dynamic.
+    """
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input with at least 2 dims, got shape {list(x.shape)}")
+    if (running_mean is None) != (running_var is None):
+        raise RuntimeError("batch_norm: running_mean and running_var must both be given or both be None")
+    channels = x.shape[1]
+    dims = (0, *range(2, x.ndim))
+    stat_shape = (1, channels) + (1,) * (x.ndim - 2)
+    xf = _upcast(x)
+    if training:
+        count = x.numel() // channels if channels else 0
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+        mean = xf.mean(dims, keepdim=True)
+        centered = xf - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None and running_var is not None:
+            _update_running_stats(running_mean, running_var, mean.reshape((channels,)),
+                                  var.reshape((channels,)) * (count / (count - 1)), momentum)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
+    else:
+        centered = xf - _upcast(running_mean).reshape(stat_shape)
+        var = _upcast(running_var).reshape(stat_shape)
+    out = centered * torch.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(stat_shape)
+    if bias is not None:
+        out = out + bias.reshape(stat_shape)
+    return out.to(x.dtype)
+
+
+def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbiased_var: Any, momentum: Any) -> None:
+    """``running = momentum * batch + (1 - momentum) * running`` (eager's order), written back
+    into the buffers after each call (eagerly outside a trace), without a gradient."""
+    # eager's kernel updates the statistics outside autograd: no gradient flows into them
+    mean, unbiased_var = mean.detach(), unbiased_var.detach()
+    new_mean = (mean * momentum + running_mean * (1 - momentum)).to(running_mean.dtype)
+    new_var = (unbiased_var * momentum + running_var * (1 - momentum)).to(running_var.dtype)
+    tracer = current_tracer.get()
+    if not isinstance(tracer, TraceBuilder):
+        with torch.no_grad():
+            running_mean.copy_(new_mean)
+            running_var.copy_(new_var)
+        return
+    for name, value, new in (("running_mean", running_mean, new_mean), ("running_var", running_var, new_var)):
+        target = tracer.state_tensor(value)
+        if target is None:
+            raise UnsupportedOperationError(
+                f"batch_norm(training=True) updates {name} in place, but it is "
+                f"{value._describe()}, not a tensor read from outside the jitted function; "
+                "symscalar writes state back only into those (module buffers, closed-over "
+                "tensors). Keep the statistics on the module, or pass running_mean=None, "
+                "running_var=None."
+            )
+        tracer.assign_state(target, new)
+
+
+@implements(F.batch_norm)
+def _torch_batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: StaticBool = False,
+    momentum: FloatLike = 0.1,
+    eps: FloatLike = 1e-5,
+) -> Tensor:
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)

@@ -1,0 +1,576 @@
+"""Indexing ops: reading (index_select, gather, take_along_dim, embedding, advanced indexing)
+and their transposes, writing out of place (index_add, scatter_add, scatter, index_put),
+plus the ops that produce or follow indices (sort, argsort, topk, cumsum, one_hot).
+
+The index *tensors* are data: they are program inputs and may change between calls. Every
+dim, ``k``, ``padding_idx`` and class count is static: the output shape depends on them. The
+read ops' vjps are the write ops (``index_select`` -> ``index_add``, ``gather`` ->
+``scatter_add``) with shapes taken from static shapes, so backward traces stay checkable.
+
+The write primitives are out of place: ``index_add(x, dim, index, src)`` returns a new tensor.
+They are what a functionalized in-place op (``x.index_add_(...)``, ``x[idx] += v``) lowers to.
+
+None of these has an nvFuser lowering except ``cumsum``: torch raises on an out-of-range index,
+nvFuser's gather/scatter do not check, so a fusion could silently read or write garbage where
+eager raises. They run in torch (see ``UNLOWERED`` in the nvFuser tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+import builtins
+import typing
+
+from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
+from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
+from symscalar.ops.factories import full, to
+from symscalar.ops.nvfuser_lowering import floating
+from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
+from symscalar.trace import Primitive, TensorVar
+from symscalar.tracing import TensorProxy, _static_message, defop, implements
+from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
+
+_slice = builtins.slice
+
+__all__ = [
+    "index_select", "index_add", "gather", "scatter_add", "scatter", "take_along_dim",
+    "index", "index_put", "embedding", "cumsum", "sort", "argsort", "topk", "one_hot",
+    "repeat_interleave",
+]
+
+TensorOrNumber = Tensor | NumberLike
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out)."""
+    return tuple(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
+
+
+def _zeros(shape: Sequence[int], like: Any) -> Any:
+    return full(tuple(shape), 0, dtype=like.dtype, device=like.device)
+
+
+def _pad_to(t: Any, shape: Sequence[int]) -> Any:
+    """``t`` zero-padded at the end of each dim up to ``shape`` (the cotangent of a source
+    tensor of which scatter/index_add read only the leading part)."""
+    if tuple(t.shape) == tuple(shape):
+        return t
+    return zero_pad_p.bind(t, padding=tuple((0, s - n, 0) for n, s in zip(t.shape, shape)))
+
+
+# ---- index_select and its transpose, index_add
+def _index_select_impl(x: Any, index: Any, *, dim: int) -> Any:
+    return torch.index_select(x, dim, index)
+
+
+def _index_add_impl(x: Any, index: Any, source: Any, *, dim: int) -> Any:
+    return torch.index_add(x, dim, index, source)
+
+
+index_select_p = Primitive("index_select", _index_select_impl, torch_meta(_index_select_impl))
+index_add_p = Primitive("index_add", _index_add_impl, torch_meta(_index_add_impl))
+index_select_p.vjp = lambda ct, out, x, index, *, dim: (
+    index_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
+)
+index_add_p.vjp = lambda ct, out, x, index, source, *, dim: (
+    ct, None, index_select_p.bind(ct, index, dim=dim).reshape(source.shape),
+)
+
+
+@defop
+def index_select(x: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
+    """The slices of ``x`` along ``dim`` at ``index`` (a 0-d or 1-d integer tensor)."""
+    return index_select_p.bind(x, index, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+
+
+@implements(torch.index_select, torch.Tensor.index_select)
+def _torch_index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
+    return index_select(input, dim, index)
+
+
+@defop
+def index_add(x: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
+    """``x`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
+    place (repeated indices accumulate); ``alpha`` may be dynamic."""
+    if not (is_static(alpha) and alpha == 1):
+        source = source * alpha
+    return index_add_p.bind(x, index, source, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+
+
+@implements(torch.index_add, torch.Tensor.index_add)
+def _torch_index_add(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
+    return index_add(input, dim, index, source, alpha=alpha)
+
+
+# ---- gather and its transpose, scatter_add; scatter
+def _gather_impl(x: Any, index: Any, *, dim: int) -> Any:
+    return torch.gather(x, dim, index)
+
+
+def _scatter_add_impl(x: Any, index: Any, src: Any, *, dim: int) -> Any:
+    return torch.scatter_add(x, dim, index, src)
+
+
+def _scatter_impl(x: Any, index: Any, src: Any, *, dim: int) -> Any:
+    return torch.scatter(x, dim, index, src)
+
+
+gather_p = Primitive("gather", _gather_impl, torch_meta(_gather_impl))
+scatter_add_p = Primitive("scatter_add", _scatter_add_impl, torch_meta(_scatter_add_impl))
+scatter_p = Primitive("scatter", _scatter_impl, torch_meta(_scatter_impl))
+gather_p.vjp = lambda ct, out, x, index, *, dim: (
+    scatter_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
+)
+scatter_add_p.vjp = lambda ct, out, x, index, src, *, dim: (
+    ct, None, _pad_to(gather_p.bind(ct, index, dim=dim), src.shape),
+)
+
+
+def _scatter_vjp(ct: Any, out: Any, x: Any, index: Any, src: Any, *, dim: int) -> Any:
+    # As torch: the overwritten positions get no gradient in x; src gets what it wrote.
+    grad_x = scatter_p.bind(ct, index, 0.0, dim=dim)
+    grad_src = _pad_to(gather_p.bind(ct, index, dim=dim), src.shape) if isinstance(src, TensorProxy) else None
+    return grad_x, None, grad_src
+
+
+scatter_p.vjp = _scatter_vjp
+
+
+@defop
+def gather(x: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` (and so on): ``out`` has ``index``'s shape."""
+    return gather_p.bind(x, index, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+
+
+@implements(torch.gather, torch.Tensor.gather)
+def _torch_gather(input: Tensor, dim: StaticInt, index: Tensor, *, sparse_grad: StaticBool = False) -> Tensor:
+    return gather(input, dim, index)
+
+
+@defop
+def scatter_add(x: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
+    """``x`` with ``src`` added at ``index`` along ``dim``, out of place (the transpose of
+    ``gather``; repeated indices accumulate)."""
+    return scatter_add_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+
+
+@implements(torch.scatter_add, torch.Tensor.scatter_add)
+def _torch_scatter_add(input: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
+    return scatter_add(input, dim, index, src)
+
+
+@defop
+def scatter(x: Tensor, dim: StaticInt, index: Tensor, src: TensorOrNumber) -> Tensor:
+    """``x`` with ``src`` (a tensor, or a number that may be dynamic) written at ``index``
+    along ``dim``, out of place. With repeated indices torch does not say which write wins."""
+    return scatter_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+
+
+@implements(torch.scatter, torch.Tensor.scatter)
+def _torch_scatter(
+    input: Tensor, dim: StaticInt, index: Tensor, src: TensorOrNumber | None = None, *,
+    value: NumberLike | None = None, reduce: str | None = None,
+) -> Tensor:
+    if reduce is not None:
+        raise UnsupportedOperationError(
+            f"torch.scatter(..., reduce={reduce!r}) is not supported on traced values (torch "
+            "deprecates it); use torch.scatter_add for reduce='add'"
+        )
+    if (src is None) == (value is None):
+        raise TypeError("scatter(): pass exactly one of `src` and `value`")
+    return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
+
+
+@defop
+def take_along_dim(x: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
+    """``gather`` with ``x`` and ``indices`` broadcast against each other except along
+    ``dim``; with ``dim=None`` both are flattened first (as ``torch.take_along_dim``)."""
+    if dim is None:
+        return gather(flatten(x), 0, flatten(indices))
+    if x.ndim != indices.ndim:
+        raise RuntimeError(
+            f"take_along_dim: input and indices should have the same number of dimensions, "
+            f"but got {x.ndim} and {indices.ndim}"
+        )
+    d = canonical_dim(dim, x.ndim)
+    batch = broadcast_shapes(
+        tuple(1 if i == d else s for i, s in enumerate(x.shape)),
+        tuple(1 if i == d else s for i, s in enumerate(indices.shape)),
+    )
+    x = expand(x, tuple(x.shape[i] if i == d else s for i, s in enumerate(batch)))
+    indices = expand(indices, tuple(indices.shape[i] if i == d else s for i, s in enumerate(batch)))
+    return gather(x, d, indices)
+
+
+@implements(torch.take_along_dim, torch.Tensor.take_along_dim)
+def _torch_take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
+    return take_along_dim(input, indices, dim)
+
+
+# ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put
+def _index_impl(x: Any, *indices: Any) -> Any:
+    return x[indices]
+
+
+def _index_put_impl(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
+    return torch.index_put(x, indices, values, accumulate)
+
+
+def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
+    # by hand: torch's meta kernel reads a 0-d index tensor's value (.item())
+    shape = broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices):]
+    return TensorVar(shape, x.dtype, x.device)
+
+
+index_p = Primitive("index", _index_impl, _index_meta)
+index_put_p = Primitive("index_put", _index_put_impl, torch_meta(_index_put_impl))
+index_p.vjp = lambda ct, out, x, *indices: (
+    index_put_p.bind(_zeros(x.shape, ct), ct, *indices, accumulate=True), *(None for _ in indices),
+)
+
+
+def _index_put_vjp(ct: Any, out: Any, x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
+    # Without accumulate the written positions of x get no gradient (torch's rule; with
+    # repeated indices torch does not say which write wins, here as there).
+    grad_x = ct if accumulate else index_put_p.bind(ct, _zeros((), ct), *indices, accumulate=False)
+    grad_values = unbroadcast(index_p.bind(ct, *indices), values.shape) if isinstance(values, TensorProxy) else None
+    return (grad_x, grad_values, *(None for _ in indices))
+
+
+index_put_p.vjp = _index_put_vjp
+
+
+def _check_indices(op: str, x: Tensor, indices: Sequence[Any]) -> None:
+    if len(indices) > x.ndim:
+        raise IndexError(f"{op}: too many indices ({len(indices)}) for a tensor of dimension {x.ndim}")
+    for i in indices:
+        if not isinstance(i, (TensorProxy, torch.Tensor)):
+            raise UnsupportedOperationError(
+                f"{op}: every index must be a tensor here, got {type(i).__name__}; "
+                "use basic indexing (ints, slices) or torch.index_select for other forms"
+            )
+        if i.dtype in (torch.bool, torch.uint8):
+            raise UnsupportedOperationError(
+                f"{op} with a boolean mask is not supported on traced values: the result's "
+                "shape would depend on how many elements are True (data-dependent). Use "
+                "torch.where(mask, x, other) or masked_fill instead."
+            )
+
+
+@defop
+def index(x: Tensor, indices: Sequence[Tensor]) -> Tensor:
+    """``x[i0, i1, ...]`` for integer tensors ``indices`` on the leading dims (broadcast
+    against each other), as torch's advanced indexing."""
+    _check_indices("index", x, indices)
+    return index_p.bind(x, *indices)  # type: ignore[no-any-return]
+
+
+@defop
+def index_put(x: Tensor, indices: Sequence[Tensor], values: TensorOrNumber, accumulate: StaticBool = False) -> Tensor:
+    """``x`` with ``values`` written (or, with ``accumulate``, added) at ``x[indices]``, out
+    of place; ``values`` may be a dynamic number. What ``x[idx] = v`` and ``x[idx] += v``
+    lower to once functionalized."""
+    _check_indices("index_put", x, indices)
+    if not isinstance(values, (TensorProxy, torch.Tensor)):
+        values = full((), values, dtype=x.dtype, device=x.device)
+    elif values.dtype != x.dtype:
+        values = to(values, x.dtype)
+    return index_put_p.bind(x, values, *indices, accumulate=accumulate)  # type: ignore[no-any-return]
+
+
+@implements(torch.index_put, torch.Tensor.index_put)
+def _torch_index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: StaticBool = False) -> Tensor:
+    if any(i is None for i in indices):
+        raise UnsupportedOperationError("index_put: None in indices is not supported on traced values")
+    return index_put(input, tuple(indices), values, accumulate)
+
+
+# ---- embedding
+def _embedding_impl(indices: Any, weight: Any, *, padding_idx: int | None, scale_grad_by_freq: bool) -> Any:
+    return F.embedding(indices, weight, padding_idx)
+
+
+embedding_p = Primitive("embedding", _embedding_impl, torch_meta(_embedding_impl))
+
+
+def _embedding_vjp(ct: Any, out: Any, indices: Any, weight: Any, *, padding_idx: Any, scale_grad_by_freq: bool) -> Any:
+    flat = indices.reshape(-1)
+    rows = ct.reshape(-1, weight.shape[1])
+    if padding_idx is not None:  # the padding row gets no gradient, as in torch
+        rows = torch.where((flat != padding_idx).unsqueeze(-1), rows, 0)
+    if scale_grad_by_freq:  # each row's gradient divided by how often its index occurs
+        counts = index_add_p.bind(_zeros(weight.shape[:1], ct), flat, full(flat.shape, 1, dtype=ct.dtype, device=ct.device), dim=0)
+        rows = rows / index_select_p.bind(counts, flat, dim=0).unsqueeze(-1)
+    return None, index_add_p.bind(_zeros(weight.shape, ct), flat, rows, dim=0)
+
+
+embedding_p.vjp = _embedding_vjp
+
+
+@defop
+def embedding(
+    indices: Tensor, weight: Tensor, padding_idx: StaticInt | None = None, scale_grad_by_freq: StaticBool = False
+) -> Tensor:
+    """Rows of ``weight`` (2-D) at integer ``indices``: shape ``indices.shape + (dim,)``.
+    The row ``padding_idx`` (static) gets no gradient; ``scale_grad_by_freq`` divides each
+    row's gradient by its index's count in ``indices``."""
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D, got {weight.ndim}-D")
+    if indices.dtype not in (torch.int64, torch.int32):
+        raise RuntimeError(f"embedding: indices must be int64 or int32, got {indices.dtype}")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise AssertionError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({n})")
+        padding_idx %= n
+    return embedding_p.bind(  # type: ignore[no-any-return]
+        indices, weight, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
+    )
+
+
+@implements(F.embedding)
+def _torch_embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: StaticInt | None = None,
+    max_norm: StaticFloat | None = None,
+    norm_type: StaticFloat = 2.0,
+    scale_grad_by_freq: StaticBool = False,
+    sparse: StaticBool = False,
+) -> Tensor:
+    if max_norm is not None:
+        raise UnsupportedOperationError(
+            "torch.nn.functional.embedding with max_norm is not supported in a traced function: "
+            "it renormalizes rows of the weight in place on every call (a write to a parameter "
+            "inside the forward). Renormalize the weight outside the jitted function (e.g. with "
+            "torch.no_grad(): weight.renorm_(...)) and pass max_norm=None."
+        )
+    if sparse:
+        raise UnsupportedOperationError(
+            "torch.nn.functional.embedding with sparse=True is not supported: symscalar's "
+            "gradients are dense tensors. Use sparse=False (nn.Embedding(..., sparse=False))."
+        )
+    return embedding(input, weight, padding_idx, scale_grad_by_freq)
+
+
+# ---- cumsum
+def _cumsum_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> Any:
+    return torch.cumsum(x, dim, dtype=dtype)
+
+
+cumsum_p = Primitive("cumsum", _cumsum_impl, torch_meta(_cumsum_impl))
+cumsum_p.vjp = lambda ct, out, x, *, dim, dtype=None: (ct.flip(dim).cumsum(dim).flip(dim),)
+cumsum_p.nvfuser = lambda fd, x, *, dim, dtype=None: fd.ops.cumsum(x if dtype is None else fd.ops.cast(x, dtype), dim)
+# Integer inputs promote to int64 in torch; nvFuser's scan is exercised on floats only.
+cumsum_p.nvfuser_supports = lambda x, *, dim, dtype=None: floating(x) and x.ndim > 0 and (dtype is None or dtype.is_floating_point)
+
+
+@defop
+def cumsum(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """Running sum along ``dim`` (integer and bool inputs sum in int64, as torch)."""
+    return cumsum_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
+
+
+@implements(torch.cumsum, torch.Tensor.cumsum)
+def _torch_cumsum(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    return cumsum(input, dim, dtype=dtype)
+
+
+# ---- sort, argsort, topk: (values, indices); the values' gradient goes back through indices
+def _sort_impl(x: Any, *, dim: int, descending: bool, stable: bool) -> Any:
+    return tuple(torch.sort(x, dim=dim, descending=descending, stable=stable))
+
+
+def _topk_impl(x: Any, *, k: int, dim: int, largest: bool, sorted: bool) -> Any:  # noqa: A002 - torch's name
+    return tuple(torch.topk(x, k, dim, largest, sorted))
+
+
+sort_p = Primitive("sort", _sort_impl, torch_meta(_sort_impl), multiple_results=True)
+topk_p = Primitive("topk", _topk_impl, torch_meta(_topk_impl), multiple_results=True)
+
+
+def _selected_vjp(cts: Any, outs: Any, x: Any, *, dim: int, **params: Any) -> Any:
+    """The gradient of values picked from ``x`` along ``dim`` at ``outs[1]`` (distinct
+    indices): scattered back to where they came from, zero elsewhere."""
+    if cts[0] is None:
+        return (None,)
+    if x.ndim == 0:
+        return (cts[0],)
+    return (scatter_add_p.bind(_zeros(x.shape, cts[0]), outs[1], cts[0], dim=dim),)
+
+
+sort_p.vjp = _selected_vjp
+topk_p.vjp = _selected_vjp
+
+
+@defop
+def sort(x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable: StaticBool = False) -> tuple[Tensor, Tensor]:
+    """``(values, indices)`` of ``x`` sorted along ``dim``; the order of ties is torch's."""
+    d = canonical_dim(dim, x.ndim)
+    values, indices = sort_p.bind(x, dim=d, descending=descending, stable=stable)
+    return torch.return_types.sort((values, indices))
+
+
+@implements(torch.sort, torch.Tensor.sort)
+def _torch_sort(
+    input: Tensor, dim: StaticInt = -1, descending: StaticBool = False, *, stable: StaticBool | None = False
+) -> tuple[Tensor, Tensor]:
+    return sort(input, dim, descending, bool(stable))
+
+
+@defop
+def argsort(x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable: StaticBool = False) -> Tensor:
+    """The indices that sort ``x`` along ``dim`` (``sort(x)[1]``)."""
+    return sort(x, dim, descending, stable)[1]
+
+
+@implements(torch.argsort, torch.Tensor.argsort)
+def _torch_argsort(
+    input: Tensor, dim: StaticInt = -1, descending: StaticBool = False, *, stable: StaticBool = False
+) -> Tensor:
+    return argsort(input, dim, descending, stable)
+
+
+@defop
+def topk(
+    x: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
+) -> tuple[Tensor, Tensor]:
+    """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; ``k``
+    is static (the output's shape)."""
+    d = canonical_dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
+    values, indices = topk_p.bind(x, k=k, dim=d, largest=largest, sorted=sorted)
+    return torch.return_types.topk((values, indices))
+
+
+@implements(torch.topk, torch.Tensor.topk)
+def _torch_topk(
+    input: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
+) -> tuple[Tensor, Tensor]:
+    return topk(input, k, dim, largest, sorted)
+
+
+# ---- one_hot (an integer result: no gradient)
+def _one_hot_impl(x: Any, *, num_classes: int) -> Any:
+    return F.one_hot(x, num_classes)
+
+
+one_hot_p = Primitive("one_hot", _one_hot_impl, torch_meta(_one_hot_impl))
+
+
+@defop
+def one_hot(x: Tensor, num_classes: StaticInt) -> Tensor:
+    """int64 one-hot vectors of length ``num_classes`` (static: the output's shape) for the
+    class ids ``x``; an id outside ``[0, num_classes)`` raises when the program runs, as in torch."""
+    if num_classes < 0:
+        raise UnsupportedOperationError(
+            "one_hot: num_classes=-1 (inferred as x.max() + 1) makes the output's shape depend "
+            "on tensor data, which a traced program cannot have. Pass num_classes explicitly "
+            "(a static int, e.g. the vocabulary or label count)."
+        )
+    if x.dtype != torch.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensors (int64), got {x.dtype}")
+    return one_hot_p.bind(x, num_classes=num_classes)  # type: ignore[no-any-return]
+
+
+@implements(F.one_hot)
+def _torch_one_hot(tensor: Tensor, num_classes: StaticInt = -1) -> Tensor:
+    return one_hot(tensor, num_classes)
+
+
+# ---- repeat_interleave (a static repeat count: the output's shape depends on it)
+@defop
+def repeat_interleave(x: Tensor, repeats: StaticInt, dim: StaticInt | None = None) -> Tensor:
+    """Each element (slice along ``dim``; of the flattened ``x`` for None) repeated
+    ``repeats`` times in place: ``[a, b] -> [a, a, b, b]``. Composed of shape ops."""
+    if isinstance(repeats, (TensorProxy, torch.Tensor)):
+        raise UnsupportedOperationError(
+            "repeat_interleave with a tensor of repeats is not supported on traced values: the "
+            "output's shape would depend on tensor data. Pass repeats as a static int."
+        )
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise RuntimeError(f"repeat_interleave: repeats must be a non-negative int, got {repeats!r}")
+    if dim is None:
+        x, d = flatten(x), 0
+    else:
+        d = canonical_dim(dim, x.ndim)
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    shape = tuple(x.shape)
+    tiled = expand(reshape(x, shape[:d + 1] + (1,) + shape[d + 1:]), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(tiled, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+@implements(torch.repeat_interleave, torch.Tensor.repeat_interleave)
+def _torch_repeat_interleave(
+    input: Tensor, repeats: StaticInt | None = None, dim: StaticInt | None = None, *, output_size: StaticInt | None = None
+) -> Tensor:
+    if repeats is None:
+        raise UnsupportedOperationError(
+            "torch.repeat_interleave(repeats_tensor) is not supported on traced values: the "
+            "output's shape depends on tensor data"
+        )
+    out = repeat_interleave(input, repeats, dim)
+    if output_size is not None and (dim is None and out.numel() != output_size or dim is not None and out.shape[dim] != output_size):
+        raise RuntimeError(f"repeat_interleave: output_size {output_size} does not match the result's size")
+    return out
+
+
+# ---- x[...]: basic indexing (shape.py) or advanced indexing by integer tensors
+def _is_advanced(item: Any) -> bool:
+    return isinstance(item, (TensorProxy, torch.Tensor, list, tuple))
+
+
+@implements(torch.Tensor.__getitem__)
+def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
+    items = indices if isinstance(indices, tuple) else (indices,)
+    if not any(_is_advanced(i) for i in items):
+        return _getitem(input, indices, "torch.Tensor.__getitem__")
+    return _advanced_getitem(input, items)
+
+
+def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
+    """torch's rule: ints, then 0-d index tensors, select (remove) their dims first; the
+    other index tensors' dims are replaced by their broadcast shape, in place when those dims
+    are adjacent, else in front (numpy's rule)."""
+    op = "torch.Tensor.__getitem__"
+    if any(i is None for i in items) or sum(1 for i in items if i is Ellipsis) > 1:
+        raise UnsupportedOperationError(f"{op}: None or several ... together with tensor indices is not supported")
+    consuming = sum(1 for i in items if i is not Ellipsis)
+    if consuming > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    per_dim: list[Any] = []
+    for i in items:
+        per_dim.extend([_slice(None)] * (x.ndim - consuming) if i is Ellipsis else [i])
+    per_dim.extend([_slice(None)] * (x.ndim - len(per_dim)))
+    for i in per_dim:
+        if isinstance(i, NumberProxy):
+            raise StaticValueRequiredError(_static_message(op, "indices", i))
+    x = _getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
+    tensors = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in per_dim if not isinstance(i, (int, _slice))]
+    _check_indices(op, x, tensors)
+    remaining = [i for i in per_dim if not isinstance(i, int)]  # one per dim of x now
+    for d in reversed(range(len(remaining))):  # 0-d index tensors select, as ints do
+        i = remaining[d]
+        if _is_advanced(i) and not isinstance(i, (list, tuple)) and i.ndim == 0:
+            x = index_p.bind(x.permute([d] + [k for k in range(x.ndim) if k != d]), i)
+            del remaining[d]
+    advanced = [d for d, i in enumerate(remaining) if _is_advanced(i)]
+    if not advanced:
+        return x
+    indices = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in remaining if _is_advanced(i)]
+    rest = [d for d in range(x.ndim) if d not in advanced]
+    out = index_p.bind(x if advanced == list(range(len(advanced))) else x.permute(advanced + rest), *indices)
+    if advanced != list(range(advanced[0], advanced[-1] + 1)) or advanced[0] == 0:
+        return out  # type: ignore[no-any-return]
+    n_b = out.ndim - len(rest)  # broadcast dims in front; move them to where the indexed dims were
+    before = advanced[0]
+    order = list(range(n_b, n_b + before)) + list(range(n_b)) + list(range(n_b + before, out.ndim))
+    return out.permute(order)  # type: ignore[no-any-return]

@@ -1,0 +1,405 @@
+"""Layers and losses language models use, composed from other ops (no new primitives, so
+their gradients and lowerings come from the parts): ``masked_fill``, ``tril``/``triu``,
+``addmm``, ``type_as``/``type``, ``einsum``, ``nll_loss`` and ``cross_entropy``.
+
+Static: ``tril``'s ``diagonal``, the losses' ``ignore_index`` and ``reduction``, the einsum
+equation (all decide shapes or which elements take part). Dynamic allowed: ``masked_fill``'s
+value, ``addmm``'s ``beta``/``alpha``, ``label_smoothing``. Where torch skips a term for a
+zero coefficient (``addmm`` with ``beta=0`` ignores NaN in ``input``; ``label_smoothing <= 0``
+never reads the smoothing term), a dynamic coefficient selects with ``where`` at run time, so
+every value gives eager's result.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from symscalar.errors import UnsupportedOperationError
+from symscalar.ops.common import Tensor
+from symscalar.ops.composites import matmul
+from symscalar.ops.factories import arange, full, to
+from symscalar.ops.indexing import broadcast_shapes, gather, index_select
+from symscalar.ops.reductions import log_softmax
+from symscalar.ops.shape import permute, reshape
+from symscalar.tracing import TensorProxy, defop, implements
+from symscalar.types import FloatLike, NumberLike, StaticBool, StaticInt, check, is_static
+
+__all__ = [
+    "masked_fill", "tril", "triu", "addmm", "type_as", "einsum", "nll_loss", "cross_entropy",
+]
+
+TensorOrNumber = Tensor | NumberLike
+
+
+def _holds(pred: Any, like: Tensor) -> Any:
+    """A 0-d bool tensor on ``like``'s device holding a (dynamic) predicate's runtime value,
+    for ``torch.where`` to select with."""
+    return full((), pred, dtype=torch.bool, device=like.device)
+
+
+# ---- masked_fill
+@defop
+def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
+    """``x`` with ``value`` (a number that may be dynamic, or a 0-d tensor) where the bool
+    ``mask`` holds (``x`` and ``mask`` broadcast, as the out-of-place torch op does); the value
+    is cast to ``x``'s dtype."""
+    if mask.dtype != torch.bool:
+        raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if isinstance(value, (TensorProxy, torch.Tensor)):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+            )
+        fill = to(value, x.dtype)
+    else:
+        fill = full((), value, dtype=x.dtype, device=x.device)
+    return torch.where(mask, fill, x)
+
+
+@implements(torch.masked_fill, torch.Tensor.masked_fill)
+def _torch_masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
+    return masked_fill(input, mask, value)
+
+
+# ---- tril, triu
+def _triangle(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    rows, cols = x.shape[-2], x.shape[-1]
+    offset = arange(cols, device=x.device) - arange(rows, device=x.device).unsqueeze(-1)
+    keep = offset <= diagonal if lower else offset >= diagonal
+    return torch.where(keep, x, full((), 0, dtype=x.dtype, device=x.device))
+
+
+@defop
+def tril(x: Tensor, diagonal: StaticInt = 0) -> Tensor:
+    """The lower triangle of the last two dims (``j - i <= diagonal``), zeros above."""
+    return _triangle(x, diagonal, True, "tril")
+
+
+@defop
+def triu(x: Tensor, diagonal: StaticInt = 0) -> Tensor:
+    """The upper triangle of the last two dims (``j - i >= diagonal``), zeros below."""
+    return _triangle(x, diagonal, False, "triu")
+
+
+@implements(torch.tril, torch.Tensor.tril)
+def _torch_tril(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
+    return tril(input, diagonal)
+
+
+@implements(torch.triu, torch.Tensor.triu)
+def _torch_triu(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
+    return triu(input, diagonal)
+
+
+# ---- addmm: beta * input + alpha * (mat1 @ mat2)
+def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
+    """``coefficient * t``, exactly 0 where the coefficient is 0 (as BLAS: the term is not
+    read, so NaN and inf in it do not propagate), for a static or a dynamic coefficient."""
+    if is_static(coefficient):
+        if coefficient == 1:
+            return t
+        return full((), 0, dtype=t.dtype, device=t.device) if coefficient == 0 else t * coefficient
+    return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
+
+
+@defop
+def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
+    """``beta * x + alpha * (mat1 @ mat2)`` for 2-D ``mat1``/``mat2`` (``x`` broadcasts);
+    ``beta`` and ``alpha`` may be dynamic. A zero coefficient drops its term, as torch's."""
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"addmm: mat1 and mat2 must be 2-D, got {mat1.ndim}-D and {mat2.ndim}-D")
+    shape = (mat1.shape[0], mat2.shape[1])
+    if broadcast_shapes(tuple(x.shape), shape) != shape:
+        raise RuntimeError(f"addmm: input of shape {list(x.shape)} does not broadcast to {list(shape)}")
+    return (_scaled(x, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
+
+
+@implements(torch.addmm, torch.Tensor.addmm)
+def _torch_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
+    return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+# ---- type_as, type
+@defop
+def type_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` converted to ``other``'s dtype."""
+    return to(x, other.dtype)
+
+
+@implements(torch.Tensor.type_as)
+def _tensor_type_as(input: Tensor, other: Tensor) -> Tensor:
+    return type_as(input, other)
+
+
+_TYPE_NAMES = {
+    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
+    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor", torch.bool: "BoolTensor",
+}
+
+
+@implements(torch.Tensor.type)
+def _tensor_type(input: Tensor, dtype: Any = None, non_blocking: StaticBool = False, **kwargs: Any) -> Any:
+    """``x.type()`` is the type's name (static: dtype and device are); ``x.type(dtype)``,
+    ``x.type('torch.DoubleTensor')`` and ``x.type(torch.DoubleTensor)`` convert."""
+    if dtype is None:
+        prefix = "torch.cuda." if input.device.type == "cuda" else "torch."
+        return prefix + _TYPE_NAMES.get(input.dtype, str(input.dtype))
+    if isinstance(dtype, str):
+        on_cuda = dtype.startswith("torch.cuda.")
+        target = getattr(torch, dtype.rsplit(".", 1)[-1], None)
+        if target is None or not hasattr(target, "dtype"):
+            raise RuntimeError(f"invalid type: {dtype!r}")
+        if on_cuda != (input.device.type == "cuda"):
+            raise UnsupportedOperationError(
+                f"Tensor.type({dtype!r}) would move the tensor to another device inside a traced "
+                "function; move the inputs before the call"
+            )
+        dtype = target.dtype
+    elif not isinstance(dtype, torch.dtype):
+        dtype = getattr(dtype, "dtype", dtype)
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"Tensor.type(): expected a dtype or a type name, got {dtype!r}")
+    return to(input, dtype)
+
+
+# ---- einsum: operands contracted pairwise with matmul
+def _einsum_terms(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    """The equation's input terms and output term with ``...`` spelled out as letters."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): the equation {equation!r} has {len(terms)} operands, got {len(operands)}")
+    spare = [c for c in string.ascii_letters if c not in equation]
+    n_ell = max([op.ndim - (len(t) - 3) for t, op in zip(terms, operands) if "..." in t] or [0])
+    ell = "".join(spare[:n_ell])
+    expanded = []
+    for t, op in zip(terms, operands):
+        if "..." in t:
+            t = t.replace("...", ell[n_ell - (op.ndim - (len(t) - 3)):])
+        if len(t) != op.ndim or not t.isalpha():
+            raise RuntimeError(f"einsum(): the term {t!r} does not fit an operand with {op.ndim} dims")
+        if len(set(t)) != len(t):
+            raise UnsupportedOperationError(
+                f"einsum(): a letter repeated within one operand ({t!r}: a diagonal) is not supported"
+            )
+        expanded.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = "".join(expanded)
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
+    if len(set(out)) != len(out) or any(c not in "".join(expanded) for c in out):
+        raise RuntimeError(f"einsum(): invalid output term in {equation!r}")
+    return expanded, out
+
+
+def _sum_out(t: Tensor, term: str, keep: set[str]) -> tuple[Tensor, str]:
+    dims = tuple(i for i, c in enumerate(term) if c not in keep)
+    if not dims:
+        return t, term
+    return t.sum(dims), "".join(c for c in term if c in keep)
+
+
+def _arrange(t: Tensor, term: str, order: str, sizes: dict[str, int]) -> Tensor:
+    """``t`` permuted to ``order`` and broadcast to the common sizes of its letters."""
+    t = permute(t, tuple(term.index(c) for c in order))
+    return t.expand(tuple(sizes[c] for c in order))
+
+
+def _contract(a: Tensor, ta: str, b: Tensor, tb: str, keep: set[str], sizes: dict[str, int]) -> tuple[Tensor, str]:
+    """``a`` and ``b`` multiplied, summing the letters they share that ``keep`` lacks, as one
+    batched matmul ``(batch, left, inner) @ (batch, inner, right)``."""
+    batch = "".join(c for c in ta if c in tb and c in keep)
+    inner = "".join(c for c in ta if c in tb and c not in keep)
+    left = "".join(c for c in ta if c not in tb)
+    right = "".join(c for c in tb if c not in ta)
+    n = {g: math.prod(sizes[c] for c in g) for g in (batch, inner, left, right)}
+    a3 = reshape(_arrange(a, ta, batch + left + inner, sizes), (n[batch], n[left], n[inner]))
+    b3 = reshape(_arrange(b, tb, batch + inner + right, sizes), (n[batch], n[inner], n[right]))
+    out = reshape(matmul(a3, b3), tuple(sizes[c] for c in batch + left + right))
+    return out, batch + left + right
+
+
+@defop
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """Einstein summation, e.g. ``einsum("bhqd,bhkd->bhqk", q, k)``; the equation is static.
+    Operands are contracted left to right, each pair as one batched matmul; ``...``
+    and size-1 broadcasting as torch's. A letter repeated within one operand is refused."""
+    terms, out = _einsum_terms(equation, operands)
+    sizes: dict[str, int] = {}
+    for t, op in zip(terms, operands):
+        for c, s in zip(t, op.shape):
+            if sizes.get(c, 1) not in (1, s) and s != 1:
+                raise RuntimeError(f"einsum(): operands do not broadcast for {c!r}: sizes {sizes[c]} and {s}")
+            sizes[c] = s if sizes.get(c, 1) == 1 else sizes[c]
+    pending = list(zip(operands, terms))
+
+    def needed(rest: list[tuple[Tensor, str]]) -> set[str]:
+        return set(out).union(*(set(t) for _, t in rest))
+
+    acc, acc_term = _sum_out(pending[0][0], pending[0][1], needed(pending[1:]))
+    for i in range(1, len(pending)):
+        b, tb = _sum_out(pending[i][0], pending[i][1], needed(pending[:i] + pending[i + 1:]) | set(acc_term))
+        acc, acc_term = _contract(acc, acc_term, b, tb, needed(pending[i + 1:]), sizes)
+    acc, acc_term = _sum_out(acc, acc_term, set(out))
+    return _arrange(acc, acc_term, out, sizes)
+
+
+@implements(torch.einsum)
+def _torch_einsum(equation: str, *operands: Any) -> Tensor:
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise UnsupportedOperationError("torch.einsum's sublist form is not supported; pass an equation string")
+    return einsum(equation, *operands)
+
+
+# ---- nll_loss, cross_entropy
+def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        return torch.nn._reduction.legacy_get_string(size_average, reduce, emit_warning=False)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _class_dim(x: Tensor) -> int:
+    return 1 if x.ndim >= 2 else 0
+
+
+def _class_weights(weight: Tensor | None, x: Tensor, op: str) -> Tensor | None:
+    """``weight`` shaped to broadcast along the class dim of ``x``."""
+    if weight is None:
+        return None
+    classes = x.shape[_class_dim(x)]
+    if weight.ndim != 1 or weight.shape[0] != classes:
+        raise RuntimeError(f"{op}: weight must be 1-D with one entry per class ({classes}), got shape {list(weight.shape)}")
+    shape = [1] * x.ndim
+    shape[_class_dim(x)] = classes
+    return reshape(weight, tuple(shape))
+
+
+@defop
+def nll_loss(
+    x: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: StaticInt = -100, reduction: str = "mean"
+) -> Tensor:
+    """Negative log-likelihood of the class ``target`` in log-probabilities ``x`` (classes
+    on dim 1, or dim 0 for 1-D ``x``); targets equal to ``ignore_index`` count for nothing.
+    ``'mean'`` divides by the total weight of the counted targets."""
+    cd = _class_dim(x)
+    if target.dtype != torch.int64:
+        raise RuntimeError(f"nll_loss: expected target of dtype int64 (Long), got {target.dtype}")
+    expected = tuple(s for i, s in enumerate(x.shape) if i != cd)
+    if tuple(target.shape) != expected:
+        raise ValueError(f"nll_loss: expected target of shape {list(expected)}, got {list(target.shape)}")
+    counted = target != ignore_index
+    safe = torch.where(counted, target, 0)
+    picked = gather(x, cd, safe.unsqueeze(cd)).squeeze(cd)
+    if weight is not None:
+        _class_weights(weight, x, "nll_loss")
+        w = torch.where(counted, index_select(weight, 0, safe.reshape(-1)).reshape(target.shape), 0)
+    else:
+        w = to(counted, x.dtype)
+    losses = torch.where(counted, -picked * w, 0)  # an ignored position never reads x
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / w.sum()
+
+
+@implements(F.nll_loss)
+def _torch_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: StaticBool | None = None,
+    ignore_index: StaticInt = -100,
+    reduce: StaticBool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    return nll_loss(input, target, weight, ignore_index, _reduction(size_average, reduce, reduction))
+
+
+def _reduce(losses: Tensor, reduction: str, count: Any) -> Tensor:
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / count
+
+
+def _smoothing(ls: FloatLike, logp: Tensor, target: Tensor, w: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    """torch's label-smoothing term for class-index targets: ``-sum(logp * weight)`` over
+    classes, zero at ignored targets, reduced like the nll term it is mixed with."""
+    cd = _class_dim(logp)
+    counted = target != ignore_index
+    smooth = torch.where(counted, -(logp * w if w is not None else logp).sum(cd), 0)
+    if reduction != "mean":
+        return _reduce(smooth, reduction, 1)
+    if w is not None:
+        flat = w.reshape(-1)
+        picked = torch.where(counted, index_select(flat, 0, torch.where(counted, target, 0).reshape(-1)).reshape(target.shape), 0)
+        return smooth.sum() / picked.sum()
+    return smooth.sum() / to(counted, logp.dtype).sum()
+
+
+@defop
+def cross_entropy(
+    x: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: StaticInt = -100,
+    reduction: str = "mean",
+    label_smoothing: FloatLike = 0.0,
+) -> Tensor:
+    """``nll_loss(log_softmax(x, class_dim), target)`` for class-index targets, or
+    ``-sum(target * log_softmax(x))`` for class-probability targets (floating, ``x``'s
+    shape); ``label_smoothing`` (may be dynamic) mixes in the uniform distribution, as torch."""
+    cd = _class_dim(x)
+    classes = x.shape[cd]
+    logp = log_softmax(x, cd)
+    w = _class_weights(weight, x, "cross_entropy")
+    # torch checks only the upper bound; a label_smoothing <= 0 means no smoothing at all
+    if is_static(label_smoothing) and label_smoothing > 1.0:
+        raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not is_static(label_smoothing):
+        check(label_smoothing <= 1.0, "cross_entropy: label_smoothing must be between 0.0 and 1.0")
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(x.shape):
+            raise RuntimeError(f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, got {list(target.shape)}")
+        if not is_static(label_smoothing):
+            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            target = torch.where(_holds(label_smoothing > 0, x), smoothed, target)
+        elif label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        products = logp * target if w is None else logp * target * w
+        batch = max(x.numel() // classes, 1) if x.ndim >= 2 else 1
+        return _reduce(-products.sum(cd), reduction, batch)
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if is_static(label_smoothing) and label_smoothing <= 0:
+        return nll
+    smooth = _smoothing(label_smoothing, logp, target, w, ignore_index, reduction)
+    mixed = nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    return mixed if is_static(label_smoothing) else torch.where(_holds(label_smoothing > 0, x), mixed, nll)
+
+
+@implements(F.cross_entropy)
+def _torch_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: StaticBool | None = None,
+    ignore_index: StaticInt = -100,
+    reduce: StaticBool | None = None,
+    reduction: str = "mean",
+    label_smoothing: FloatLike = 0.0,
+) -> Tensor:
+    return cross_entropy(input, target, weight, ignore_index, _reduction(size_average, reduce, reduction), label_smoothing)

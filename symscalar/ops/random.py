@@ -1,0 +1,216 @@
+"""Random ops: ``rand``, ``randn``, ``bernoulli``, ``dropout``, drawn from the program's RNG seed.
+
+A random op run while tracing would sample once and bake that sample into the program. Here
+each random op is an equation of the trace that reads the program's **RNG seed**, a dynamic
+``int`` input which ``symscalar.jit`` draws from torch's default generator on every call
+(so ``torch.manual_seed`` makes runs reproducible and every call gets fresh samples), and a
+static **offset**, the op's position among the random ops of the trace (so two dropouts of one
+call draw independent masks). Like Philox's (seed, offset) counter, the pair names a stream:
+the torch lowering seeds a ``torch.Generator`` from it, the nvFuser lowering passes both to
+``fd.ops.uniform``/``fd.ops.normal``. The backward never re-samples: a vjp reads the forward's
+mask as a saved value. The streams are not eager torch's: the same seed gives other numbers
+than eager ``torch.rand`` (and the torch and nvFuser backends differ from each other).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from symscalar.errors import UnsupportedOperationError
+from symscalar.ops.common import Tensor
+from symscalar.ops.factories import full
+from symscalar.ops.shape import shape_arg
+from symscalar.trace import Primitive, TensorVar
+from symscalar.tracing import TraceBuilder, defop, implements
+from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
+
+__all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout"]
+
+# splitmix64's increment: spreads consecutive offsets over the seed space.
+_GOLDEN = 0x9E3779B97F4A7C15
+_SEED_BOUND = 2**63 - 1
+
+
+def draw_seed() -> int:
+    """A fresh RNG seed from torch's default (CPU) generator: seeded by ``torch.manual_seed``,
+    advanced by every draw. jit calls it once per call of a program with random ops."""
+    return int(torch.randint(_SEED_BOUND, (), dtype=torch.int64))
+
+
+def _generator(seed: int, offset: int, device: torch.device) -> torch.Generator:
+    """The torch generator of stream ``(seed, offset)`` on ``device``."""
+    generator = torch.Generator(device=device)
+    generator.manual_seed((seed + offset * _GOLDEN) % _SEED_BOUND)
+    return generator
+
+
+def _random_meta(seed: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> TensorVar:
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"random sampling needs a floating dtype, got {dtype}")
+    return TensorVar(tuple(shape), dtype, torch.device(device))
+
+
+def _seed_and_offset() -> tuple[Any, int]:
+    """The current trace's RNG seed and a fresh offset; outside a trace, a fresh seed."""
+    tracer = current_tracer.get()
+    if isinstance(tracer, TraceBuilder):
+        return tracer.rng_state()
+    return draw_seed(), 0
+
+
+# ---- uniform: U[0, 1)
+def _uniform_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> Tensor:
+    return torch.rand(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
+
+
+uniform_p = Primitive("uniform", _uniform_impl, _random_meta)
+uniform_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.uniform(
+    fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
+    rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
+)
+
+
+# ---- normal: N(0, 1)
+def _normal_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> Tensor:
+    return torch.randn(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
+
+
+normal_p = Primitive("normal", _normal_impl, _random_meta)
+normal_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.normal(
+    fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
+    rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
+)
+# Neither has a vjp: their only operand is the integer seed, which has no gradient.
+
+
+def _sample(prim: Primitive, shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
+    seed, offset = _seed_and_offset()
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    return prim.bind(  # type: ignore[no-any-return]
+        seed, shape=tuple(shape), dtype=dtype or torch.get_default_dtype(), device=device, offset=offset
+    )
+
+
+@defop
+def rand(shape: StaticShape, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
+    """Samples of U[0, 1) from the program's RNG stream (fresh on every call)."""
+    return _sample(uniform_p, shape, dtype, device)
+
+
+@defop
+def randn(shape: StaticShape, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
+    """Samples of N(0, 1) from the program's RNG stream (fresh on every call)."""
+    return _sample(normal_p, shape, dtype, device)
+
+
+@defop
+def rand_like(x: Tensor, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``rand`` with the shape, device and (by default) dtype of ``x``."""
+    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=x.device)
+
+
+@defop
+def randn_like(x: Tensor, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``randn`` with the shape, device and (by default) dtype of ``x``."""
+    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=x.device)
+
+
+@defop
+def bernoulli(x: Tensor, p: FloatLike | None = None) -> Tensor:
+    """1 with probability ``x`` (elementwise), or ``p`` (which may be dynamic) if given."""
+    u = rand_like(x, dtype=x.dtype if x.dtype.is_floating_point else torch.float32)
+    return (u < (x if p is None else p)).to(x.dtype)
+
+
+@defop
+def dropout(x: Tensor, p: FloatLike = 0.5, training: StaticBool = True) -> Tensor:
+    """Zero each element with probability ``p`` (which may be dynamic) and scale the rest by
+    ``1 / (1 - p)``, as ``F.dropout``; the identity when not training. The mask is computed
+    in ``x``'s dtype as eager's (``bernoulli(1 - p) / (1 - p)``), and for ``p == 1`` it is
+    all zeros (no division by zero)."""
+    if is_static(p):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    else:
+        check((p >= 0.0) & (p <= 1.0), "dropout probability has to be between 0 and 1")
+    if not training:
+        return x
+    keep = 1 - p
+    keep_t = full((), keep, dtype=x.dtype, device=x.device)
+    scale = torch.where(keep_t > 0, 1 / keep_t, 0.0)
+    mask = (rand_like(x) < keep).to(x.dtype) * scale
+    return x * mask
+
+
+# ---- torch spellings
+def _no_generator(op: str, generator: Any) -> None:
+    if generator is not None:
+        raise UnsupportedOperationError(
+            f"{op}(..., generator=...) inside a jitted function is not supported: a generator's "
+            "state is not an input of the program. Omit it: samples then come from the "
+            "program's RNG seed, drawn from torch's default generator on every call."
+        )
+
+
+@implements(torch.rand)
+def _torch_rand(
+    *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
+    device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+    **keywords: Any,
+) -> Tensor:
+    _no_generator("torch.rand", generator)
+    return rand(shape_arg("torch.rand", "size", size, keywords), dtype=dtype, device=device)
+
+
+@implements(torch.randn)
+def _torch_randn(
+    *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
+    device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+    **keywords: Any,
+) -> Tensor:
+    _no_generator("torch.randn", generator)
+    return randn(shape_arg("torch.randn", "size", size, keywords), dtype=dtype, device=device)
+
+
+def _like(x: Tensor, dtype: torch.dtype | None, device: Any) -> tuple[torch.dtype, torch.device]:
+    return dtype or x.dtype, torch.device(device) if device is not None else x.device
+
+
+@implements(torch.rand_like)
+def _torch_rand_like(
+    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
+) -> Tensor:
+    _no_generator("torch.rand_like", generator)
+    dt, dev = _like(input, dtype, device)
+    return rand(tuple(input.shape), dtype=dt, device=dev)
+
+
+@implements(torch.randn_like)
+def _torch_randn_like(
+    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
+) -> Tensor:
+    _no_generator("torch.randn_like", generator)
+    dt, dev = _like(input, dtype, device)
+    return randn(tuple(input.shape), dtype=dt, device=dev)
+
+
+@implements(torch.bernoulli, torch.Tensor.bernoulli)
+def _torch_bernoulli(input: Tensor, p: FloatLike | None = None, *, generator: Any = None) -> Tensor:
+    _no_generator("torch.bernoulli", generator)
+    return bernoulli(input, p)
+
+
+@implements(F.dropout)
+def _torch_f_dropout(input: Tensor, p: FloatLike = 0.5, training: StaticBool = True, inplace: StaticBool = False) -> Tensor:
+    if inplace and training:
+        raise NotImplementedError(
+            "torch.nn.functional.dropout(..., inplace=True) is not supported inside a jitted "
+            "function: in-place updates of traced tensors are not traced; use inplace=False "
+            "(nn.Dropout(inplace=False)) and the result"
+        )
+    return dropout(input, p, training)

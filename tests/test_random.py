@@ -1,0 +1,185 @@
+"""Randomness as a program input: dropout, rand, randn, bernoulli inside traces.
+
+Each call of a jitted function draws fresh samples (the RNG seed is a dynamic input drawn from
+torch's default generator), ``torch.manual_seed`` makes runs reproducible, a backward reuses
+its own forward's mask, and no sample is ever a constant of the program.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import symscalar
+from symscalar import DynamicFloat
+from symscalar.errors import CheckFailedError, UnsupportedOperationError
+from symscalar.trace import ScalarVar
+
+
+def dropout_fn(x: torch.Tensor, p: DynamicFloat) -> Any:
+    return F.dropout(x, p, training=True)
+
+
+def test_dropout_fresh_mask_each_call_one_trace() -> None:
+    f = symscalar.jit(dropout_fn)
+    x = torch.randn(64, 32)
+    outs = [f(x, 0.5) for _ in range(3)]
+    assert not torch.equal(outs[0], outs[1]) and not torch.equal(outs[1], outs[2])
+    for out in outs:  # each element is dropped or scaled by 1/(1-p), exactly as eager's
+        kept = out != 0
+        torch.testing.assert_close(out[kept], x[kept] * 2.0, rtol=0, atol=0)
+    assert f.cache_info().misses == 1
+    trace = f.last_trace()
+    assert trace is not None
+    assert sum(isinstance(v, ScalarVar) and v.dtype is int for v in trace.inputs) == 1  # the seed
+    assert "uniform" in str(trace)
+
+
+def test_dropout_reproducible_under_manual_seed() -> None:
+    f = symscalar.jit(dropout_fn)
+    x = torch.randn(16, 16)
+    torch.manual_seed(123)
+    first = [f(x, 0.3) for _ in range(2)]
+    torch.manual_seed(123)
+    second = [f(x, 0.3) for _ in range(2)]
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+    torch.manual_seed(124)
+    assert not torch.equal(f(x, 0.3), first[0])
+
+
+def test_dropout_dynamic_p_keep_rate_and_edges() -> None:
+    f = symscalar.jit(dropout_fn)
+    x = torch.ones(200, 200)
+    torch.manual_seed(0)
+    for p in (0.1, 0.5, 0.9):
+        out = f(x, p)
+        assert abs((out != 0).double().mean().item() - (1 - p)) < 0.01
+        torch.testing.assert_close(out[out != 0], torch.full_like(out[out != 0], 1 / (1 - p)))
+    assert torch.equal(f(x, 0.0), x)
+    assert torch.equal(f(x, 1.0), torch.zeros_like(x))  # no 0/0
+    assert f.cache_info().misses == 1
+    with pytest.raises(CheckFailedError, match="between 0 and 1"):
+        f(x, 1.5)
+
+
+def test_dropout_static_p_out_of_range_raises_at_trace_time() -> None:
+    f = symscalar.jit(lambda x: F.dropout(x, 1.5))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        f(torch.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_backward_reuses_its_forward_mask(dtype: torch.dtype) -> None:
+    f = symscalar.jit(dropout_fn)
+    x = torch.randn(32, 32, dtype=dtype, requires_grad=True)
+    out1 = f(x, 0.25)
+    out2 = f(x, 0.25)  # another call in between: a fresh mask, which the first backward must not see
+    assert not torch.equal(out1, out2)
+    (g1,) = torch.autograd.grad(out1.sum(), x)
+    mask1 = (out1 != 0).to(dtype) / 0.75
+    torch.testing.assert_close(g1, mask1)
+    (g2,) = torch.autograd.grad((out2 * 3).sum(), x)
+    torch.testing.assert_close(g2, 3 * (out2 != 0).to(dtype) / 0.75)
+
+
+def test_gradcheck_float64_under_fixed_seed() -> None:
+    f = symscalar.jit(lambda x, p: torch.tanh(F.dropout(x * 2, p)) + torch.rand_like(x), dynamic=["p"])
+
+    def seeded(x: torch.Tensor) -> torch.Tensor:
+        torch.manual_seed(7)
+        return f(x, 0.4)
+
+    x = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(seeded, (x,))
+
+
+def test_dropout_matches_eager_given_the_same_mask() -> None:
+    # The jitted program's mask cannot be eager's (other stream); given the mask it draws,
+    # out and grads are exactly eager's formula input * bernoulli(1-p) / (1-p).
+    f = symscalar.jit(dropout_fn)
+    x = torch.randn(50, dtype=torch.float32, requires_grad=True)
+    out = f(x, 0.3)
+    keep = (out != 0) | (x == 0)
+    expected = x * keep.float().div_(1 - 0.3)
+    assert torch.equal(out, expected)
+
+
+def test_dropout_eval_and_module_modes() -> None:
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+    x = torch.randn(4, 8)
+    model.eval()
+    f_eval = symscalar.jit(model)
+    assert torch.equal(f_eval(x), model(x))
+    assert "uniform" not in str(f_eval.last_trace())
+    model.train()
+    f_train = symscalar.jit(model)
+    a, b = f_train(x), f_train(x)
+    assert not torch.equal(a, b)
+    dense = model[0](x)
+    for out in (a, b):
+        kept = out != 0
+        torch.testing.assert_close(out[kept], dense[kept] * 2)
+
+
+def test_nn_dropout_inplace_is_refused() -> None:
+    f = symscalar.jit(nn.Dropout(0.5, inplace=True))
+    with pytest.raises(NotImplementedError, match="inplace=True"):
+        f(torch.ones(3))
+
+
+def factories_fn(x: torch.Tensor) -> Any:
+    return (
+        torch.rand(3, 4), torch.randn((3, 4), dtype=torch.float64), torch.rand_like(x),
+        torch.randn_like(x), torch.bernoulli(torch.full_like(x, 0.5) + 0 * x), x.bernoulli(0.25),
+    )
+
+
+def test_factories_shapes_dtypes_ranges_fresh_each_call() -> None:
+    f = symscalar.jit(factories_fn)
+    x = torch.randn(100, 50)
+    first, second = f(x), f(x)
+    shapes = [(3, 4), (3, 4), (100, 50), (100, 50), (100, 50), (100, 50)]
+    dtypes = [torch.float32, torch.float64] + [torch.float32] * 4
+    for a, b, shape, dtype in zip(first, second, shapes, dtypes):
+        assert a.shape == shape and a.dtype == dtype
+        assert not torch.equal(a, b)
+    u = first[2]
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean().item() - 0.5) < 0.02
+    n = first[3]
+    assert abs(n.mean().item()) < 0.03 and abs(n.std().item() - 1) < 0.03
+    for sample, p in ((first[4], 0.5), (first[5], 0.25)):
+        assert set(sample.unique().tolist()) <= {0.0, 1.0}
+        assert abs(sample.mean().item() - p) < 0.02
+    # two random ops of one call draw independent streams
+    assert not torch.equal(first[2], torch.rand_like(x)) and not torch.equal(first[2], first[3])
+    assert f.cache_info().misses == 1
+
+
+def test_generator_argument_and_unsupported_random_ops_are_refused() -> None:
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(UnsupportedOperationError, match="generator"):
+        symscalar.jit(lambda x: x + torch.rand(3, generator=g))(torch.ones(3))
+    with pytest.raises(UnsupportedOperationError, match="randint"):
+        symscalar.jit(lambda x: x + torch.randint(0, 5, (3,)))(torch.ones(3))
+
+
+def test_sdpa_dropout_draws_fresh_weights() -> None:
+    f = symscalar.jit(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5))
+    q, k, v = (torch.randn(2, 3, 8, 4) for _ in range(3))
+    a, b = f(q, k, v), f(q, k, v)
+    assert a.shape == (2, 3, 8, 4) and not torch.equal(a, b)
+    no_drop = F.scaled_dot_product_attention(q, k, v)
+    assert not torch.allclose(a, no_drop)
+
+
+def test_eager_ops_outside_a_trace_use_the_default_generator() -> None:
+    torch.manual_seed(3)
+    a = symscalar.ops.rand((4,))
+    torch.manual_seed(3)
+    assert torch.equal(a, symscalar.ops.rand((4,)))
+    assert not torch.equal(a, symscalar.ops.rand((4,)))
