@@ -305,6 +305,9 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
                     ((t(2, 3),), {"p": 0.25, "training": False})],
         "addmm": [((t(5), t(3, 4), t(4, 5)), {}), ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
                   ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}), ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3})],
+        # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
+        "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
+        "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
     }
 

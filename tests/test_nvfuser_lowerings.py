@@ -290,6 +290,7 @@ UNLOWERED = {
            "embedding", "one_hot")},
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
+    "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_UNARY.values()},
 }
@@ -390,6 +391,10 @@ class FakeTensorView:
 
     def dtype(self) -> Any:
         return nb.nvfuser_dtype(self.t.dtype)
+
+    def get_logical_domain(self) -> list[str]:
+        """IterDomains as nvFuser prints them: ``bS`` for a broadcast (size-1 or expanded) dim."""
+        return ["bS" if size == 1 or stride == 0 else "iS" for size, stride in zip(self.t.shape, self.t.stride())]
 
 
 def _torch_dtype(data_type: Any) -> torch.dtype:

@@ -137,7 +137,7 @@ UNARY: dict[str, tuple[str, bool]] = {
     "gelu_tanh": ("any", True), "erf": ("any", True), "floor": ("any", True),
     "ceil": ("any", True), "round": ("any", True), "round_decimals": ("any", True),
     "sign": ("any", True), "neg": ("any", True), "isnan": ("any", False),
-    "isfinite": ("any", False), "logical_not": ("any", False),
+    "isfinite": ("any", False), "logical_not": ("any", False), "conj": ("any", True),
 }
 
 # (torch callable registered, op name, how a user writes it)
@@ -183,6 +183,9 @@ UNARY_SPELLINGS: list[tuple[Any, str, Callable[[Any], Any]]] = [
     (torch.Tensor.isfinite, "isfinite", lambda x: x.isfinite()),
     (torch.logical_not, "logical_not", torch.logical_not),
     (torch.Tensor.logical_not, "logical_not", lambda x: x.logical_not()),
+    (torch.conj_physical, "conj", torch.conj_physical), (torch.conj, "conj", torch.conj),
+    (torch.Tensor.conj_physical, "conj", lambda x: x.conj_physical()),
+    (torch.Tensor.conj, "conj", lambda x: x.conj()),
 ]
 
 

@@ -9,7 +9,10 @@ import torch
 
 from symscalar.trace import Atom, ScalarVar, TensorVar
 
-__all__ = ["torch_meta", "output_device", "canonical_dim", "canonical_dims", "Tensor"]
+__all__ = [
+    "torch_meta", "output_device", "canonical_dim", "canonical_dims", "result_dtype",
+    "holomorphic", "Tensor",
+]
 
 Tensor = torch.Tensor
 
@@ -57,6 +60,18 @@ def torch_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
     return meta
 
 
+def result_dtype(a: Any, b: Any) -> torch.dtype:
+    """``torch.result_type(a, b)`` for traced or real tensors, static or dynamic numbers: the
+    dtype torch's binary ops compute in. A dynamic number promotes like its Python type."""
+
+    def example(v: Any) -> Any:
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            return torch.empty((1,) * min(len(v.shape), 1), dtype=v.dtype, device="meta")
+        return _EXAMPLE.get(getattr(v, "_python_type", None), v)  # type: ignore[arg-type]
+
+    return torch.result_type(example(a), example(b))
+
+
 def canonical_dim(dim: int, ndim: int) -> int:
     """A dim in ``[-ndim, ndim)`` (``[-1, 0]`` for a 0-d tensor) as a non-negative int."""
     if isinstance(dim, bool) or not isinstance(dim, int):
@@ -102,3 +117,33 @@ def grad_for(ct: Any, arg: Any) -> Any:
     if not hasattr(arg, "shape"):
         return None
     return unbroadcast(ct, arg.shape)
+
+
+def _is_complex(v: Any) -> bool:
+    return hasattr(v, "dtype") and hasattr(v, "shape") and v.dtype.is_complex
+
+
+def holomorphic(rule: Callable[..., Any]) -> Callable[..., Any]:
+    """Make a vjp rule written with the real derivative right for complex values too.
+
+    torch's convention for a holomorphic ``f`` is ``grad = ct * conj(f'(z))``; a rule written
+    for real inputs computes ``ct * f'(z)``. Since ``conj(rule(conj(ct))) = ct * conj(f'(z))``,
+    conjugating the cotangent and the rule's results is exact for every holomorphic op, and
+    skipped (no trace op) when no operand is complex. A real operand of a complex op then gets
+    a complex gradient, of which the grad transform keeps the real part, as torch does.
+    """
+
+    def vjp(ct: Any, out: Any, *args: Any, **params: Any) -> Any:
+        cts = ct if isinstance(ct, tuple) else (ct,)
+        if not any(_is_complex(v) for v in (*cts, *args)):
+            return rule(ct, out, *args, **params)
+        conj_ct = tuple(_conj(c) for c in cts) if isinstance(ct, tuple) else _conj(ct)
+        return tuple(_conj(g) for g in rule(conj_ct, out, *args, **params))
+
+    return vjp
+
+
+def _conj(v: Any) -> Any:
+    """The complex conjugate of a traced tensor (``torch.conj_physical`` routes to the op);
+    real tensors, numbers and None are their own conjugate."""
+    return torch.conj_physical(v) if _is_complex(v) else v

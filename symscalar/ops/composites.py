@@ -16,9 +16,10 @@ import torch
 import torch.nn.functional as F
 
 from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, torch_meta, unbroadcast
+from symscalar.ops.common import Tensor, holomorphic, torch_meta, unbroadcast
 from symscalar.ops.factories import arange
 from symscalar.ops.indexing import repeat_interleave
+from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticShape
@@ -28,11 +29,25 @@ __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_att
 
 # ---- matmul (the primitive takes operands with at least 2 dims; batch dims broadcast)
 matmul_p = Primitive("matmul", torch.matmul, torch_meta(torch.matmul))
-matmul_p.vjp = lambda ct, out, a, b: (
+matmul_p.vjp = holomorphic(lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),
-)
-matmul_p.nvfuser = lambda fd, a, b: fd.ops.matmul(a, b)
+))
+
+
+def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
+    """nvFuser's matmul needs the contracted dim broadcast in both operands or in neither; an
+    expanded operand (the cotangent in the backward of ``(x @ w).sum()``) has it broadcast in
+    one only, so that case multiplies (..., M, K, 1) by (..., 1, K, N) and sums over K."""
+    if is_broadcast(a, a.ndim - 1) == is_broadcast(b, b.ndim - 2):
+        return fd.ops.matmul(a, b)
+    rank = max(a.ndim, b.ndim)
+    a = fd.ops.broadcast(a, [True] * (rank - a.ndim) + [False] * a.ndim + [True])
+    b = fd.ops.broadcast(b, [True] * (rank - b.ndim) + [False] * (b.ndim - 2) + [True, False, False])
+    return fd.ops.sum(upcast(fd, fd.ops.mul(a, b)), [rank - 1], False)
+
+
+matmul_p.nvfuser = _matmul_nvfuser
 matmul_p.nvfuser_supports = lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -41,8 +56,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with ``torch.matmul``'s rules for 1-D operands and batch broadcasting."""
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D")
-    if a.ndim == 1 and b.ndim == 1:
-        return (a * b).sum()
+    if a.ndim == 1 and b.ndim == 1:  # a dot product: torch's kernel, its dtype and accumulation
+        return matmul_p.bind(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())  # type: ignore[no-any-return]
     if a.ndim == 1:
         return matmul_p.bind(a.unsqueeze(0), b).squeeze(-2)  # type: ignore[no-any-return]
     if b.ndim == 1:
@@ -142,11 +157,12 @@ def rms_norm(
     weight: Tensor | None = None,
     eps: FloatLike | None = None,
 ) -> Tensor:
-    """RMS normalization; ``eps`` (default: the dtype's machine epsilon) may be dynamic."""
+    """RMS normalization; ``eps`` may be dynamic. Its default is the machine epsilon of the
+    dtype the normalization is computed in (float32 for float16/bfloat16 inputs), as torch's."""
     dims = _norm_dims(x, normalized_shape, "rms_norm")
-    if eps is None:
-        eps = torch.finfo(x.dtype).eps
     xf = _upcast(x)
+    if eps is None:
+        eps = torch.finfo(xf.dtype).eps
     out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(x.dtype)
     return out * weight if weight is not None else out
 
@@ -194,7 +210,12 @@ def scaled_dot_product_attention(
             scores = torch.where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    return torch.softmax(scores, -1) @ value
+    # torch's "safe softmax": a query whose every score is -inf (a fully masked row) attends
+    # to nothing and gets zeros, not the NaN of a plain softmax. Its scores are replaced
+    # before the softmax so that no NaN reaches the gradient either.
+    fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
+    weights = torch.softmax(torch.where(fully_masked, 0.0, scores), -1)
+    return torch.where(fully_masked, 0.0, weights) @ value
 
 
 def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, grad_for, torch_meta
-from symscalar.ops.factories import full
+from symscalar.ops.common import Tensor, grad_for, holomorphic, result_dtype, torch_meta
+from symscalar.ops.factories import full, to
 from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
@@ -20,7 +20,7 @@ from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "exp", "abs", "exp2", "expm1", "log", "log1p", "log2",
-    "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "silu",
+    "conj", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "silu",
     "gelu", "erf", "floor", "ceil", "round", "sign", "isnan", "isfinite", "logical_not",
     "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq",
     "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "where", "clamp", "clamp_min",
@@ -46,11 +46,29 @@ def add(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     return add_p.bind(a, b)  # type: ignore[no-any-return]
 
 
+def _times_alpha(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: NumberLike) -> TensorOrNumber:
+    """``alpha * other`` as torch's add/sub compute it: in the result dtype of ``input`` and
+    ``other`` (alpha never promotes it), with torch's checks on alpha's type."""
+    if is_static(alpha) and type(alpha) is int and alpha == 1:
+        return other
+    dtype = result_dtype(input, other)
+    alpha_type = getattr(alpha, "_python_type", type(alpha))
+    if alpha_type is bool and dtype != torch.bool:
+        raise RuntimeError(f"torch.{op}: Boolean alpha only supported for Boolean results.")
+    if alpha_type is float and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(
+            f"torch.{op}: for integral input tensors, argument alpha must not be a floating point number."
+        )
+    if dtype == torch.bool:  # alpha acts as a truth value: other AND alpha
+        return mul(other, alpha != 0)
+    if _is_tensor(other) and other.dtype != dtype:  # type: ignore[union-attr]
+        other = to(other, dtype)  # type: ignore[arg-type]
+    return mul(other, alpha)
+
+
 @implements(torch.add, torch.Tensor.add, torch.Tensor.__add__)
 def _torch_add(input: TensorOrNumber, other: TensorOrNumber, *, alpha: NumberLike = 1) -> Tensor:
-    if not (is_static(alpha) and isinstance(alpha, int) and alpha == 1):
-        other = mul(other, alpha)
-    return add(input, other)
+    return add(input, _times_alpha("add", input, other, alpha))
 
 
 @implements(torch.Tensor.__radd__)
@@ -72,19 +90,30 @@ def sub(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
 
 @implements(torch.sub, torch.Tensor.sub, torch.Tensor.__sub__)
 def _torch_sub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: NumberLike = 1) -> Tensor:
-    if not (is_static(alpha) and isinstance(alpha, int) and alpha == 1):
-        other = mul(other, alpha)
-    return sub(input, other)
+    _no_bool_subtraction(input, other)
+    return sub(input, _times_alpha("sub", input, other, alpha))
+
+
+def _no_bool_subtraction(*operands: TensorOrNumber) -> None:
+    """torch refuses ``-`` on a bool tensor or a bool number (a mask is inverted with ``~``)."""
+    for v in operands:
+        is_bool = v.dtype == torch.bool if _is_tensor(v) else getattr(v, "_python_type", type(v)) is bool  # type: ignore[union-attr]
+        if is_bool:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
 
 
 @implements(torch.Tensor.__rsub__)
 def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
+    _no_bool_subtraction(input, other)
     return sub(other, input)
 
 
 # ---- mul
 mul_p = _elementwise("mul", torch.mul)
-mul_p.vjp = lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))
+mul_p.vjp = holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b)))
 mul_p.nvfuser = lambda fd, a, b: fd.ops.mul(a, b)
 
 
@@ -114,7 +143,7 @@ def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = N
     return grad_for(ct / b, a), grad_for(-ct * out / b, b)
 
 
-div_p.vjp = _div_vjp
+div_p.vjp = holomorphic(_div_vjp)
 
 
 def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> Any:
@@ -173,9 +202,25 @@ def _torch_neg(input: Tensor) -> Tensor:
     return neg(input)
 
 
+# ---- conj: the complex conjugate (real tensors are their own); used by complex vjps
+conj_p = _elementwise("conj", torch.conj_physical)
+conj_p.vjp = lambda ct, out, a: (torch.conj_physical(ct),)
+
+
+@defop
+def conj(a: Tensor) -> Tensor:
+    """The complex conjugate, materialized (``torch.conj``'s lazy view has the same values)."""
+    return conj_p.bind(a) if a.dtype.is_complex else a  # type: ignore[no-any-return]
+
+
+@implements(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj)
+def _torch_conj(input: Tensor) -> Tensor:
+    return conj(input)
+
+
 # ---- exp
 exp_p = _elementwise("exp", torch.exp)
-exp_p.vjp = lambda ct, out, a: (ct * out,)
+exp_p.vjp = holomorphic(lambda ct, out, a: (ct * out,))
 exp_p.nvfuser = lambda fd, a: fd.ops.exp(a)
 
 
@@ -213,7 +258,10 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 
 # ---- abs
 abs_p = _elementwise("abs", torch.abs)
-abs_p.vjp = lambda ct, out, a: (ct * torch.sign(a),)  # 0 at 0, like torch's sgn
+# torch's abs_backward: ct * sgn(a), where sgn(z) = z / |z| for complex z, and 0 at 0
+abs_p.vjp = lambda ct, out, a: (
+    ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),
+)
 abs_p.nvfuser = lambda fd, a: fd.ops.abs(a)
 
 
@@ -231,7 +279,7 @@ def _torch_abs(input: Tensor) -> Tensor:
 # ---- exp2
 exp2_p = _elementwise("exp2", torch.exp2)
 _LN2 = math.log(2.0)
-exp2_p.vjp = lambda ct, out, a: (ct * out * _LN2,)
+exp2_p.vjp = holomorphic(lambda ct, out, a: (ct * out * _LN2,))
 exp2_p.nvfuser = lambda fd, a: fd.ops.exp2(a)
 exp2_p.nvfuser_supports = floating
 
@@ -249,7 +297,7 @@ def _torch_exp2(input: Tensor) -> Tensor:
 
 # ---- expm1
 expm1_p = _elementwise("expm1", torch.expm1)
-expm1_p.vjp = lambda ct, out, a: (ct * (out + 1),)
+expm1_p.vjp = holomorphic(lambda ct, out, a: (ct * (out + 1),))
 expm1_p.nvfuser = lambda fd, a: fd.ops.expm1(a)
 expm1_p.nvfuser_supports = floating
 
@@ -267,7 +315,7 @@ def _torch_expm1(input: Tensor) -> Tensor:
 
 # ---- log
 log_p = _elementwise("log", torch.log)
-log_p.vjp = lambda ct, out, a: (ct / a,)
+log_p.vjp = holomorphic(lambda ct, out, a: (ct / a,))
 log_p.nvfuser = lambda fd, a: fd.ops.log(a)
 log_p.nvfuser_supports = floating
 
@@ -285,7 +333,7 @@ def _torch_log(input: Tensor) -> Tensor:
 
 # ---- log1p
 log1p_p = _elementwise("log1p", torch.log1p)
-log1p_p.vjp = lambda ct, out, a: (ct / (a + 1),)
+log1p_p.vjp = holomorphic(lambda ct, out, a: (ct / (a + 1),))
 log1p_p.nvfuser = lambda fd, a: fd.ops.log1p(a)
 log1p_p.nvfuser_supports = floating
 
@@ -303,7 +351,7 @@ def _torch_log1p(input: Tensor) -> Tensor:
 
 # ---- log2
 log2_p = _elementwise("log2", torch.log2)
-log2_p.vjp = lambda ct, out, a: (ct / (a * _LN2),)
+log2_p.vjp = holomorphic(lambda ct, out, a: (ct / (a * _LN2),))
 log2_p.nvfuser = lambda fd, a: fd.ops.log2(a)
 log2_p.nvfuser_supports = floating
 
@@ -321,7 +369,7 @@ def _torch_log2(input: Tensor) -> Tensor:
 
 # ---- sqrt
 sqrt_p = _elementwise("sqrt", torch.sqrt)
-sqrt_p.vjp = lambda ct, out, a: (ct / (out * 2),)
+sqrt_p.vjp = holomorphic(lambda ct, out, a: (ct / (out * 2),))
 sqrt_p.nvfuser = lambda fd, a: fd.ops.sqrt(a)
 sqrt_p.nvfuser_supports = floating
 
@@ -339,7 +387,7 @@ def _torch_sqrt(input: Tensor) -> Tensor:
 
 # ---- rsqrt
 rsqrt_p = _elementwise("rsqrt", torch.rsqrt)
-rsqrt_p.vjp = lambda ct, out, a: (ct * (out * out * out) * -0.5,)
+rsqrt_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,))
 rsqrt_p.nvfuser = lambda fd, a: fd.ops.rsqrt(a)
 rsqrt_p.nvfuser_supports = floating
 
@@ -357,7 +405,7 @@ def _torch_rsqrt(input: Tensor) -> Tensor:
 
 # ---- reciprocal
 reciprocal_p = _elementwise("reciprocal", torch.reciprocal)
-reciprocal_p.vjp = lambda ct, out, a: (-ct * (out * out),)
+reciprocal_p.vjp = holomorphic(lambda ct, out, a: (-ct * (out * out),))
 reciprocal_p.nvfuser = lambda fd, a: fd.ops.reciprocal(a)
 reciprocal_p.nvfuser_supports = floating
 
@@ -375,7 +423,7 @@ def _torch_reciprocal(input: Tensor) -> Tensor:
 
 # ---- sin
 sin_p = _elementwise("sin", torch.sin)
-sin_p.vjp = lambda ct, out, a: (ct * torch.cos(a),)
+sin_p.vjp = holomorphic(lambda ct, out, a: (ct * torch.cos(a),))
 sin_p.nvfuser = lambda fd, a: fd.ops.sin(a)
 sin_p.nvfuser_supports = floating
 
@@ -393,7 +441,7 @@ def _torch_sin(input: Tensor) -> Tensor:
 
 # ---- cos
 cos_p = _elementwise("cos", torch.cos)
-cos_p.vjp = lambda ct, out, a: (ct * -torch.sin(a),)
+cos_p.vjp = holomorphic(lambda ct, out, a: (ct * -torch.sin(a),))
 cos_p.nvfuser = lambda fd, a: fd.ops.cos(a)
 cos_p.nvfuser_supports = floating
 
@@ -411,7 +459,7 @@ def _torch_cos(input: Tensor) -> Tensor:
 
 # ---- tan
 tan_p = _elementwise("tan", torch.tan)
-tan_p.vjp = lambda ct, out, a: (ct * (out * out + 1),)
+tan_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out + 1),))
 tan_p.nvfuser = lambda fd, a: fd.ops.tan(a)
 tan_p.nvfuser_supports = floating
 
@@ -429,7 +477,7 @@ def _torch_tan(input: Tensor) -> Tensor:
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
 tanh_p = _elementwise("tanh", torch.tanh)
-tanh_p.vjp = lambda ct, out, a: (ct * (1 - out * out),)
+tanh_p.vjp = holomorphic(lambda ct, out, a: (ct * (1 - out * out),))
 tanh_p.nvfuser = lambda fd, a: fd.ops.tanh(a)
 tanh_p.nvfuser_supports = floating
 
@@ -447,7 +495,7 @@ def _torch_tanh(input: Tensor) -> Tensor:
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
 sigmoid_p = _elementwise("sigmoid", torch.sigmoid)
-sigmoid_p.vjp = lambda ct, out, a: (ct * (out * (1 - out)),)
+sigmoid_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),))
 sigmoid_p.nvfuser = lambda fd, a: fd.ops.sigmoid(a)
 sigmoid_p.nvfuser_supports = floating
 
@@ -465,7 +513,8 @@ def _torch_sigmoid(input: Tensor) -> Tensor:
 
 # ---- relu
 relu_p = _elementwise("relu", torch.relu)
-relu_p.vjp = lambda ct, out, a: (torch.where(out > 0, ct, 0),)  # 0 at 0, as torch
+# torch's threshold_backward: 0 where out <= 0, so 0 at 0 and the cotangent at NaN
+relu_p.vjp = lambda ct, out, a: (torch.where(out <= 0, 0, ct),)
 relu_p.nvfuser = lambda fd, a: fd.ops.relu(a)
 
 
@@ -785,7 +834,7 @@ def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return grad_a, grad_b
 
 
-pow_p.vjp = _pow_vjp
+pow_p.vjp = holomorphic(_pow_vjp)
 pow_p.nvfuser = lambda fd, a, b: fd.ops.pow(a, b)
 # Integer powers (negative exponents raise in torch) run in torch.
 pow_p.nvfuser_supports = floating
@@ -852,8 +901,10 @@ atan2_p = _elementwise("atan2", torch.atan2)
 
 
 def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    denom = a * a + b * b
-    return grad_for(ct * b / denom, a), grad_for(ct * -a / denom, b)
+    # as torch's atan2_backward: an infinite 1 / (a^2 + b^2) (at the origin) counts as 0
+    recip = torch.reciprocal(a * a + b * b)
+    recip = torch.where(recip == math.inf, 0, recip)
+    return grad_for(ct * b * recip, a), grad_for(ct * -a * recip, b)
 
 
 atan2_p.vjp = _atan2_vjp

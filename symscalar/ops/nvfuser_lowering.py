@@ -14,7 +14,7 @@ from typing import Any
 
 from symscalar.trace import TensorVar
 
-__all__ = ["floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel"]
+__all__ = ["floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel", "is_broadcast"]
 
 
 def floating(*atoms: Any, **params: Any) -> bool:
@@ -55,3 +55,10 @@ def numel(fd: Any, x: Any, dims: Sequence[int]) -> Any:
     for d in dims[1:]:
         count = fd.ops.mul(count, fd.ops.size(x, d))
     return count
+
+
+def is_broadcast(x: Any, dim: int) -> bool:
+    """Whether dim ``dim`` of TensorView ``x`` is a broadcast dim (a size-1 input dim, or one
+    made by broadcast/expand): nvFuser prints its IterDomains as ``bS..`` (``iS..`` otherwise),
+    and its Python API has no other way to ask."""
+    return str(x.get_logical_domain()[dim]).startswith("b")

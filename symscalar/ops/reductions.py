@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta
+from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, holomorphic, torch_meta
 from symscalar.ops.nvfuser_lowering import floating_reduction, has_axes, numel, unreduce, upcast
 from symscalar.trace import Primitive
 from symscalar.tracing import defop, implements
@@ -63,7 +63,11 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
 
 
 sum_p.vjp = _sum_vjp
-sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(x, dims, keepdim, *([dtype] if dtype else []))
+# nvFuser reduces in the (cast) input's dtype, Half included; torch accumulates Half/BFloat16
+# in float32, so they are summed in float32 (the backend casts the result back).
+sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
+    upcast(fd, x if dtype is None else fd.ops.cast(x, dtype)), dims, keepdim
+)
 sum_p.nvfuser_supports = has_axes
 
 
@@ -200,7 +204,7 @@ def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool
     return (torch.where(is_zero, at_zero, elsewhere) * _unreduce(ct, x.shape, dims),)
 
 
-prod_p.vjp = _prod_vjp
+prod_p.vjp = holomorphic(_prod_vjp)
 
 
 def _prod_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -450,7 +454,7 @@ def _logsumexp_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
     return (_unreduce(ct, x.shape, dims) * torch.exp(x - _unreduce(out, x.shape, dims)),)
 
 
-logsumexp_p.vjp = _logsumexp_vjp
+logsumexp_p.vjp = holomorphic(_logsumexp_vjp)
 
 
 def _logsumexp_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -498,8 +502,8 @@ def _log_softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) 
     return (ct - torch.exp(out) * ct.sum(dim, keepdim=True),)
 
 
-softmax_p.vjp = _softmax_vjp
-log_softmax_p.vjp = _log_softmax_vjp
+softmax_p.vjp = holomorphic(_softmax_vjp)
+log_softmax_p.vjp = holomorphic(_log_softmax_vjp)
 
 
 def _shifted(fd: Any, x: Any, dim: int, dtype: Any) -> Any:
