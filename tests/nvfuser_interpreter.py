@@ -566,4 +566,5 @@ OPS: dict[str, Callable[..., Any]] = {
     "slice": _slice, "pad": _pad, "cat": lambda tensors, dim, *a, **k: torch.cat(list(tensors), dim),
     "index_select": lambda x, index, dim: torch.index_select(x, dim, index),
     "iota": _iota, "full": _full, "cast": _cast, "size": _size, "matmul": _matmul,
+    "cumsum": lambda x, dim: torch.cumsum(x, dim),
 }

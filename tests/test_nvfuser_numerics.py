@@ -237,6 +237,9 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
             lambda fd, t: out(fd, fd.ops.add(fd.ops.broadcast(t[0], [True, False, True]), t[1])),
             [torch.randn(3), torch.randn(2, 3, 4)], lambda a, b: a[None, :, None] + b),
         # test_index_select (dims 0 and 1)
+        "cumsum": (
+            lambda fd, t: out(fd, fd.ops.cumsum(t[0], 1), fd.ops.cumsum(t[1], 0)),
+            [torch.randn(4, 6), torch.randn(5, 3, dtype=torch.float64)], lambda a, b: (torch.cumsum(a, 1), torch.cumsum(b, 0))),
         "index_select": (
             lambda fd, t: out(fd, fd.ops.index_select(fd.ops.add(t[0], t[1]), t[2], 0), fd.ops.index_select(t[0], t[2], 1)),
             [torch.randn(8, 16), torch.randn(8, 16), idx], lambda a, b, i: (torch.index_select(a + b, 0, i), torch.index_select(a, 1, i))),

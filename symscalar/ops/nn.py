@@ -72,7 +72,10 @@ def _triangle(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     if x.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     rows, cols = x.shape[-2], x.shape[-1]
-    offset = arange(cols, device=x.device) - arange(rows, device=x.device).unsqueeze(-1)
+    # column minus row of each position, from one iota of the full (rows, cols) shape: no
+    # size-1 operand to broadcast (nvFuser's concrete size-1 dims do not broadcast)
+    flat = arange(rows * cols, device=x.device).reshape(rows, cols)
+    offset = flat % cols - torch.div(flat, cols, rounding_mode="floor")
     keep = offset <= diagonal if lower else offset >= diagonal
     return torch.where(keep, x, full((), 0, dtype=x.dtype, device=x.device))
 
