@@ -997,18 +997,6 @@ class TensorProxy:
             raise _unknowable(self, "is_neg", "whether a complex input is a negative view depends on the caller's tensor.")
         return False
 
-    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
-        if dtype is None:
-            return torch.empty((), dtype=self._var.dtype, device="meta").type().replace(
-                "torch.meta.", "torch.cuda." if self.is_cuda else "torch."
-            )
-        if isinstance(dtype, torch.dtype):
-            return self._tracer.torch_function(torch.Tensor.to, (self, dtype), {})
-        raise UnsupportedOperationError(
-            f"torch.Tensor.type({dtype!r}) on traced tensor {self._describe()} is not supported; "
-            "use .to(dtype) with a torch.dtype"
-        )
-
     def __len__(self) -> int:
         if not self._var.shape:
             raise TypeError("len() of a 0-d tensor")

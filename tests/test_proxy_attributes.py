@@ -128,7 +128,7 @@ def _trace_raises(body, error, match, *, shape=(2, 3)):
     "body, match",
     [
         (lambda x: x.add_(1), r"torch\.Tensor\.add_.*in-place"),
-        (lambda x: x.__iadd__(1), r"__iadd__.*in-place.*y = y \+ 1"),
+        (lambda x: x.__iadd__(1), r"add_ on .*in-place.*y = y \+ 1"),
         (lambda x: x.__setitem__(0, 3.0), r"__setitem__.*in-place.*torch\.where"),
         (lambda x: x.requires_grad_(), r"requires_grad_.*in-place"),
         (lambda x: x.zero_(), r"zero_.*in-place"),
@@ -152,7 +152,7 @@ def test_augmented_assignment_is_refused_not_rebound():
         y += 1  # eager would update x as well
         return x
 
-    _trace_raises(body, UnsupportedOperationError, r"__iadd__.*in-place")
+    _trace_raises(body, UnsupportedOperationError, r"add_ on .*in-place")
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,9 @@ def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
     if is_static(coefficient):
         if coefficient == 1:
             return t
-        return full((), 0, dtype=t.dtype, device=t.device) if coefficient == 0 else t * coefficient
+        if coefficient == 0:  # 0 everywhere, but still on the graph: eager's gradient is zeros
+            return torch.where(torch.zeros_like(t, dtype=torch.bool), t, 0)
+        return t * coefficient
     return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
 
 
