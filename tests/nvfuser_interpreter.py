@@ -147,6 +147,8 @@ def _unwrap(value: Any, to: Callable[[Value], Any]) -> Any:
         return to(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_unwrap(v, to) for v in value)
+    if isinstance(value, dict):  # keyword arguments (rng_seed=..., rng_offset=...)
+        return {k: _unwrap(v, to) for k, v in value.items()}
     return value
 
 
@@ -389,6 +391,7 @@ _UNARY: dict[str, Callable[..., Any]] = {
     "silu": torch.nn.functional.silu, "erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil,
     "round": torch.round, "trunc": torch.trunc, "sign": torch.sign, "isnan": torch.isnan,
     "isinf": torch.isinf, "isfinite": torch.isfinite,
+    "set": torch.clone,  # nvFuser's set: a copy of its operand
     "logical_not": lambda a: torch.logical_not(a.bool()),
 }
 _BINARY: dict[str, Callable[..., Any]] = {
@@ -543,6 +546,24 @@ def _full(shape: Sequence[Any], fill_value: Any, dtype: Any) -> torch.Tensor:
     return torch.full([_size_of(s) for s in shape], fill, dtype=torch_dtype(dtype))
 
 
+def _random(draw: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """``fd.ops.uniform``/``normal``: nvFuser's Philox numbers cannot be reproduced on CPU, so
+    these draw from a generator seeded by (seed, offset), like symscalar's torch lowering.
+    What this checks is the plumbing (shape, dtype, bounds, that the seed and offset reach the
+    op), and samples whose result does not depend on the numbers (bernoulli with p 0 or 1)."""
+
+    def sample(a: Any, b: Any, shape: Sequence[Any], rng_seed: Any = None, rng_offset: Any = None,
+               dtype: Any = None) -> torch.Tensor:
+        lo, hi = (v.value if isinstance(v, Scalar) else v for v in (a, b))
+        seed = rng_seed.value if isinstance(rng_seed, Scalar) else rng_seed
+        offset = rng_offset.value if isinstance(rng_offset, Scalar) else rng_offset
+        generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + int(offset or 0)) % 2**63)
+        base = draw([_size_of(s) for s in shape], generator=generator, dtype=torch.float64)
+        return (lo + (hi - lo) * base).to(torch_dtype(dtype))
+
+    return sample
+
+
 def _cast(x: Any, dtype: Any) -> Any:
     target = torch_dtype(dtype)
     if isinstance(x, Scalar):
@@ -567,4 +588,5 @@ OPS: dict[str, Callable[..., Any]] = {
     "index_select": lambda x, index, dim: torch.index_select(x, dim, index),
     "iota": _iota, "full": _full, "cast": _cast, "size": _size, "matmul": _matmul,
     "cumsum": lambda x, dim: torch.cumsum(x, dim),
+    "uniform": _random(torch.rand), "normal": _random(torch.randn),
 }
