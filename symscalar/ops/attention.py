@@ -19,13 +19,14 @@ kernels, equal up to rounding), with every branch decided by the same flags
 from __future__ import annotations
 
 import types
+import typing
 from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from symscalar.ops.common import Tensor, canonical_dim
+from symscalar.ops.common import Tensor, broadcast_shapes, canonical_dim
 from symscalar.ops.composites import matmul
 from symscalar.tracing import TensorProxy, implements
 from symscalar.types import NumberLike, StaticInt, StaticShape, is_static
@@ -70,12 +71,13 @@ def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tenso
 @implements(torch.Tensor.repeat)
 def _torch_repeat(input: Tensor, *repeats: StaticInt | StaticShape) -> Tensor:
     """``x.repeat(r0, r1, ...)``: tile, as an expand of interleaved unit dims and a reshape."""
-    reps = tuple(repeats[0]) if len(repeats) == 1 and not isinstance(repeats[0], int) else tuple(repeats)
+    first = repeats[0] if len(repeats) == 1 else None
+    reps: tuple[int, ...] = tuple(first) if isinstance(first, (tuple, list)) else typing.cast(tuple[int, ...], repeats)
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
-    shape = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    shape: tuple[int, ...] = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
     interleaved = input.reshape(tuple(d for s in shape for d in (1, s)))
     tiled = interleaved.expand(tuple(d for r, s in zip(reps, shape) for d in (r, s)))
     return tiled.reshape(tuple(r * s for r, s in zip(reps, shape)))
@@ -97,7 +99,7 @@ def _torch_baddbmm(
     product = matmul(batch1, batch2)
     if not is_static(alpha) or alpha != 1:
         product = product * alpha
-    shape = torch.broadcast_shapes(input.shape, product.shape)
+    shape = broadcast_shapes([tuple(input.shape), tuple(product.shape)])
     if is_static(beta) and beta == 0:  # torch ignores input (even NaN/inf in it) when beta is 0
         return product.expand(shape)
     if is_static(beta) and beta == 1:

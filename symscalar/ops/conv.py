@@ -27,7 +27,7 @@ from symscalar.ops.common import Tensor, torch_meta
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import Primitive
 from symscalar.tracing import TensorProxy, TraceBuilder, defop, implements
-from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer
+from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer, is_static
 
 __all__ = [
     "convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
@@ -40,12 +40,12 @@ def _ntuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     """An int or a sequence of ``n`` ints as a tuple of ``n`` ints (torch's ``_ntuple``)."""
     if isinstance(value, int):
         return (value,) * n
-    value = tuple(value)
-    if len(value) == 1:
-        return value * n
-    if len(value) != n:
-        raise RuntimeError(f"expected {name} to be a single integer or a list of {n} integers, got {list(value)}")
-    return value
+    items: tuple[int, ...] = tuple(value)
+    if len(items) == 1:
+        return items * n
+    if len(items) != n:
+        raise RuntimeError(f"expected {name} to be a single integer or a list of {n} integers, got {list(items)}")
+    return items
 
 
 # ---- convolution: torch's kernel, bias included (as eager adds it)
@@ -163,7 +163,7 @@ def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: F
     if all(p == (0, 0, 0) for p in padding):
         return input
     out = zero_pad_p.bind(input, padding=padding)
-    if value is None or (isinstance(value, (int, float)) and value == 0 and not isinstance(value, bool)):
+    if value is None or (is_static(value) and type(value) in (int, float) and value == 0):
         return out  # type: ignore[no-any-return]
     inside = zero_pad_p.bind(torch.ones_like(input, dtype=torch.bool), padding=padding)
     return torch.where(inside, out, value)

@@ -97,13 +97,13 @@ def _sample(prim: Primitive, shape: tuple[int, ...], dtype: torch.dtype | None, 
 @defop
 def rand(shape: StaticShape, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     """Samples of U[0, 1) from the program's RNG stream (fresh on every call)."""
-    return _sample(uniform_p, shape, dtype, device)
+    return _sample(uniform_p, tuple(shape), dtype, device)
 
 
 @defop
 def randn(shape: StaticShape, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     """Samples of N(0, 1) from the program's RNG stream (fresh on every call)."""
-    return _sample(normal_p, shape, dtype, device)
+    return _sample(normal_p, tuple(shape), dtype, device)
 
 
 @defop
