@@ -783,9 +783,9 @@ class _JitState:
         self._validate(values)
         key, call_args = self.key_and_args(*values)
         value = self.cache.get(key)
+        if value is not None and _accepts_state(value, call_args, self.entries):
+            return explain.WouldTrace(False)  # some entry under the key accepts the call
         failed = _failed_guards(value, call_args, self.entries) if value is not None else []
-        if value is not None and not failed and _accepts_state(value, call_args, self.entries):
-            return explain.WouldTrace(False)
         reasons = self.retraces.reasons(self.call_facts(values), failed)
         fixes = self.fixes(values)
         return explain.WouldTrace(True, tuple(explain._with_fix(r, fixes) for r in reasons))

@@ -501,6 +501,13 @@ def make_entry(
         if path is not None:
             checks.append(f"{ref} is _ss_M{j}")  # a replaced submodule is a different program
         checks.append(f"{ref}.training is {module.training}")
+        # what the module holds: a parameter, buffer or submodule added (Sequential.append,
+        # a bias given to Linear(bias=False)) or an empty slot filled (bias None -> Parameter)
+        # changes what forward computes even though nothing the trace read changed
+        for table in ("_parameters", "_buffers", "_modules"):
+            held = getattr(module, table)
+            checks.append(f"len({ref}.{table}) == {len(held)}")
+            checks.extend(f"{ref}.{table}[{name!r}] is None" for name, v in held.items() if v is None)
     names = []
     for j, cap in enumerate(captured):
         t = cap.tensor

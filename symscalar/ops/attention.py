@@ -18,6 +18,7 @@ kernels, equal up to rounding), with every branch decided by the same flags
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, broadcast_shapes, canonical_dim
 from symscalar.ops.composites import matmul
 from symscalar.tracing import TensorProxy, implements
@@ -124,4 +126,23 @@ def _none_or_dtype(input: Any) -> Any:
 F._none_or_dtype = _none_or_dtype
 
 # After the patch above, so that the copy's namespace holds the replacement too.
-implements(F.multi_head_attention_forward)(_without_dispatch(F.multi_head_attention_forward))
+def _no_autocast(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, refused under autocast: eager autocasts the ops it calls one by one (F.linear,
+    bmm...), while the tracer records autocast's casts only for the call user code makes, so
+    the result dtype would silently differ."""
+
+    def refuse_under_autocast(*args: Any, **kwargs: Any) -> Any:
+        if torch._C._is_any_autocast_enabled():
+            raise UnsupportedOperationError(
+                f"{name} under torch.autocast is not supported yet: eager casts each op it calls, "
+                "which symscalar does not record for it. Call it outside torch.autocast (or with "
+                "autocast disabled around it), or outside the jitted function."
+            )
+        return fn(*args, **kwargs)
+
+    return functools.wraps(fn)(refuse_under_autocast)
+
+
+implements(F.multi_head_attention_forward)(
+    _no_autocast("torch.nn.functional.multi_head_attention_forward", _without_dispatch(F.multi_head_attention_forward))
+)

@@ -265,6 +265,12 @@ def _torch_einsum(equation: str, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise UnsupportedOperationError("torch.einsum's sublist form is not supported; pass an equation string")
+    if torch._C._is_any_autocast_enabled():  # eager autocasts the bmm it runs inside: not recorded
+        raise UnsupportedOperationError(
+            "torch.einsum under torch.autocast is not supported yet: eager casts the matrix "
+            "products it runs inside, which symscalar does not record. Call it with autocast "
+            "disabled, or write the products with torch.matmul (autocast-recorded)."
+        )
     return einsum(equation, *operands)
 
 
