@@ -862,9 +862,16 @@ class _JitState:
         fn = self.fn
         builder = TraceBuilder(_identifier(_qualname(fn).rsplit('.', 1)[-1]))
         watch = outside.TraceWatch(self.roots, builder, self.top)
+        seed = torch.initial_seed()
         with watch, tracing(builder):
             # jit(module) traces forward: the module's own hooks run around the program
             result = self._call(args, functools.partial(_proxy, builder), self._traced)
+        if torch.initial_seed() != seed:
+            raise UnsupportedOperationError(
+                f"{_qualname(fn)} calls torch.manual_seed while it is traced: that runs once, at "
+                "trace time, while the program's random ops draw a fresh seed on every call. "
+                "Seed outside the jitted function (torch.manual_seed before calling it)."
+            )
         output = _Output(result, _qualname(fn))
         leaves = output.leaves
         pending, values = self._state_writes(builder, watch)
