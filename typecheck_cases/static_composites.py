@@ -3,7 +3,8 @@
 dropout flags, `inplace`, `round(decimals=...)`), in the symscalar.ops and torch spellings.
 
 Each function passes a dynamic value to exactly one static parameter: mypy (with the plugin)
-flags that line, and under symscalar.jit the call raises StaticValueRequiredError."""
+flags that line, and under symscalar.jit the call raises StaticValueRequiredError; except
+`F_dropout_p`: dropout's probability may be dynamic, so it type-checks and runs."""
 
 import torch
 import torch.nn.functional as F
@@ -40,7 +41,7 @@ def ops_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, 
 
 @symscalar.jit
 def torch_weight_norm_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch._weight_norm(x, x, n)  # E: torch._weight_norm: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "_weight_norm" has incompatible type "DynamicInt"; expected "int"  [arg-type]
+    return torch._weight_norm(x, x, n)  # E: torch._weight_norm: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "_weight_norm" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType  # pyright-E: reportPrivateImportUsage
 
 
 @symscalar.jit
@@ -70,7 +71,8 @@ def F_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, b:
 
 @symscalar.jit
 def F_dropout_p(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return F.dropout(x, f)  # E: torch.nn.functional.dropout: parameter "p" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+    # dropout's `p` may be dynamic (the mask is drawn at run time): no error, and it runs
+    return F.dropout(x, f)  # plain-E: Argument 2 to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
@@ -122,6 +124,7 @@ CALLS = [
     (ops_scaled_dot_product_attention_dropout_p, (X, 1, True, 0.5)),
     (ops_scaled_dot_product_attention_is_causal, (X, 1, True, 0.5)),
     (ops_scaled_dot_product_attention_enable_gqa, (X, 1, True, 0.5)),
+    (torch_weight_norm_dim, (X, 1, True, 0.5)),
     (F_layer_norm_normalized_shape, (X, 1, True, 0.5)),
     (F_rms_norm_normalized_shape, (X, 1, True, 0.5)),
     (F_scaled_dot_product_attention_dropout_p, (X, 1, True, 0.5)),
