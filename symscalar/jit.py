@@ -861,7 +861,7 @@ class _JitState:
     def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
         fn = self.fn
         builder = TraceBuilder(_identifier(_qualname(fn).rsplit('.', 1)[-1]))
-        watch = outside.TraceWatch(self.roots, builder, self.top)
+        watch = outside.TraceWatch(self.roots, builder, self.top, dict(zip(self.sig.parameters, args)))
         seed = torch.initial_seed()
         with watch, tracing(builder):
             # jit(module) traces forward: the module's own hooks run around the program
@@ -881,10 +881,7 @@ class _JitState:
         backend = self._backend_for(trace)
         runs = _AutocastOff(backend)
         rng_seed = (None,) if builder.rng_seed is not None else ()
-        captured = [
-            outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
-            for t in builder.captured_tensors()  # those the trace reads, in its input order
-        ]
+        captured = watch.captured(builder, _qualname(fn))  # those the trace reads, in its input order
         requires_grad = [
             isinstance(value, torch.Tensor) and value.requires_grad
             for value in (*call_args, *(c.tensor for c in captured), *rng_seed)
@@ -912,9 +909,9 @@ class _JitState:
         guards = tuple(builder.guards)
         guard = _guard_function(trace, guards, builder) if guards else None
         entry_run = outside.make_entry(
-            run, self.roots, captured,
+            run, watch.roots, captured,
             [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
-            guard, writes, _MISS, _qualname(fn),
+            guard, writes, _MISS, _qualname(fn), aliases=watch.aliases(captured, modules),
         )
         return Entry(trace, entry_run, guards, backward, backend, guard)
 

@@ -20,10 +20,15 @@ A cache entry is valid only while what its trace assumed still holds, so this mo
 
 from __future__ import annotations
 
+import collections
+import copy
 import dataclasses
 import functools
+import os
+import sys
+import threading
 import types as pytypes
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -31,10 +36,10 @@ from torch.nn.modules import module as nn_module
 from torch.utils.hooks import RemovableHandle
 
 from symscalar.errors import UnsupportedOperationError
-from symscalar.tracing import TensorProxy, TraceBuilder
+from symscalar.tracing import TensorProxy, TraceBuilder, is_trace_constant, public_name
 from symscalar.types import current_tracer
 
-__all__ = ["Roots", "TraceWatch", "make_entry", "HookWatch", "hook_epoch"]
+__all__ = ["Roots", "Walk", "TraceWatch", "make_entry", "HookWatch", "hook_epoch"]
 
 _MISSING = object()
 # A path step: (where, name); rendered by _STEP into source reading it from the previous value.
@@ -44,6 +49,7 @@ _STEP = {
     "buffer": "._buffers[{!r}]",
     "attr": ".__dict__[{!r}]",
     "item": "[{!r}]",
+    "getattr": ".{}",  # attribute lookup: a class attribute, a method's __self__, a leaf's .grad
 }
 
 
@@ -88,10 +94,14 @@ class Path:
 
 class Roots:
     """The roots of a jitted callable: the module itself (``jit(module)``), a bound method's
-    ``self``, a partial's arguments, the function's closure cells and the globals it names."""
+    ``self``, a partial's arguments, the function's closure cells and the globals it names.
+    The walk adds more: the closure cells and globals of every user function it reaches (a
+    helper the function calls, a submodule's ``forward``), so those are read on every call."""
 
     def __init__(self, fn: Any) -> None:
         self.roots: list[Root] = []
+        self._index: dict[tuple[str, int, str], int] = {}
+        self.names: set[str] = set()  # names the walked code uses: what it may read of a Python module
         self._add(fn, "the jitted callable")
 
     def _add(self, fn: Any, label: str) -> None:
@@ -108,17 +118,41 @@ class Roots:
                 self._const(a, f"keyword {k!r} of the partial")
             self._add(fn.func, label)
             return
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            return
+        if getattr(fn, "__code__", None) is not None:
+            self.function_roots(fn, "")
+
+    def function_roots(self, fn: Any, where: str) -> None:
+        """Add the roots a function reads outside its arguments: closure cells, the globals it
+        names (and note those names: what it may read of a Python module)."""
+        code = fn.__code__
+        names = frozenset(_global_names(code))
+        self.names |= names
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            self.roots.append(Root(f"_ss_o{len(self.roots)}.cell_contents", cell,
-                                   f"closure variable {name!r}", "cell"))
+            self.root("cell", cell, "", f"closure variable {name!r}{where}")
         globals_ = getattr(fn, "__globals__", {})
-        for name in sorted(_global_names(code)):
+        for name in sorted(names):
             if name in globals_:
-                self.roots.append(Root(f"_ss_o{len(self.roots)}[{name!r}]", globals_,
-                                       f"global {name!r}", "global", name))
+                self.root("global", globals_, name, f"global {name!r}{where}")
+
+    def root(self, kind: str, binding: Any, name: str, label: str) -> int:
+        key = (kind, id(binding), name)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.roots)
+            source = f"_ss_o{index}" + (".cell_contents" if kind == "cell" else f"[{name!r}]" if kind == "global" else "")
+            self.roots.append(Root(source, binding, label, kind, name))
+        return index
+
+    def for_call(self, arguments: dict[str, Any]) -> Roots:
+        """These roots plus the call's arguments that the cache key holds by identity (an
+        object passed as a static argument, a method's ``self`` under ``@jit`` on the class):
+        an entry is only ever used with the same objects, so a path from them is exact."""
+        roots = copy.copy(self)
+        roots.roots, roots._index, roots.names = list(self.roots), dict(self._index), set(self.names)
+        for name, value in arguments.items():
+            if type(value) not in _ATOMS and not isinstance(value, torch.Tensor) and _keyed_by_identity(value):
+                roots._const(value, f"argument {name!r}")
+        return roots
 
     def _const(self, obj: Any, label: str) -> None:
         self.roots.append(Root(f"_ss_o{len(self.roots)}", obj, label, "const"))
@@ -130,41 +164,236 @@ class Roots:
             except (KeyError, ValueError):  # a deleted global, an empty cell
                 continue
 
-    def walk(self) -> tuple[dict[int, tuple[torch.Tensor, Path]], dict[int, tuple[torch.nn.Module, Path]], list[Any]]:
-        """Every tensor and module reachable from the roots, each with its shortest path, and
-        the plain objects (a bound method's ``self``) whose attributes the function may write."""
-        tensors: dict[int, tuple[torch.Tensor, Path]] = {}
-        modules: dict[int, tuple[torch.nn.Module, Path]] = {}
-        objects: list[Any] = []
-        queue: list[tuple[Any, Path]] = []
-        for i, value in self.values():
-            path = Path(i, ())
-            if isinstance(value, (torch.Tensor, torch.nn.Module)):
-                queue.append((value, path))
-            elif isinstance(value, (list, tuple, dict)):  # a list of layers, a dict of weights
-                items = value.items() if isinstance(value, dict) else enumerate(value)
-                queue += [(v, path.child("item", k)) for k, v in items
-                          if isinstance(v, (torch.Tensor, torch.nn.Module)) and isinstance(k, (int, str))]
-            elif self.roots[i].kind == "const" and _is_plain_object(value):
-                objects.append(value)
-                for name, attr in vars(value).items():
-                    if isinstance(attr, (torch.Tensor, torch.nn.Module)):
-                        queue.append((attr, path.child("attr", name)))
-        for value, path in queue:  # breadth first: the queue grows while it is read
-            if isinstance(value, torch.Tensor):
-                tensors.setdefault(id(value), (value, path))
-                continue
-            if id(value) in modules:
-                continue
-            modules[id(value)] = (value, path)
+    def walk(self) -> Walk:
+        """Every tensor and module reachable from the roots (see ``Walk``)."""
+        walk = Walk(self)
+        walk.run()
+        return walk
+
+
+# Libraries whose code and objects the walk does not enter: their functions read no user
+# tensors through globals, and skipping them keeps the walk cheap (it runs once per trace).
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {"torch", "symscalar", "numpy", "typing_extensions", "_pytest",
+                                                  "pytest", "pluggy", "hypothesis", "thunder", "nvfuser",
+                                                  "nvfuser_direct", "triton"}
+_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size,
+                    torch.memory_format, torch.layout, pytypes.BuiltinFunctionType, type(Ellipsis), range, slice})
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
+_MAX_ITEMS = 10_000  # longer lists and dicts are not searched (a dataset, a vocabulary)
+_MAX_PATHS = 8  # ways to reach one object that the guard checks
+
+
+def _keyed_by_identity(value: Any) -> bool:
+    """Whether jit's cache key tells ``value`` apart by identity: containers of objects that
+    compare by identity (the default ``==``), modules, functions, atoms."""
+    if type(value) in _ATOMS or isinstance(value, (type, pytypes.FunctionType, pytypes.ModuleType)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_keyed_by_identity(v) for v in value)
+    if isinstance(value, dict):
+        return all(_keyed_by_identity(v) for v in value.values())
+    return not isinstance(value, torch.Tensor) and type(value).__eq__ is object.__eq__
+
+
+@functools.cache
+def _library(module_name: Any) -> bool:
+    """Whether code and objects of the Python module ``module_name`` are not entered: torch,
+    numpy, symscalar, the standard library and installed third-party packages (their functions
+    hold no user tensors in globals; following them would walk all of transformers)."""
+    if not isinstance(module_name, str):
+        return True
+    top = module_name.partition(".")[0]
+    if top in _LIBRARIES:
+        return True
+    where = getattr(sys.modules.get(top), "__file__", None) or ""
+    return any(part in where for part in _INSTALLED)
+
+
+_INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+class Walk:
+    """Everything reachable from a jitted callable's roots that a trace may read: tensors and
+    modules with their shortest path (how the entry reads them on every call), every other path
+    that reaches each object (an alias: tied weights, a shared submodule), and the plain objects
+    at the roots (a bound method's ``self``) whose attributes the function may write.
+
+    Followed: a module's parameters, buffers, submodules and attributes (``_``-prefixed ones
+    too), class attributes of user classes, items of lists, tuples and dicts, attributes of
+    plain objects, a leaf tensor's ``.grad``, the attributes a walked function names of a user
+    Python module (``import mylib; mylib.W``), and the closure cells, globals and defaults of
+    every user function reached (a helper, a submodule's ``forward``, a method). Code and
+    objects of torch, numpy, symscalar and the standard library are not entered."""
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+        self.tensors: dict[int, tuple[torch.Tensor, Path]] = {}
+        self.modules: dict[int, tuple[torch.nn.Module, Path]] = {}
+        self.objects: list[Any] = []
+        # every way found to each object: (id of the object it was read from, path); first = shortest
+        self.paths: dict[int, list[tuple[int | None, Path]]] = {}
+        self._queue: collections.deque[tuple[Any, Path, int | None]] = collections.deque()
+        self._functions: set[int] = set()
+        self._pymodules: list[tuple[pytypes.ModuleType, Path, set[str]]] = []
+        self._class_items: dict[type, list[tuple[str, Any]]] = {}
+
+    def run(self) -> None:
+        started = 0
+        while True:
+            if started < len(self.roots.roots):  # walking a function adds its roots
+                self._start(started)
+                started += 1
+            elif self._queue:
+                self._visit(*self._queue.popleft())
+            elif not self._read_pymodules():
+                return
+
+    def _start(self, index: int) -> None:
+        root = self.roots.roots[index]
+        try:
+            value = root.read()
+        except (KeyError, ValueError):  # a deleted global, an empty cell
+            return
+        if root.kind == "const" and _is_plain_object(value):
+            self.objects.append(value)
+        self._visit(value, Path(index, ()), None)
+
+    def _visit(self, value: Any, path: Path, parent: int | None) -> None:
+        if type(value) in _ATOMS:
+            return
+        key = id(value)
+        found = self.paths.get(key)
+        if found is not None:
+            if len(found) < _MAX_PATHS:
+                found.append((parent, path))
+            return
+        if isinstance(value, (pytypes.FunctionType, staticmethod, classmethod, property, functools.partial)) or (
+            type(value).__name__ == "_lru_cache_wrapper"
+        ):
+            self._function(value)
+            return
+        self.paths[key] = [(parent, path)]
+        push = self._queue.append
+        if isinstance(value, torch.Tensor):
+            self.tensors[key] = (value, path)
+            if value.is_leaf and value.grad is not None:  # an optimizer step written in the function
+                push((value.grad, path.child("getattr", "grad"), key))
+        elif isinstance(value, torch.nn.Module):
+            self.modules[key] = (value, path)
             for where, table in (("param", value._parameters), ("buffer", value._buffers), ("module", value._modules)):
                 for name, item in table.items():
                     if item is not None:
-                        queue.append((item, path.child(where, name)))
-            for name, attr in vars(value).items():
-                if isinstance(attr, torch.Tensor) and not name.startswith("_"):
-                    queue.append((attr, path.child("attr", name)))
-        return tensors, modules, objects
+                        push((item, path.child(where, name), key))
+            self._attributes(value, path, key, _MODULE_INTERNALS)
+        elif type(value) in (list, tuple) or (isinstance(value, (list, tuple)) and not _library(type(value).__module__)):
+            if len(value) <= _MAX_ITEMS:
+                for i, item in enumerate(value):
+                    if type(item) not in _ATOMS:
+                        push((item, path.child("item", i), key))
+        elif isinstance(value, dict):
+            if len(value) <= _MAX_ITEMS:
+                for k, item in value.items():
+                    if type(item) not in _ATOMS and type(k) in (str, int):
+                        push((item, path.child("item", k), key))
+        elif isinstance(value, pytypes.MethodType):
+            push((value.__self__, path.child("getattr", "__self__"), key))
+            self._function(value.__func__)
+        elif isinstance(value, pytypes.ModuleType):
+            if not _library(value.__name__):
+                self._pymodules.append((value, path, set()))
+        elif isinstance(value, type):
+            for name, item in self._class_attributes(value):
+                push((item, path.child("getattr", name), key))
+        elif _is_plain_object(value) and not _library(type(value).__module__):
+            self._attributes(value, path, key, frozenset())
+
+    def _attributes(self, obj: Any, path: Path, key: int, skip: frozenset[str]) -> None:
+        """An object's own attributes, then its class attributes not shadowed by them."""
+        own = vars(obj)
+        for name, item in own.items():
+            if type(item) not in _ATOMS and name not in skip and isinstance(name, str):
+                self._queue.append((item, path.child("attr", name), key))
+        for name, item in self._class_attributes(type(obj)):
+            if name not in own:
+                self._queue.append((item, path.child("getattr", name), key))
+
+    def _class_attributes(self, cls: type) -> list[tuple[str, Any]]:
+        """The non-atom class attributes of ``cls`` and its user base classes; their functions
+        (methods, ``forward``) are walked, not returned."""
+        items = self._class_items.get(cls)
+        if items is not None:
+            return items
+        items, seen = [], set()
+        for base in cls.__mro__:
+            if _library(base.__module__):
+                continue
+            for name, item in vars(base).items():
+                if name in seen or (name.startswith("__") and name.endswith("__")) or type(item) in _ATOMS:
+                    continue
+                seen.add(name)
+                if isinstance(item, (pytypes.FunctionType, staticmethod, classmethod, property, functools.partial)):
+                    self._function(item)
+                elif name.isidentifier():
+                    items.append((name, item))
+        self._class_items[cls] = items
+        return items
+
+    def _function(self, fn: Any) -> None:
+        if isinstance(fn, property):
+            for part in (fn.fget, fn.fset):
+                if part is not None:
+                    self._function(part)
+            return
+        fn = getattr(fn, "__func__", fn)  # staticmethod, classmethod
+        if isinstance(fn, functools.partial):
+            self._function(fn.func)
+            return
+        if not isinstance(fn, pytypes.FunctionType):
+            fn = getattr(fn, "__wrapped__", None)  # functools.lru_cache
+            if not isinstance(fn, pytypes.FunctionType):
+                return
+        if id(fn) in self._functions or _library(fn.__module__):
+            return
+        self._functions.add(id(fn))
+        self.roots.function_roots(fn, f" of {fn.__module__}.{fn.__qualname__}")
+        wrapped = getattr(fn, "__wrapped__", None)  # functools.wraps: the decorated function
+        if wrapped is not None:
+            self._function(wrapped)
+        if fn.__defaults__ and any(type(d) not in _ATOMS for d in fn.__defaults__):
+            index = self.roots.root("const", fn, "", f"function {fn.__qualname__}")
+            self._queue.append((fn.__defaults__, Path(index, (("getattr", "__defaults__"),)), None))
+        if fn.__kwdefaults__ and any(type(d) not in _ATOMS for d in fn.__kwdefaults__.values()):
+            index = self.roots.root("const", fn, "", f"function {fn.__qualname__}")
+            self._queue.append((fn.__kwdefaults__, Path(index, (("getattr", "__kwdefaults__"),)), None))
+
+    def _read_pymodules(self) -> bool:
+        """Queue the attributes of user Python modules that walked code names; whether any."""
+        added = False
+        for module, path, done in self._pymodules:
+            namespace = vars(module)
+            for name in (self.roots.names & namespace.keys()) - done:
+                done.add(name)
+                if type(namespace[name]) not in _ATOMS:
+                    self._queue.append((namespace[name], path.child("attr", name), id(module)))
+                    added = True
+        return added
+
+    def aliases(self, ids: Any) -> list[tuple[Path, Path]]:
+        """(another path, the shortest path) of every object through which an object of ``ids``
+        was reached by more than one path: the entry checks both still reach the same object,
+        so untying tied weights or unsharing a submodule is a retrace, not a stale program."""
+        checks: list[tuple[Path, Path]] = []
+        todo = [i for i in ids if i in self.paths]
+        seen = set(todo)
+        while todo:
+            found = self.paths[todo.pop()]
+            for j, (parent, path) in enumerate(found):
+                if j:
+                    checks.append((path, found[0][1]))
+                if parent is not None and parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
+        return checks
 
 
 def _is_plain_object(value: Any) -> bool:
@@ -255,16 +484,76 @@ class _Recorder:
         self.watch.called(module)
 
 
+# Functions of torch's global RNG: inside a traced function they would run once, at trace time
+# (the program's random ops draw from a seed input of their own), so jit refuses them while
+# it traces (``RngWatch``); eager calls elsewhere, other threads included, are untouched.
+_RNG_FUNCTIONS = ("manual_seed", "seed", "get_rng_state", "set_rng_state", "fork_rng", "manual_seed_all",
+                  "seed_all", "get_rng_state_all", "set_rng_state_all")
+_RNG_MODULES = ("torch", "torch.random", "torch.cuda", "torch.cuda.random")
+
+
+def _refuse_while_tracing(where: str, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        if current_tracer.get() is None:
+            return original(*args, **kwargs)
+        raise UnsupportedOperationError(
+            f"{where}.{name}() inside a traced function is not supported: symscalar.jit runs the "
+            "function's Python once, at trace time, so it would change or read torch's global "
+            "RNG state once, not on every call, and the program's random ops draw from a seed of "
+            "their own. Fix: call it outside the jitted function (seed or restore the RNG state "
+            "before calling it, or draw the random tensors outside and pass them in)."
+        )
+
+    refuse.__symscalar_original__ = original  # type: ignore[attr-defined]
+    return refuse
+
+
+class RngWatch:
+    """Installs the refusing wrappers of ``_RNG_FUNCTIONS`` while any trace runs (counted, so
+    nested and concurrent traces share them)."""
+
+    lock = threading.Lock()
+    active = 0
+    saved: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> None:
+        with RngWatch.lock:
+            RngWatch.active += 1
+            if RngWatch.active > 1:
+                return
+            for where in _RNG_MODULES:
+                namespace = sys.modules.get(where)
+                for name in _RNG_FUNCTIONS:
+                    original = getattr(namespace, name, None)
+                    if callable(original) and not hasattr(original, "__symscalar_original__"):
+                        RngWatch.saved.append((namespace, name, original))
+                        setattr(namespace, name, _refuse_while_tracing(where, name, original))
+
+    def __exit__(self, *exc: object) -> None:
+        with RngWatch.lock:
+            RngWatch.active -= 1
+            if RngWatch.active:
+                return
+            for namespace, name, original in RngWatch.saved:
+                setattr(namespace, name, original)
+            RngWatch.saved.clear()
+
+
 class TraceWatch:
     """Context manager around tracing: snapshot reachable state, record called modules, turn
     writes of traced tensors into ``AttributeWrite``s, restore the snapshot, refuse what cannot
     be honoured."""
 
-    def __init__(self, roots: Roots, builder: TraceBuilder, top: torch.nn.Module | None) -> None:
-        self.roots = roots
+    def __init__(
+        self, roots: Roots, builder: TraceBuilder, top: torch.nn.Module | None, arguments: dict[str, Any] | None = None
+    ) -> None:
+        roots = roots.for_call(arguments or {})
+        self.roots = roots  # the entry's: read by make_entry
         self.builder = builder
         self.top = top
-        self.tensors, self.modules, self.objects = roots.walk()
+        self.walk = roots.walk()
+        self.tensors, self.modules, self.objects = self.walk.tensors, self.walk.modules, self.walk.objects
         self.names = _module_names(self.modules)
         self.used_modules: dict[int, torch.nn.Module] = {}
         self.writes: list[AttributeWrite] = []
@@ -273,7 +562,24 @@ class TraceWatch:
         self._cell_values = [c.cell_contents if _cell_full(c) else _MISSING for c, _ in self._cells]
         self._tensor_meta = {i: _meta(t) + (t._version,) for i, (t, _) in self.tensors.items()}
         self._handle: RemovableHandle | None = None
+        self._rng = RngWatch()
         self._containers: list[tuple[Any, Any]] = []
+
+    def aliases(self, captured: list[Captured], modules: dict[int, torch.nn.Module]) -> list[tuple[Path, Path]]:
+        """The alias checks of an entry reading ``captured`` and depending on ``modules``."""
+        return self.walk.aliases([id(c.tensor) for c in captured if c.path is not None] + list(modules))
+
+    def captured(self, builder: TraceBuilder, label: str) -> list[Captured]:
+        """The trace's captured tensors, in its input order, each with its path. A tensor
+        without one could not be read again on later calls, so a rebinding would go unseen:
+        refused, unless the trace (or an earlier one) built it from Python values alone."""
+        result = []
+        for t in builder.captured_tensors():
+            found = self.tensors.get(id(t))
+            if found is None and id(t) not in builder.constants and not is_trace_constant(t):
+                raise UnsupportedOperationError(_pathless_message(t, builder.read_by.get(id(t)), label))
+            result.append(Captured(t, found[1] if found else None))
+        return result
 
     # snapshot -------------------------------------------------------------------------------
 
@@ -304,11 +610,13 @@ class TraceWatch:
         if self.top is not None:
             self.called(self.top)
         self._handle = nn_module.register_module_forward_pre_hook(_Recorder(self))
+        self._rng.__enter__()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         assert self._handle is not None
         self._handle.remove()
+        self._rng.__exit__()
         problems = self._restore()
         if exc_type is None and problems:
             raise UnsupportedOperationError(problems[0])
@@ -389,6 +697,20 @@ class TraceWatch:
         return text
 
 
+def _pathless_message(tensor: torch.Tensor, op: Any, label: str) -> str:
+    reader = f" by {public_name(op)}" if op is not None else ""
+    return (
+        f"{label} reads a tensor from outside its arguments (shape {tuple(tensor.shape)}, "
+        f"{tensor.dtype}, read{reader}) that symscalar.jit cannot find from the jitted callable: "
+        "not through a module's parameters, buffers or attributes, a closure, a global of the "
+        "function or of a function it calls, nor the lists, dicts, objects and classes they "
+        "hold (it may come from a cache filled outside the function, a C extension object, or "
+        "an argument compared by value). Held by reference, a rebinding of it would go unseen "
+        "on later calls. Fix: pass it as an argument, or hold it on a module as a "
+        "parameter/buffer/attribute (or in a global or closure the function reads)."
+    )
+
+
 def _proxies_inside(value: Any, where: str) -> list[str]:
     """A container on a module (a list used as a KV cache) that the traced function filled
     with traced tensors: refused, the proxies would outlive the trace."""
@@ -460,6 +782,7 @@ def make_entry(
     writes: list[StateWrite],
     miss: object,
     label: str,
+    aliases: Sequence[tuple[Path, Path]] = (),
 ) -> Callable[..., Any]:
     """Generate the callable stored in the cache: check the state the trace assumed, run the
     program with the captured tensors read now, write state back; ``miss`` when a check fails.
@@ -470,6 +793,8 @@ def make_entry(
         modules: modules whose identity and ``training`` flag the trace depends on.
         guard: ``specialize`` guards over the trace's inputs, or None.
         writes: replayed in order with the run's second result (the state outputs).
+        aliases: (other path, shortest path) pairs that must still reach one object (tied
+            weights, a shared submodule; see ``Walk.aliases``).
     """
     ns: dict[str, Any] = {"_ss_run": run, "_ss_MISS": miss, "_ss_guard": guard,
                           "_ss_copy_into": copy_into, "_ss_setattr": setattr}
@@ -519,6 +844,7 @@ def make_entry(
             f"{ref}.dtype is _ss_D{j} and {ref}.requires_grad is {t.requires_grad} and "
             f"{ref}.shape == _ss_S{j} and {ref}.device == _ss_V{j}"
         )
+    checks.extend(f"{read(other)} is {read(path)}" for other, path in aliases)
     body = "\n".join(lines)
     test = " and\n            ".join(checks) or "True"
     extra = "".join(f", {n}" for n in names)
@@ -539,7 +865,7 @@ def _ss_entry(*_ss_a):
 {body or "        pass"}
         if not ({test}):
             return _ss_MISS
-    except (AttributeError, KeyError, ValueError):
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         return _ss_MISS
 {guard_src}    _ss_out = _ss_run(*_ss_a{extra})
 {write_src}    return _ss_out
@@ -549,7 +875,7 @@ def _ss_accepts(*_ss_a):
 {body or "        pass"}
         if not ({test}):
             return False
-    except (AttributeError, KeyError, ValueError):
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         return False
 {guard_src.replace("_ss_MISS", "False")}    return True
 """

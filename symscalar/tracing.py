@@ -16,6 +16,7 @@ import functools
 import inspect
 import types as pytypes
 import typing
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -74,6 +75,17 @@ _PROXY_CLASS: dict[type, type[NumberProxy]] = {
 }
 
 
+# Every tensor any trace built from Python values alone (by id, weakly): a later trace may read
+# one again from a cache the first trace filled (``functools.lru_cache`` around a mask maker),
+# and it is still a constant: the same Python values give the same tensor.
+_TRACE_CONSTANTS: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictionary()
+
+
+def is_trace_constant(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` was built by some trace from Python values alone."""
+    return _TRACE_CONSTANTS.get(id(tensor)) is tensor
+
+
 class TraceBuilder:
     """Records equations while a Python function runs on proxies (implements ``Tracer``)."""
 
@@ -90,6 +102,9 @@ class TraceBuilder:
         self.guards: list[tuple[ScalarVar, Any]] = []
         # Tensors captured from the enclosing scope, passed by reference on every call.
         self.captured: dict[int, tuple[TensorVar, torch.Tensor]] = {}
+        # The torch function that first read each captured tensor (by id), for messages.
+        self.read_by: dict[int, Any] = {}
+        self.reading: Any = None
         # Whether each tensor input requires grad at the call being traced (from the call's
         # arguments; the cache key holds it), read by ``TensorProxy.requires_grad``.
         self.requires_grad: dict[TensorVar, bool] = {}
@@ -191,6 +206,7 @@ class TraceBuilder:
             self.requires_grad[var] = tensor.requires_grad
             proxy = TensorProxy(self, var, self._name(var), "captured")
             self._captured_proxies[id(tensor)] = proxy
+            self.read_by[id(tensor)] = self.reading
             self._captured_storages.add(_storage_of(tensor))
         return proxy
 
@@ -202,6 +218,7 @@ class TraceBuilder:
     def add_constants(self, result: Any) -> None:
         if isinstance(result, torch.Tensor):
             self.constants[id(result)] = result
+            _TRACE_CONSTANTS[id(result)] = result
         elif isinstance(result, (tuple, list)):
             for r in result:
                 self.add_constants(r)
@@ -285,6 +302,8 @@ class TraceBuilder:
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
         operands become proxies first, so that a handler never computes eagerly on them."""
+        if self.depth == 0:
+            self.reading = func  # names the op in the message about a captured tensor it reads
         target = self._inplace_target(func, args)
         if target is not None:
             return self._update_in_place(func, target, args, kwargs)
