@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import SymscalarError
+from symscalar.errors import SymscalarError, UnsupportedOperationError
 from typing_extensions import TypeIs
 
 from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
@@ -228,6 +228,18 @@ def _call(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     return fn(*args)
 
 
+def _batched_create_graph_message(name: str) -> str:
+    return (
+        f"torch.autograd.grad(..., is_grads_batched=True, create_graph=True) through {name}: torch "
+        "runs a batched backward under its legacy vmap, which records no graph for the "
+        "differentiable backward program, so the gradients would come back without one (wrong "
+        "higher-order gradients). This is what torch.autograd.functional.jacobian/hessian("
+        "vectorize=True, create_graph=True) do. Fix: is_grads_batched=False (one grad call per "
+        "cotangent; jacobian(..., vectorize=False)), or create_graph=False when no gradient of "
+        "the gradients is needed."
+    )
+
+
 class _Backward:
     """One backward program: compiled for first-order use; under ``create_graph=True`` run
     through its own autograd program (built per pattern of inputs requiring grad), so the
@@ -244,6 +256,8 @@ class _Backward:
         if torch.is_grad_enabled():
             pattern = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
             if any(pattern):
+                if any(isinstance(a, torch.Tensor) and torch._C._functorch.is_legacy_batchedtensor(a) for a in args):
+                    raise UnsupportedOperationError(_batched_create_graph_message(self.vjp.backward.name))
                 program = self._programs.get(pattern)
                 if program is None:
                     program = self._programs[pattern] = _Program(self.vjp.backward, pattern, self.backend)
@@ -406,3 +420,14 @@ def autograd_runner(
         return plain_fn(*all_args)
 
     return run, program.backward_trace
+
+
+def with_grad_enabled(run: Callable[..., Any]) -> Callable[..., Any]:
+    """``run`` with grad enabled: a program traced from a function called without grad that
+    builds a graph inside ``torch.enable_grad()`` (its other values carry stop_gradient)."""
+
+    def run_with_grad(*args: Any) -> Any:
+        with torch.enable_grad():
+            return run(*args)
+
+    return run_with_grad

@@ -895,10 +895,12 @@ class _JitState:
         ]
         backward: Trace | None = None
         # grad mode is part of the key, so an entry traced without grad never runs with it
-        if torch.is_grad_enabled() and any(
+        if (torch.is_grad_enabled() or builder.grad_inside) and any(
             r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
         ):
             run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
+            if builder.grad_inside:  # an enable_grad() region in a call without grad
+                run = grad_transform.with_grad_enabled(run)
         else:
             run = runs.compile_trace(trace, render)
         if rng_seed:
@@ -923,13 +925,7 @@ class _JitState:
         attribute assignments of traced tensors (assigned with ``setattr``)."""
         writes: list[tuple[str, Any, str]] = []
         values: list[Any] = []
-        for target, value in builder.write_backs:
-            if target.requires_grad and target.is_leaf and torch.is_grad_enabled():
-                raise UnsupportedOperationError(
-                    f"{_qualname(self.fn)} writes in place into a leaf tensor that requires grad "
-                    f"(shape {tuple(target.shape)}, e.g. a parameter); eager torch refuses this "
-                    "too. Fix: do it under torch.no_grad(), or on .data, outside the jitted function."
-                )
+        for target, value in builder.write_backs:  # a leaf requiring grad: checked by the tracer
             builder.unwrap(target)  # read on every call, by path when it has one
             writes.append(("copy", id(target), ""))
             values.append(value)

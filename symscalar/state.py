@@ -49,7 +49,7 @@ _STEP = {
     "buffer": "._buffers[{!r}]",
     "attr": ".__dict__[{!r}]",
     "item": "[{!r}]",
-    "getattr": ".{}",  # attribute lookup: a class attribute, a method's __self__, a leaf's .grad
+    "getattr": ".{}",  # attribute lookup: a class attribute, a method's __self__
 }
 
 
@@ -220,7 +220,7 @@ class Walk:
 
     Followed: a module's parameters, buffers, submodules and attributes (``_``-prefixed ones
     too), class attributes of user classes, items of lists, tuples and dicts, attributes of
-    plain objects, a leaf tensor's ``.grad``, the attributes a walked function names of a user
+    plain objects, the attributes a walked function names of a user
     Python module (``import mylib; mylib.W``), and the closure cells, globals and defaults of
     every user function reached (a helper, a submodule's ``forward``, a method). Code and
     objects of torch, numpy, symscalar and the standard library are not entered."""
@@ -276,8 +276,6 @@ class Walk:
         push = self._queue.append
         if isinstance(value, torch.Tensor):
             self.tensors[key] = (value, path)
-            if value.is_leaf and value.grad is not None:  # an optimizer step written in the function
-                push((value.grad, path.child("getattr", "grad"), key))
         elif isinstance(value, torch.nn.Module):
             self.modules[key] = (value, path)
             for where, table in (("param", value._parameters), ("buffer", value._buffers), ("module", value._modules)):
@@ -611,6 +609,7 @@ class TraceWatch:
             self.called(self.top)
         self._handle = nn_module.register_module_forward_pre_hook(_Recorder(self))
         self._rng.__enter__()
+        self._grad_mode = torch.is_grad_enabled()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -618,6 +617,15 @@ class TraceWatch:
         self._handle.remove()
         self._rng.__exit__()
         problems = self._restore()
+        if torch.is_grad_enabled() != self._grad_mode:
+            torch.set_grad_enabled(self._grad_mode)
+            problems.append(
+                f"the traced function left grad mode {'enabled' if not self._grad_mode else 'disabled'} "
+                "(torch.set_grad_enabled(...) called as a function, not as a context manager); "
+                "symscalar.jit runs the function's Python once, so later calls would not change "
+                "it. Fix: use `with torch.set_grad_enabled(...):` inside the function, or call it "
+                "outside the jitted function."
+            )
         if exc_type is None and problems:
             raise UnsupportedOperationError(problems[0])
 

@@ -128,10 +128,20 @@ class TraceBuilder:
         self._captured_storages: set[int] = set()
         # Traced values that are the current value of state updated in place, and its tensor.
         self._state_of: dict[TensorVar, torch.Tensor] = {}
+        # Leaves that require grad updated in place under no_grad (a manual SGD step), by id.
+        self._updated_leaves: set[int] = set()
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
         self.grad_enabled_at_start = torch.is_grad_enabled()
+        self.inference_at_start = torch.is_inference_mode_enabled()
+        # Set when a function called without grad computes, in an ``enable_grad()`` region, a
+        # value that requires grad: the program then runs with autograd, as eager builds a graph.
+        self.grad_inside = False
+        # Values computed without grad from ones that require grad (a call without grad), and
+        # their stop_gradient where an enable_grad() region or an output of such a call uses them.
+        self._no_grad_values: set[TensorVar] = set()
+        self._cuts: dict[TensorVar, TensorVar] = {}
         # How many torch functions are being handled: only the outermost call of user code
         # (depth 0) is seen by the tracing mode and autocast; handlers run at depth > 0.
         self.depth = 0
@@ -210,6 +220,18 @@ class TraceBuilder:
             self._captured_storages.add(_storage_of(tensor))
         return proxy
 
+    def read_captured(self, tensor: torch.Tensor) -> TensorProxy:
+        """``capture``, for an operand of a torch call of the traced function."""
+        if id(tensor) in self._updated_leaves and torch.is_grad_enabled():
+            raise UnsupportedOperationError(
+                f"the traced function reads a tensor that requires grad (shape {tuple(tensor.shape)}, "
+                f"{tensor.dtype}, e.g. a parameter) with grad enabled, after updating it in place under "
+                "torch.no_grad() in the same call: eager differentiates the later use with respect to the "
+                "updated leaf, which the compiled program cannot express. Fix: update it outside the "
+                "jitted function (an optimizer step after the call), or read it under torch.no_grad()."
+            )
+        return self.capture(tensor)
+
     def is_constant(self, tensor: torch.Tensor) -> bool:
         """Whether ``tensor`` was built in this trace from Python values only, and is not an
         input of the program yet (once captured, its value is read at run time)."""
@@ -235,6 +257,8 @@ class TraceBuilder:
 
     def _bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         atoms = tuple(self.unwrap(a) for a in args)
+        if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            atoms = tuple(self._cut_no_grad(a) for a in atoms)
         for key, value in params.items():
             if contains_dynamic(value):
                 raise StaticValueRequiredError(
@@ -259,16 +283,49 @@ class TraceBuilder:
         """Record whether each output requires grad, as eager autograd would decide it; in a
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
         from_grad = any(self.requires_grad.get(a, False) for a in atoms if isinstance(a, TensorVar))
-        if not from_grad or prim is stop_gradient_p:
+        if prim is stop_gradient_p:
             return outs
-        if torch.is_grad_enabled():
+        grad_on = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+        if not grad_on and not self.grad_enabled_at_start:
+            # a call without grad: values computed from ones that require grad carry none, which
+            # matters only if an enable_grad() region uses them (see ``_cut_no_grad``)
+            if from_grad or any(a in self._no_grad_values for a in atoms):
+                self._no_grad_values.update(v for v in outs if isinstance(v, TensorVar))
+            return outs
+        if not from_grad:
+            return outs
+        if grad_on:
+            if not self.grad_enabled_at_start:
+                self._enter_grad_region()
             for v in outs:
                 if isinstance(v, TensorVar):
                     self.requires_grad[v] = v.dtype.is_floating_point or v.dtype.is_complex
             return outs
-        if not self.grad_enabled_at_start:
-            return outs  # the whole call runs without autograd: nothing to cut
         return tuple(self._stop_gradient(v) if isinstance(v, TensorVar) else v for v in outs)
+
+    def _enter_grad_region(self) -> None:
+        """An op under ``torch.enable_grad()`` (or ``set_grad_enabled(True)``) in a function
+        called without grad builds a graph in eager torch: the program is run with autograd
+        (``grad_inside``), and values computed without grad are cut where they are used."""
+        if self.inference_at_start:
+            raise UnsupportedOperationError(
+                f"{self.name} is called under torch.inference_mode() and computes, inside a "
+                "torch.inference_mode(False) region, a value that requires grad: eager torch builds "
+                "a graph there but refuses to save inference tensors (the arguments) for backward. "
+                "Fix: call it under torch.no_grad() instead of inference_mode, or move the region "
+                "that needs gradients outside the jitted function."
+            )
+        self.grad_inside = True
+
+    def _cut_no_grad(self, atom: Atom) -> Atom:
+        """``atom`` as a value with grad enabled: a value computed without grad (from one that
+        requires grad) carries no gradient, as in eager torch."""
+        if not isinstance(atom, TensorVar) or atom not in self._no_grad_values:
+            return atom
+        cut = self._cuts.get(atom)
+        if cut is None:
+            cut = self._cuts[atom] = self._stop_gradient(atom)
+        return cut
 
     def _stop_gradient(self, var: TensorVar) -> TensorVar:
         out = TensorVar(var.shape, var.dtype, var.device)
@@ -353,6 +410,16 @@ class TraceBuilder:
         every call, and later reads of it in this trace see the new value."""
         short = _public_name(func).rsplit(".", 1)[-1]
         rest = args[1:]
+        state = self.state_tensor(target)
+        if state is not None and state.requires_grad and state.is_leaf:
+            if torch.is_grad_enabled():
+                raise RuntimeError(
+                    f"a leaf Variable that requires grad is being used in an in-place operation "
+                    f"(torch.Tensor.{short} on a tensor of shape {tuple(state.shape)} read from outside, "
+                    "e.g. a parameter); eager torch refuses this too. Fix: do the update under "
+                    "torch.no_grad() (as an optimizer step does), or outside the jitted function."
+                )
+            self._updated_leaves.add(id(state))
         if short == "zero_":
             new = self.torch_function(torch.zeros_like, (target,), {})
         elif short == "fill_":
@@ -371,7 +438,6 @@ class TraceBuilder:
                 raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
             if new.dtype != target.dtype:
                 new = self.torch_function(torch.Tensor.to, (new, target.dtype), {})
-        state = self.state_tensor(target)
         if state is not None:
             self.assign_state(state, new)
             return new
@@ -430,6 +496,8 @@ class TraceBuilder:
 
     def build(self, outputs: Sequence[Any]) -> Trace:
         out_atoms = tuple(self.unwrap(o) for o in outputs)
+        if self.grad_inside:  # run with autograd: what was computed without grad carries none
+            out_atoms = tuple(self._cut_no_grad(a) for a in out_atoms)
         # Captured tensors whose metadata was read but no op used are not program inputs.
         used = {a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar)}
         used.update(a for a in out_atoms if isinstance(a, TensorVar))
@@ -563,7 +631,7 @@ def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
     if isinstance(value, torch.Tensor):
-        return builder.capture(value)
+        return builder.read_captured(value)
     if isinstance(value, np.bool_):  # torch's argument parser promotes numpy.bool_ like a float
         return float(value)
     if isinstance(value, np.generic) and isinstance(value, (np.integer, np.floating)):
@@ -704,6 +772,7 @@ class tracing:
     def __enter__(self) -> TraceBuilder:
         self._token = current_tracer.set(self.builder)
         self.builder.grad_enabled_at_start = torch.is_grad_enabled()
+        self.builder.inference_at_start = torch.is_inference_mode_enabled()
         # torch leaves TorchFunctionMode.__enter__/__exit__ unannotated.
         self._mode.__enter__()  # type: ignore[no-untyped-call]
         return self.builder
