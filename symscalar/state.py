@@ -139,7 +139,8 @@ class Roots:
         index = self._index.get(key)
         if index is None:
             index = self._index[key] = len(self.roots)
-            source = f"_ss_o{index}" + (".cell_contents" if kind == "cell" else f"[{name!r}]" if kind == "global" else "")
+            suffix = {"cell": ".cell_contents", "global": f"[{name!r}]"}.get(kind, "")
+            source = f"_ss_o{index}{suffix}"
             self.roots.append(Root(source, binding, label, kind, name))
         return index
 
@@ -181,6 +182,11 @@ _ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, torch.dty
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
 _MAX_ITEMS = 10_000  # longer lists and dicts are not searched (a dataset, a vocabulary)
 _MAX_PATHS = 8  # ways to reach one object that the guard checks
+
+
+def _searchable(value: list[Any] | tuple[Any, ...]) -> bool:
+    """A list or tuple (or a user subclass: a NamedTuple of weights) whose items are walked."""
+    return type(value) in (list, tuple) or not _library(type(value).__module__)
 
 
 def _keyed_by_identity(value: Any) -> bool:
@@ -283,7 +289,7 @@ class Walk:
                     if item is not None:
                         push((item, path.child(where, name), key))
             self._attributes(value, path, key, _MODULE_INTERNALS)
-        elif type(value) in (list, tuple) or (isinstance(value, (list, tuple)) and not _library(type(value).__module__)):
+        elif isinstance(value, (list, tuple)) and _searchable(value):
             if len(value) <= _MAX_ITEMS:
                 for i, item in enumerate(value):
                     if type(item) not in _ATOMS:

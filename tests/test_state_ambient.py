@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 import torch
+from state_support import assert_same, assert_same_grad, inputs
 from torch import nn
 
 import symscalar
-from state_support import assert_same, assert_same_grad, inputs
 from symscalar import UnsupportedOperationError
 
 DTYPES = [torch.float32, torch.float64]

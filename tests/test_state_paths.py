@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import state_paths_lib as lib
 import torch
+from state_support import Twin, assert_same, assert_same_grad, inputs
 from torch import nn
 
 import symscalar
-from state_support import Twin, assert_same, assert_same_grad, inputs
 from symscalar import UnsupportedOperationError
 from symscalar.state import Roots
 
@@ -35,7 +35,9 @@ def fresh(seed: int, dtype: torch.dtype, requires_grad: bool = True) -> torch.Te
     return torch.randn(3, generator=g, dtype=dtype).requires_grad_(requires_grad)
 
 
-def compare(fn: Callable[..., Any], jitted: Callable[..., Any], args: tuple[Any, ...], leaves: list[torch.Tensor]) -> None:
+def compare(
+    fn: Callable[..., Any], jitted: Callable[..., Any], args: tuple[Any, ...], leaves: list[torch.Tensor]
+) -> None:
     """One call of both; values, dtypes, requires_grad and the gradient of every leaf."""
     expected = fn(*args)
     out = jitted(*args)
