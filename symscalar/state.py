@@ -184,6 +184,14 @@ _MAX_ITEMS = 10_000  # longer lists and dicts are not searched (a dataset, a voc
 _MAX_PATHS = 8  # ways to reach one object that the guard checks
 
 
+def _slots(cls: type) -> list[str]:
+    names = []
+    for base in cls.__mro__:
+        slots = vars(base).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [n for n in slots if n != "__dict__" and n.isidentifier()]
+    return names
+
+
 def _searchable(value: list[Any] | tuple[Any, ...]) -> bool:
     """A list or tuple (or a user subclass: a NamedTuple of weights) whose items are walked."""
     return type(value) in (list, tuple) or not _library(type(value).__module__)
@@ -308,8 +316,13 @@ class Walk:
         elif isinstance(value, type):
             for name, item in self._class_attributes(value):
                 push((item, path.child("getattr", name), key))
-        elif _is_plain_object(value) and not _library(type(value).__module__):
-            self._attributes(value, path, key, frozenset())
+        elif not _library(type(value).__module__):
+            if _is_plain_object(value):
+                self._attributes(value, path, key, frozenset())
+            for name in _slots(type(value)):  # an object with __slots__
+                item = getattr(value, name, None)
+                if type(item) not in _ATOMS:
+                    push((item, path.child("getattr", name), key))
 
     def _attributes(self, obj: Any, path: Path, key: int, skip: frozenset[str]) -> None:
         """An object's own attributes, then its class attributes not shadowed by them."""

@@ -318,6 +318,29 @@ class Box:
         self.w = torch.ones(3)
 
 
+class Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self) -> None:
+        self.w = torch.ones(3)
+
+
+_SLOTTED = Slotted()
+
+
+def _reads_slots(x: torch.Tensor) -> torch.Tensor:
+    return x * _SLOTTED.w
+
+
+def _set_slot(t: torch.Tensor) -> None:
+    _SLOTTED.w = t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_tensor_in_a_slot_of_a_global_object_is_reread(dtype: torch.dtype) -> None:
+    drive(_reads_slots, _set_slot, dtype)
+
+
 def _reads_box(x: torch.Tensor, box: Box) -> torch.Tensor:
     return x * box.w
 
