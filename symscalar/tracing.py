@@ -752,8 +752,15 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
                 "random tensors outside the jitted function and pass them in."
             )
         builder = self.builder
-        # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
-        if builder.depth > 0 or func in _METADATA_READS:
+        # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly
+        # (an index list as a tensor): those are constants of the trace, like the user's own.
+        if builder.depth > 0:
+            result = func(*args, **kwargs)
+            real = isinstance(result, torch.Tensor) and result.device.type != "meta"
+            if real and _foldable(builder, func, (args, kwargs)):
+                builder.add_constants(result)
+            return result
+        if func in _METADATA_READS:
             return func(*args, **kwargs)
         if _foldable(builder, func, (args, kwargs)):
             result = func(*args, **kwargs)
