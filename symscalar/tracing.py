@@ -218,6 +218,11 @@ class TraceBuilder:
             self._captured_proxies[id(tensor)] = proxy
             self.read_by[id(tensor)] = self.reading
             self._captured_storages.add(_storage_of(tensor))
+            if self.depth > 0:
+                # First read inside a handler: the tensors user code passes to a torch call are
+                # captured before its handler runs (depth 0), so this one the handler built from
+                # Python values (an index list, the zeros of add_zero_attn): a constant.
+                self.constants[id(tensor)] = tensor
         return proxy
 
     def read_captured(self, tensor: torch.Tensor) -> TensorProxy:
@@ -752,15 +757,8 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
                 "random tensors outside the jitted function and pass them in."
             )
         builder = self.builder
-        # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly
-        # (an index list as a tensor): those are constants of the trace, like the user's own.
-        if builder.depth > 0:
-            result = func(*args, **kwargs)
-            real = isinstance(result, torch.Tensor) and result.device.type != "meta"
-            if real and _foldable(builder, func, (args, kwargs)):
-                builder.add_constants(result)
-            return result
-        if func in _METADATA_READS:
+        # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
+        if builder.depth > 0 or func in _METADATA_READS:
             return func(*args, **kwargs)
         if _foldable(builder, func, (args, kwargs)):
             result = func(*args, **kwargs)
