@@ -18,8 +18,8 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_meta, unbroadcast
 from symscalar.ops.factories import arange
-from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
-from symscalar.trace import Primitive, TensorVar
+from symscalar.nvfuser_lowering import is_broadcast, register_nvfuser, upcast
+from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
 from symscalar.tracing import defop, implements
@@ -36,10 +36,10 @@ def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
 
 
 matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_shape))
-matmul_p.vjp = holomorphic(lambda ct, out, a, b: (
+register_vjp(matmul_p, holomorphic(lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),
-))
+)))
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -54,8 +54,10 @@ def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
     return fd.ops.sum(upcast(fd, fd.ops.mul(a, b)), [rank - 1], False)
 
 
-matmul_p.nvfuser = _matmul_nvfuser
-matmul_p.nvfuser_supports = lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
+register_nvfuser(
+    matmul_p, _matmul_nvfuser,
+    supports=lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 @defop
@@ -64,12 +66,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D")
     if a.ndim == 1 and b.ndim == 1:  # a dot product: torch's kernel, its dtype and accumulation
-        return matmul_p.bind(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())  # type: ignore[no-any-return]
+        return matmul_p.bind(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
     if a.ndim == 1:
-        return matmul_p.bind(a.unsqueeze(0), b).squeeze(-2)  # type: ignore[no-any-return]
+        return matmul_p.bind(a.unsqueeze(0), b).squeeze(-2)
     if b.ndim == 1:
-        return matmul_p.bind(a, b.unsqueeze(-1)).squeeze(-1)  # type: ignore[no-any-return]
-    return matmul_p.bind(a, b)  # type: ignore[no-any-return]
+        return matmul_p.bind(a, b.unsqueeze(-1)).squeeze(-1)
+    return matmul_p.bind(a, b)
 
 
 @implements(torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__)

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.ops.shape import zero_pad_p
-from symscalar.trace import Primitive
+from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import TensorProxy, TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer, is_static
 
@@ -65,9 +65,9 @@ convolution_p = Primitive("convolution", _conv_impl, torch_meta(_conv_impl))
 convolution_backward_p = Primitive(
     "convolution_backward", _conv_backward_impl, torch_meta(_conv_backward_impl), multiple_results=True
 )
-convolution_p.vjp = lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
+register_vjp(convolution_p, lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
     ct, x, w, bias=b is not None, **geometry
-)
+))
 
 
 @defop
@@ -92,7 +92,7 @@ def convolution(
     stride_t, dilation_t = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
     x, padding_t = _conv_padding(x, weight, padding, stride_t, dilation_t)
     out = convolution_p.bind(x, weight, bias, stride=stride_t, padding=padding_t, dilation=dilation_t, groups=groups)
-    return out.squeeze(0) if unbatched else out  # type: ignore[no-any-return]
+    return out.squeeze(0) if unbatched else out
 
 
 def _conv_padding(
@@ -164,7 +164,7 @@ def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: F
         return input
     out = zero_pad_p.bind(input, padding=padding)
     if value is None or (is_static(value) and type(value) in (int, float) and value == 0):
-        return out  # type: ignore[no-any-return]
+        return out
     inside = zero_pad_p.bind(torch.ones_like(input, dtype=torch.bool), padding=padding)
     return torch.where(inside, out, value)
 
@@ -185,7 +185,9 @@ max_pool2d_p = Primitive("max_pool2d", _max_pool2d_impl, torch_meta(_max_pool2d_
 max_pool2d_backward_p = Primitive(
     "max_pool2d_backward", _max_pool2d_backward_impl, torch_meta(_max_pool2d_backward_impl)
 )
-max_pool2d_p.vjp = lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),)
+register_vjp(
+    max_pool2d_p, lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),),
+)
 
 
 def _pool_geometry(kernel_size: Any, stride: Any, padding: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -264,7 +266,7 @@ def _avg_pool2d_backward_impl(ct: Any, x: Any, *, kernel_size: Any, stride: Any,
 
 avg_pool2d_p = Primitive("avg_pool2d", _avg_pool2d_impl, torch_meta(_avg_pool2d_impl))
 avg_pool2d_backward_p = Primitive("avg_pool2d_backward", _avg_pool2d_backward_impl, torch_meta(_avg_pool2d_backward_impl))
-avg_pool2d_p.vjp = lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),)
+register_vjp(avg_pool2d_p, lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),))
 
 
 @defop
@@ -279,7 +281,7 @@ def avg_pool2d(
 ) -> Tensor:
     """2-d average pooling, as ``F.avg_pool2d``."""
     kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
-    return avg_pool2d_p.bind(  # type: ignore[no-any-return]
+    return avg_pool2d_p.bind(
         x, kernel_size=kernel, stride=strides, padding=pads, ceil_mode=ceil_mode,
         count_include_pad=count_include_pad, divisor_override=divisor_override,
     )
@@ -312,7 +314,7 @@ adaptive_avg_pool2d_p = Primitive(
 adaptive_avg_pool2d_backward_p = Primitive(
     "adaptive_avg_pool2d_backward", _adaptive_avg_pool2d_backward_impl, torch_meta(_adaptive_avg_pool2d_backward_impl)
 )
-adaptive_avg_pool2d_p.vjp = lambda ct, out, x, **params: (adaptive_avg_pool2d_backward_p.bind(ct, x),)
+register_vjp(adaptive_avg_pool2d_p, lambda ct, out, x, **params: (adaptive_avg_pool2d_backward_p.bind(ct, x),))
 
 
 @defop
@@ -325,7 +327,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size: StaticInt | Sequence[StaticInt |
     if len(sizes) != 2:
         raise ValueError(f"adaptive_avg_pool2d: output_size must be 2 numbers, got {output_size!r}")
     resolved = tuple(x.shape[x.ndim - 2 + i] if s is None else s for i, s in enumerate(sizes))
-    return adaptive_avg_pool2d_p.bind(x, output_size=resolved)  # type: ignore[no-any-return]
+    return adaptive_avg_pool2d_p.bind(x, output_size=resolved)
 
 
 @implements(F.adaptive_avg_pool2d)

@@ -13,8 +13,8 @@ import torch
 
 from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
-from symscalar.ops.nvfuser_lowering import floating, upcast
-from symscalar.trace import Primitive
+from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
+from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
@@ -36,14 +36,14 @@ def _elementwise(name: str, impl: object) -> Primitive:
 
 # ---- add
 add_p = _elementwise("add", torch.add)
-add_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b))
-add_p.nvfuser = lambda fd, a, b: fd.ops.add(a, b)
+register_vjp(add_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b)))
+register_nvfuser(add_p, lambda fd, a, b: fd.ops.add(a, b))
 
 
 @defop
 def add(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a + b`` with torch's broadcasting and type promotion."""
-    return add_p.bind(a, b)  # type: ignore[no-any-return]
+    return add_p.bind(a, b)
 
 
 def _times_alpha(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: NumberLike) -> TensorOrNumber:
@@ -78,14 +78,14 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- sub
 sub_p = _elementwise("sub", torch.sub)
-sub_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b))
-sub_p.nvfuser = lambda fd, a, b: fd.ops.sub(a, b)
+register_vjp(sub_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b)))
+register_nvfuser(sub_p, lambda fd, a, b: fd.ops.sub(a, b))
 
 
 @defop
 def sub(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a - b``."""
-    return sub_p.bind(a, b)  # type: ignore[no-any-return]
+    return sub_p.bind(a, b)
 
 
 @implements(torch.sub, torch.Tensor.sub, torch.Tensor.__sub__)
@@ -113,14 +113,14 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- mul
 mul_p = _elementwise("mul", torch.mul)
-mul_p.vjp = holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b)))
-mul_p.nvfuser = lambda fd, a, b: fd.ops.mul(a, b)
+register_vjp(mul_p, holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))))
+register_nvfuser(mul_p, lambda fd, a, b: fd.ops.mul(a, b))
 
 
 @defop
 def mul(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a * b``."""
-    return mul_p.bind(a, b)  # type: ignore[no-any-return]
+    return mul_p.bind(a, b)
 
 
 @implements(torch.mul, torch.Tensor.mul, torch.Tensor.__mul__)
@@ -143,7 +143,7 @@ def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = N
     return grad_for(ct / b, a), grad_for(-ct * out / b, b)
 
 
-div_p.vjp = holomorphic(_div_vjp)
+register_vjp(div_p, holomorphic(_div_vjp))
 
 
 def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> Any:
@@ -155,10 +155,12 @@ def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -
     return quotient
 
 
-div_p.nvfuser = _div_nvfuser
 # Rounded integer division goes through a float quotient in nvFuser (inexact for large
 # integers; torch raises on division by zero): it runs in torch.
-div_p.nvfuser_supports = lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b)
+register_nvfuser(
+    div_p, _div_nvfuser,
+    supports=lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b),
+)
 
 
 @defop
@@ -166,12 +168,12 @@ def div(a: TensorOrNumber, b: TensorOrNumber, *, rounding_mode: str | None = Non
     """``a / b``: true division (integer inputs give a floating result), or rounded toward
     zero (``rounding_mode='trunc'``) or down (``'floor'``; integer inputs stay integers)."""
     if rounding_mode is None:
-        return div_p.bind(a, b)  # type: ignore[no-any-return]
+        return div_p.bind(a, b)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(
             f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
-    return div_p.bind(a, b, rounding_mode=rounding_mode)  # type: ignore[no-any-return]
+    return div_p.bind(a, b, rounding_mode=rounding_mode)
 
 
 @implements(torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide, torch.Tensor.__truediv__)
@@ -187,14 +189,14 @@ def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- neg
 neg_p = _elementwise("neg", torch.neg)
-neg_p.vjp = lambda ct, out, a: (-ct,)
-neg_p.nvfuser = lambda fd, a: fd.ops.neg(a)
+register_vjp(neg_p, lambda ct, out, a: (-ct,))
+register_nvfuser(neg_p, lambda fd, a: fd.ops.neg(a))
 
 
 @defop
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
-    return neg_p.bind(a)  # type: ignore[no-any-return]
+    return neg_p.bind(a)
 
 
 @implements(torch.neg, torch.Tensor.neg, torch.Tensor.__neg__)
@@ -204,7 +206,7 @@ def _torch_neg(input: Tensor) -> Tensor:
 
 # ---- conj: the complex conjugate (real tensors are their own); used by complex vjps
 conj_p = _elementwise("conj", torch.conj_physical)
-conj_p.vjp = lambda ct, out, a: (torch.conj_physical(ct),)
+register_vjp(conj_p, lambda ct, out, a: (torch.conj_physical(ct),))
 
 
 @defop
@@ -220,14 +222,14 @@ def _torch_conj(input: Tensor) -> Tensor:
 
 # ---- exp
 exp_p = _elementwise("exp", torch.exp)
-exp_p.vjp = holomorphic(lambda ct, out, a: (ct * out,))
-exp_p.nvfuser = lambda fd, a: fd.ops.exp(a)
+register_vjp(exp_p, holomorphic(lambda ct, out, a: (ct * out,)))
+register_nvfuser(exp_p, lambda fd, a: fd.ops.exp(a))
 
 
 @defop
 def exp(a: Tensor) -> Tensor:
     """``e ** a``."""
-    return exp_p.bind(a)  # type: ignore[no-any-return]
+    return exp_p.bind(a)
 
 
 @implements(torch.exp, torch.Tensor.exp)
@@ -259,16 +261,16 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 # ---- abs
 abs_p = _elementwise("abs", torch.abs)
 # torch's abs_backward: ct * sgn(a), where sgn(z) = z / |z| for complex z, and 0 at 0
-abs_p.vjp = lambda ct, out, a: (
+register_vjp(abs_p, lambda ct, out, a: (
     ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),
-)
-abs_p.nvfuser = lambda fd, a: fd.ops.abs(a)
+))
+register_nvfuser(abs_p, lambda fd, a: fd.ops.abs(a))
 
 
 @defop
 def abs(a: Tensor) -> Tensor:  # noqa: A001 - torch's name
     """``|a|``; the gradient at 0 is 0, as in torch."""
-    return abs_p.bind(a)  # type: ignore[no-any-return]
+    return abs_p.bind(a)
 
 
 @implements(torch.abs, torch.absolute, torch.Tensor.abs, torch.Tensor.absolute, torch.Tensor.__abs__)
@@ -279,15 +281,14 @@ def _torch_abs(input: Tensor) -> Tensor:
 # ---- exp2
 exp2_p = _elementwise("exp2", torch.exp2)
 _LN2 = math.log(2.0)
-exp2_p.vjp = holomorphic(lambda ct, out, a: (ct * out * _LN2,))
-exp2_p.nvfuser = lambda fd, a: fd.ops.exp2(a)
-exp2_p.nvfuser_supports = floating
+register_vjp(exp2_p, holomorphic(lambda ct, out, a: (ct * out * _LN2,)))
+register_nvfuser(exp2_p, lambda fd, a: fd.ops.exp2(a), supports=floating)
 
 
 @defop
 def exp2(a: Tensor) -> Tensor:
     """``2 ** a``."""
-    return exp2_p.bind(a)  # type: ignore[no-any-return]
+    return exp2_p.bind(a)
 
 
 @implements(torch.exp2, torch.Tensor.exp2, torch.special.exp2)
@@ -297,15 +298,14 @@ def _torch_exp2(input: Tensor) -> Tensor:
 
 # ---- expm1
 expm1_p = _elementwise("expm1", torch.expm1)
-expm1_p.vjp = holomorphic(lambda ct, out, a: (ct * (out + 1),))
-expm1_p.nvfuser = lambda fd, a: fd.ops.expm1(a)
-expm1_p.nvfuser_supports = floating
+register_vjp(expm1_p, holomorphic(lambda ct, out, a: (ct * (out + 1),)))
+register_nvfuser(expm1_p, lambda fd, a: fd.ops.expm1(a), supports=floating)
 
 
 @defop
 def expm1(a: Tensor) -> Tensor:
     """``exp(a) - 1``, accurate for small ``a``."""
-    return expm1_p.bind(a)  # type: ignore[no-any-return]
+    return expm1_p.bind(a)
 
 
 @implements(torch.expm1, torch.Tensor.expm1, torch.special.expm1)
@@ -315,15 +315,14 @@ def _torch_expm1(input: Tensor) -> Tensor:
 
 # ---- log
 log_p = _elementwise("log", torch.log)
-log_p.vjp = holomorphic(lambda ct, out, a: (ct / a,))
-log_p.nvfuser = lambda fd, a: fd.ops.log(a)
-log_p.nvfuser_supports = floating
+register_vjp(log_p, holomorphic(lambda ct, out, a: (ct / a,)))
+register_nvfuser(log_p, lambda fd, a: fd.ops.log(a), supports=floating)
 
 
 @defop
 def log(a: Tensor) -> Tensor:
     """Natural logarithm."""
-    return log_p.bind(a)  # type: ignore[no-any-return]
+    return log_p.bind(a)
 
 
 @implements(torch.log, torch.Tensor.log)
@@ -333,15 +332,14 @@ def _torch_log(input: Tensor) -> Tensor:
 
 # ---- log1p
 log1p_p = _elementwise("log1p", torch.log1p)
-log1p_p.vjp = holomorphic(lambda ct, out, a: (ct / (a + 1),))
-log1p_p.nvfuser = lambda fd, a: fd.ops.log1p(a)
-log1p_p.nvfuser_supports = floating
+register_vjp(log1p_p, holomorphic(lambda ct, out, a: (ct / (a + 1),)))
+register_nvfuser(log1p_p, lambda fd, a: fd.ops.log1p(a), supports=floating)
 
 
 @defop
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
-    return log1p_p.bind(a)  # type: ignore[no-any-return]
+    return log1p_p.bind(a)
 
 
 @implements(torch.log1p, torch.Tensor.log1p, torch.special.log1p)
@@ -351,15 +349,14 @@ def _torch_log1p(input: Tensor) -> Tensor:
 
 # ---- log2
 log2_p = _elementwise("log2", torch.log2)
-log2_p.vjp = holomorphic(lambda ct, out, a: (ct / (a * _LN2),))
-log2_p.nvfuser = lambda fd, a: fd.ops.log2(a)
-log2_p.nvfuser_supports = floating
+register_vjp(log2_p, holomorphic(lambda ct, out, a: (ct / (a * _LN2),)))
+register_nvfuser(log2_p, lambda fd, a: fd.ops.log2(a), supports=floating)
 
 
 @defop
 def log2(a: Tensor) -> Tensor:
     """Base-2 logarithm."""
-    return log2_p.bind(a)  # type: ignore[no-any-return]
+    return log2_p.bind(a)
 
 
 @implements(torch.log2, torch.Tensor.log2)
@@ -369,15 +366,14 @@ def _torch_log2(input: Tensor) -> Tensor:
 
 # ---- sqrt
 sqrt_p = _elementwise("sqrt", torch.sqrt)
-sqrt_p.vjp = holomorphic(lambda ct, out, a: (ct / (out * 2),))
-sqrt_p.nvfuser = lambda fd, a: fd.ops.sqrt(a)
-sqrt_p.nvfuser_supports = floating
+register_vjp(sqrt_p, holomorphic(lambda ct, out, a: (ct / (out * 2),)))
+register_nvfuser(sqrt_p, lambda fd, a: fd.ops.sqrt(a), supports=floating)
 
 
 @defop
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
-    return sqrt_p.bind(a)  # type: ignore[no-any-return]
+    return sqrt_p.bind(a)
 
 
 @implements(torch.sqrt, torch.Tensor.sqrt)
@@ -387,15 +383,14 @@ def _torch_sqrt(input: Tensor) -> Tensor:
 
 # ---- rsqrt
 rsqrt_p = _elementwise("rsqrt", torch.rsqrt)
-rsqrt_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,))
-rsqrt_p.nvfuser = lambda fd, a: fd.ops.rsqrt(a)
-rsqrt_p.nvfuser_supports = floating
+register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,)))
+register_nvfuser(rsqrt_p, lambda fd, a: fd.ops.rsqrt(a), supports=floating)
 
 
 @defop
 def rsqrt(a: Tensor) -> Tensor:
     """``1 / sqrt(a)``."""
-    return rsqrt_p.bind(a)  # type: ignore[no-any-return]
+    return rsqrt_p.bind(a)
 
 
 @implements(torch.rsqrt, torch.Tensor.rsqrt)
@@ -405,15 +400,14 @@ def _torch_rsqrt(input: Tensor) -> Tensor:
 
 # ---- reciprocal
 reciprocal_p = _elementwise("reciprocal", torch.reciprocal)
-reciprocal_p.vjp = holomorphic(lambda ct, out, a: (-ct * (out * out),))
-reciprocal_p.nvfuser = lambda fd, a: fd.ops.reciprocal(a)
-reciprocal_p.nvfuser_supports = floating
+register_vjp(reciprocal_p, holomorphic(lambda ct, out, a: (-ct * (out * out),)))
+register_nvfuser(reciprocal_p, lambda fd, a: fd.ops.reciprocal(a), supports=floating)
 
 
 @defop
 def reciprocal(a: Tensor) -> Tensor:
     """``1 / a`` (integer inputs give a floating result)."""
-    return reciprocal_p.bind(a)  # type: ignore[no-any-return]
+    return reciprocal_p.bind(a)
 
 
 @implements(torch.reciprocal, torch.Tensor.reciprocal)
@@ -423,15 +417,14 @@ def _torch_reciprocal(input: Tensor) -> Tensor:
 
 # ---- sin
 sin_p = _elementwise("sin", torch.sin)
-sin_p.vjp = holomorphic(lambda ct, out, a: (ct * torch.cos(a),))
-sin_p.nvfuser = lambda fd, a: fd.ops.sin(a)
-sin_p.nvfuser_supports = floating
+register_vjp(sin_p, holomorphic(lambda ct, out, a: (ct * torch.cos(a),)))
+register_nvfuser(sin_p, lambda fd, a: fd.ops.sin(a), supports=floating)
 
 
 @defop
 def sin(a: Tensor) -> Tensor:
     """Sine."""
-    return sin_p.bind(a)  # type: ignore[no-any-return]
+    return sin_p.bind(a)
 
 
 @implements(torch.sin, torch.Tensor.sin)
@@ -441,15 +434,14 @@ def _torch_sin(input: Tensor) -> Tensor:
 
 # ---- cos
 cos_p = _elementwise("cos", torch.cos)
-cos_p.vjp = holomorphic(lambda ct, out, a: (ct * -torch.sin(a),))
-cos_p.nvfuser = lambda fd, a: fd.ops.cos(a)
-cos_p.nvfuser_supports = floating
+register_vjp(cos_p, holomorphic(lambda ct, out, a: (ct * -torch.sin(a),)))
+register_nvfuser(cos_p, lambda fd, a: fd.ops.cos(a), supports=floating)
 
 
 @defop
 def cos(a: Tensor) -> Tensor:
     """Cosine."""
-    return cos_p.bind(a)  # type: ignore[no-any-return]
+    return cos_p.bind(a)
 
 
 @implements(torch.cos, torch.Tensor.cos)
@@ -459,15 +451,14 @@ def _torch_cos(input: Tensor) -> Tensor:
 
 # ---- tan
 tan_p = _elementwise("tan", torch.tan)
-tan_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out + 1),))
-tan_p.nvfuser = lambda fd, a: fd.ops.tan(a)
-tan_p.nvfuser_supports = floating
+register_vjp(tan_p, holomorphic(lambda ct, out, a: (ct * (out * out + 1),)))
+register_nvfuser(tan_p, lambda fd, a: fd.ops.tan(a), supports=floating)
 
 
 @defop
 def tan(a: Tensor) -> Tensor:
     """Tangent."""
-    return tan_p.bind(a)  # type: ignore[no-any-return]
+    return tan_p.bind(a)
 
 
 @implements(torch.tan, torch.Tensor.tan)
@@ -477,15 +468,14 @@ def _torch_tan(input: Tensor) -> Tensor:
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
 tanh_p = _elementwise("tanh", torch.tanh)
-tanh_p.vjp = holomorphic(lambda ct, out, a: (ct * (1 - out * out),))
-tanh_p.nvfuser = lambda fd, a: fd.ops.tanh(a)
-tanh_p.nvfuser_supports = floating
+register_vjp(tanh_p, holomorphic(lambda ct, out, a: (ct * (1 - out * out),)))
+register_nvfuser(tanh_p, lambda fd, a: fd.ops.tanh(a), supports=floating)
 
 
 @defop
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return tanh_p.bind(a)  # type: ignore[no-any-return]
+    return tanh_p.bind(a)
 
 
 @implements(torch.tanh, torch.Tensor.tanh)
@@ -495,15 +485,14 @@ def _torch_tanh(input: Tensor) -> Tensor:
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
 sigmoid_p = _elementwise("sigmoid", torch.sigmoid)
-sigmoid_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),))
-sigmoid_p.nvfuser = lambda fd, a: fd.ops.sigmoid(a)
-sigmoid_p.nvfuser_supports = floating
+register_vjp(sigmoid_p, holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),)))
+register_nvfuser(sigmoid_p, lambda fd, a: fd.ops.sigmoid(a), supports=floating)
 
 
 @defop
 def sigmoid(a: Tensor) -> Tensor:
     """``1 / (1 + exp(-a))``."""
-    return sigmoid_p.bind(a)  # type: ignore[no-any-return]
+    return sigmoid_p.bind(a)
 
 
 @implements(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit)
@@ -514,14 +503,14 @@ def _torch_sigmoid(input: Tensor) -> Tensor:
 # ---- relu
 relu_p = _elementwise("relu", torch.relu)
 # torch's threshold_backward: 0 where out <= 0, so 0 at 0 and the cotangent at NaN
-relu_p.vjp = lambda ct, out, a: (torch.where(out <= 0, 0, ct),)
-relu_p.nvfuser = lambda fd, a: fd.ops.relu(a)
+register_vjp(relu_p, lambda ct, out, a: (torch.where(out <= 0, 0, ct),))
+register_nvfuser(relu_p, lambda fd, a: fd.ops.relu(a))
 
 
 @defop
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``; the gradient at 0 is 0, as in torch."""
-    return relu_p.bind(a)  # type: ignore[no-any-return]
+    return relu_p.bind(a)
 
 
 @implements(torch.relu, torch.Tensor.relu)
@@ -544,15 +533,14 @@ def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
     return (ct * (s * (1 + a * (1 - s))),)
 
 
-silu_p.vjp = _silu_vjp
-silu_p.nvfuser = lambda fd, a: fd.ops.silu(a)
-silu_p.nvfuser_supports = floating
+register_vjp(silu_p, _silu_vjp)
+register_nvfuser(silu_p, lambda fd, a: fd.ops.silu(a), supports=floating)
 
 
 @defop
 def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)`` (swish)."""
-    return silu_p.bind(a)  # type: ignore[no-any-return]
+    return silu_p.bind(a)
 
 
 @implements(torch.nn.functional.silu)
@@ -580,7 +568,7 @@ def _gelu_vjp(ct: Any, out: Any, a: Any, *, approximate: str = "none") -> tuple[
     return (ct * (cdf + a * pdf),)
 
 
-gelu_p.vjp = _gelu_vjp
+register_vjp(gelu_p, _gelu_vjp)
 
 
 def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
@@ -591,8 +579,7 @@ def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
     return fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(x, _INV_SQRT_2)), 1.0))
 
 
-gelu_p.nvfuser = _gelu_nvfuser
-gelu_p.nvfuser_supports = floating
+register_nvfuser(gelu_p, _gelu_nvfuser, supports=floating)
 
 
 @defop
@@ -601,8 +588,8 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     if approximate == "none":
-        return gelu_p.bind(a)  # type: ignore[no-any-return]
-    return gelu_p.bind(a, approximate=approximate)  # type: ignore[no-any-return]
+        return gelu_p.bind(a)
+    return gelu_p.bind(a, approximate=approximate)
 
 
 @implements(torch.nn.functional.gelu)
@@ -612,15 +599,14 @@ def _torch_gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 # ---- erf
 erf_p = _elementwise("erf", torch.erf)
-erf_p.vjp = lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),)
-erf_p.nvfuser = lambda fd, a: fd.ops.erf(a)
-erf_p.nvfuser_supports = floating
+register_vjp(erf_p, lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),))
+register_nvfuser(erf_p, lambda fd, a: fd.ops.erf(a), supports=floating)
 
 
 @defop
 def erf(a: Tensor) -> Tensor:
     """The error function."""
-    return erf_p.bind(a)  # type: ignore[no-any-return]
+    return erf_p.bind(a)
 
 
 @implements(torch.erf, torch.Tensor.erf, torch.special.erf)
@@ -630,15 +616,14 @@ def _torch_erf(input: Tensor) -> Tensor:
 
 # ---- floor, ceil, round, sign: piecewise constant, zero gradient as in torch
 floor_p = _elementwise("floor", torch.floor)
-floor_p.vjp = _zero_grad
-floor_p.nvfuser = lambda fd, a: fd.ops.floor(a)
-floor_p.nvfuser_supports = floating
+register_vjp(floor_p, _zero_grad)
+register_nvfuser(floor_p, lambda fd, a: fd.ops.floor(a), supports=floating)
 
 
 @defop
 def floor(a: Tensor) -> Tensor:
     """Round down to an integer value (same dtype); zero gradient."""
-    return floor_p.bind(a)  # type: ignore[no-any-return]
+    return floor_p.bind(a)
 
 
 @implements(torch.floor, torch.Tensor.floor)
@@ -647,15 +632,14 @@ def _torch_floor(input: Tensor) -> Tensor:
 
 
 ceil_p = _elementwise("ceil", torch.ceil)
-ceil_p.vjp = _zero_grad
-ceil_p.nvfuser = lambda fd, a: fd.ops.ceil(a)
-ceil_p.nvfuser_supports = floating
+register_vjp(ceil_p, _zero_grad)
+register_nvfuser(ceil_p, lambda fd, a: fd.ops.ceil(a), supports=floating)
 
 
 @defop
 def ceil(a: Tensor) -> Tensor:
     """Round up to an integer value (same dtype); zero gradient."""
-    return ceil_p.bind(a)  # type: ignore[no-any-return]
+    return ceil_p.bind(a)
 
 
 @implements(torch.ceil, torch.Tensor.ceil)
@@ -664,18 +648,21 @@ def _torch_ceil(input: Tensor) -> Tensor:
 
 
 round_p = _elementwise("round", torch.round)
-round_p.vjp = _zero_grad
-round_p.nvfuser = lambda fd, a: fd.ops.round(a)  # half to even, like torch
-# decimals != 0 (torch scales by 10**decimals in its own way) and integer inputs run in torch
-round_p.nvfuser_supports = lambda a, *, decimals=0: decimals == 0 and floating(a)
+register_vjp(round_p, _zero_grad)
+# half to even, like torch; decimals != 0 (torch scales by 10**decimals in its own way) and
+# integer inputs run in torch
+register_nvfuser(
+    round_p, lambda fd, a: fd.ops.round(a),
+    supports=lambda a, *, decimals=0: decimals == 0 and floating(a),
+)
 
 
 @defop
 def round(a: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torch's name
     """Round half to even, to ``decimals`` (static) decimal places; zero gradient."""
     if decimals == 0:
-        return round_p.bind(a)  # type: ignore[no-any-return]
-    return round_p.bind(a, decimals=decimals)  # type: ignore[no-any-return]
+        return round_p.bind(a)
+    return round_p.bind(a, decimals=decimals)
 
 
 @implements(torch.round, torch.Tensor.round)
@@ -691,15 +678,14 @@ def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
 
 
 sign_p = _elementwise("sign", torch.sign)
-sign_p.vjp = _zero_grad
-sign_p.nvfuser = lambda fd, a: fd.ops.sign(a)
-sign_p.nvfuser_supports = lambda a: a.dtype != torch.bool
+register_vjp(sign_p, _zero_grad)
+register_nvfuser(sign_p, lambda fd, a: fd.ops.sign(a), supports=lambda a: a.dtype != torch.bool)
 
 
 @defop
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of ``a``; zero gradient."""
-    return sign_p.bind(a)  # type: ignore[no-any-return]
+    return sign_p.bind(a)
 
 
 @implements(torch.sign, torch.Tensor.sign)
@@ -709,14 +695,13 @@ def _torch_sign(input: Tensor) -> Tensor:
 
 # ---- isnan, isfinite, logical_not: boolean results, not differentiable
 isnan_p = _elementwise("isnan", torch.isnan)
-isnan_p.nvfuser = lambda fd, a: fd.ops.isnan(a)
-isnan_p.nvfuser_supports = floating
+register_nvfuser(isnan_p, lambda fd, a: fd.ops.isnan(a), supports=floating)
 
 
 @defop
 def isnan(a: Tensor) -> Tensor:
     """Where ``a`` is NaN (a bool tensor)."""
-    return isnan_p.bind(a)  # type: ignore[no-any-return]
+    return isnan_p.bind(a)
 
 
 @implements(torch.isnan, torch.Tensor.isnan)
@@ -725,14 +710,13 @@ def _torch_isnan(input: Tensor) -> Tensor:
 
 
 isfinite_p = _elementwise("isfinite", torch.isfinite)
-isfinite_p.nvfuser = lambda fd, a: fd.ops.isfinite(a)
-isfinite_p.nvfuser_supports = floating
+register_nvfuser(isfinite_p, lambda fd, a: fd.ops.isfinite(a), supports=floating)
 
 
 @defop
 def isfinite(a: Tensor) -> Tensor:
     """Where ``a`` is neither infinite nor NaN (a bool tensor)."""
-    return isfinite_p.bind(a)  # type: ignore[no-any-return]
+    return isfinite_p.bind(a)
 
 
 @implements(torch.isfinite, torch.Tensor.isfinite)
@@ -741,13 +725,13 @@ def _torch_isfinite(input: Tensor) -> Tensor:
 
 
 logical_not_p = _elementwise("logical_not", torch.logical_not)
-logical_not_p.nvfuser = lambda fd, a: fd.ops.logical_not(a)  # nvFuser casts to bool first
+register_nvfuser(logical_not_p, lambda fd, a: fd.ops.logical_not(a))  # nvFuser casts to bool first
 
 
 @defop
 def logical_not(a: Tensor) -> Tensor:
     """Elementwise ``not`` (a bool tensor; nonzero counts as true)."""
-    return logical_not_p.bind(a)  # type: ignore[no-any-return]
+    return logical_not_p.bind(a)
 
 
 @implements(torch.logical_not, torch.Tensor.logical_not)
@@ -787,19 +771,19 @@ def _torch_rfloordiv(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- remainder (Python's %: the sign of the divisor)
 remainder_p = _elementwise("remainder", torch.remainder)
-remainder_p.vjp = lambda ct, out, a, b: (
+register_vjp(remainder_p, lambda ct, out, a, b: (
     grad_for(ct, a),
     grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
-)
-remainder_p.nvfuser = lambda fd, a, b: fd.ops.remainder(a, b)  # the sign of b, as torch
-# Integer remainder by zero raises in torch; nvFuser would not: integer inputs run in torch.
-remainder_p.nvfuser_supports = floating
+))
+# The result has the sign of b, as torch's. Integer remainder by zero raises in torch;
+# nvFuser would not: integer inputs run in torch.
+register_nvfuser(remainder_p, lambda fd, a, b: fd.ops.remainder(a, b), supports=floating)
 
 
 @defop
 def remainder(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a - floor(a / b) * b`` (the result has the sign of ``b``, like Python's ``%``)."""
-    return remainder_p.bind(a, b)  # type: ignore[no-any-return]
+    return remainder_p.bind(a, b)
 
 
 @implements(torch.remainder, torch.Tensor.remainder, torch.Tensor.__mod__)
@@ -834,16 +818,15 @@ def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return grad_a, grad_b
 
 
-pow_p.vjp = holomorphic(_pow_vjp)
-pow_p.nvfuser = lambda fd, a, b: fd.ops.pow(a, b)
+register_vjp(pow_p, holomorphic(_pow_vjp))
 # Integer powers (negative exponents raise in torch) run in torch.
-pow_p.nvfuser_supports = floating
+register_nvfuser(pow_p, lambda fd, a, b: fd.ops.pow(a, b), supports=floating)
 
 
 @defop
 def pow(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:  # noqa: A001 - torch's name
     """``a ** b``; either operand may be a (dynamic) number."""
-    return pow_p.bind(a, b)  # type: ignore[no-any-return]
+    return pow_p.bind(a, b)
 
 
 @implements(torch.pow, torch.Tensor.pow, torch.Tensor.__pow__)
@@ -868,16 +851,16 @@ def _select_vjp(ct: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[An
     return grad_for(torch.where(a_loses, 0, shared), a), grad_for(torch.where(b_loses, 0, shared), b)
 
 
-maximum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a < b, a > b)
-minimum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a > b, a < b)
-maximum_p.nvfuser = lambda fd, a, b: fd.ops.maximum(a, b)  # NaN propagates, as torch
-minimum_p.nvfuser = lambda fd, a, b: fd.ops.minimum(a, b)
+register_vjp(maximum_p, lambda ct, out, a, b: _select_vjp(ct, a, b, a < b, a > b))
+register_vjp(minimum_p, lambda ct, out, a, b: _select_vjp(ct, a, b, a > b, a < b))
+register_nvfuser(maximum_p, lambda fd, a, b: fd.ops.maximum(a, b))  # NaN propagates, as torch
+register_nvfuser(minimum_p, lambda fd, a, b: fd.ops.minimum(a, b))
 
 
 @defop
 def maximum(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise maximum (NaN propagates); at ties each operand gets half the gradient."""
-    return maximum_p.bind(a, b)  # type: ignore[no-any-return]
+    return maximum_p.bind(a, b)
 
 
 @implements(torch.maximum, torch.Tensor.maximum)
@@ -888,7 +871,7 @@ def _torch_maximum(input: Tensor, other: Tensor) -> Tensor:
 @defop
 def minimum(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise minimum (NaN propagates); at ties each operand gets half the gradient."""
-    return minimum_p.bind(a, b)  # type: ignore[no-any-return]
+    return minimum_p.bind(a, b)
 
 
 @implements(torch.minimum, torch.Tensor.minimum)
@@ -907,15 +890,14 @@ def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return grad_for(ct * b * recip, a), grad_for(ct * -a * recip, b)
 
 
-atan2_p.vjp = _atan2_vjp
-atan2_p.nvfuser = lambda fd, a, b: fd.ops.atan2(a, b)
-atan2_p.nvfuser_supports = floating
+register_vjp(atan2_p, _atan2_vjp)
+register_nvfuser(atan2_p, lambda fd, a, b: fd.ops.atan2(a, b), supports=floating)
 
 
 @defop
 def atan2(a: Tensor, b: Tensor) -> Tensor:
     """The angle of the point ``(b, a)``, in ``[-pi, pi]``."""
-    return atan2_p.bind(a, b)  # type: ignore[no-any-return]
+    return atan2_p.bind(a, b)
 
 
 @implements(torch.atan2, torch.arctan2, torch.Tensor.atan2, torch.Tensor.arctan2)
@@ -931,18 +913,18 @@ lt_p = _elementwise("lt", torch.lt)
 le_p = _elementwise("le", torch.le)
 gt_p = _elementwise("gt", torch.gt)
 ge_p = _elementwise("ge", torch.ge)
-eq_p.nvfuser = lambda fd, a, b: fd.ops.eq(a, b)
-ne_p.nvfuser = lambda fd, a, b: fd.ops.ne(a, b)
-lt_p.nvfuser = lambda fd, a, b: fd.ops.lt(a, b)
-le_p.nvfuser = lambda fd, a, b: fd.ops.le(a, b)
-gt_p.nvfuser = lambda fd, a, b: fd.ops.gt(a, b)
-ge_p.nvfuser = lambda fd, a, b: fd.ops.ge(a, b)
+register_nvfuser(eq_p, lambda fd, a, b: fd.ops.eq(a, b))
+register_nvfuser(ne_p, lambda fd, a, b: fd.ops.ne(a, b))
+register_nvfuser(lt_p, lambda fd, a, b: fd.ops.lt(a, b))
+register_nvfuser(le_p, lambda fd, a, b: fd.ops.le(a, b))
+register_nvfuser(gt_p, lambda fd, a, b: fd.ops.gt(a, b))
+register_nvfuser(ge_p, lambda fd, a, b: fd.ops.ge(a, b))
 
 
 @defop
 def eq(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a == b`` (a bool tensor)."""
-    return eq_p.bind(a, b)  # type: ignore[no-any-return]
+    return eq_p.bind(a, b)
 
 
 @implements(torch.eq, torch.Tensor.eq, torch.Tensor.__eq__)
@@ -953,7 +935,7 @@ def _torch_eq(input: Tensor, other: TensorOrNumber) -> Tensor:
 @defop
 def ne(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a != b`` (a bool tensor)."""
-    return ne_p.bind(a, b)  # type: ignore[no-any-return]
+    return ne_p.bind(a, b)
 
 
 @implements(torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.not_equal, torch.Tensor.__ne__)
@@ -964,7 +946,7 @@ def _torch_ne(input: Tensor, other: TensorOrNumber) -> Tensor:
 @defop
 def lt(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a < b`` (a bool tensor)."""
-    return lt_p.bind(a, b)  # type: ignore[no-any-return]
+    return lt_p.bind(a, b)
 
 
 @implements(torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.less, torch.Tensor.__lt__)
@@ -975,7 +957,7 @@ def _torch_lt(input: Tensor, other: TensorOrNumber) -> Tensor:
 @defop
 def le(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a <= b`` (a bool tensor)."""
-    return le_p.bind(a, b)  # type: ignore[no-any-return]
+    return le_p.bind(a, b)
 
 
 @implements(torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.less_equal, torch.Tensor.__le__)
@@ -986,7 +968,7 @@ def _torch_le(input: Tensor, other: TensorOrNumber) -> Tensor:
 @defop
 def gt(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a > b`` (a bool tensor)."""
-    return gt_p.bind(a, b)  # type: ignore[no-any-return]
+    return gt_p.bind(a, b)
 
 
 @implements(torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.greater, torch.Tensor.__gt__)
@@ -997,7 +979,7 @@ def _torch_gt(input: Tensor, other: TensorOrNumber) -> Tensor:
 @defop
 def ge(a: Tensor, b: TensorOrNumber) -> Tensor:
     """``a >= b`` (a bool tensor)."""
-    return ge_p.bind(a, b)  # type: ignore[no-any-return]
+    return ge_p.bind(a, b)
 
 
 @implements(
@@ -1010,14 +992,14 @@ def _torch_ge(input: Tensor, other: TensorOrNumber) -> Tensor:
 # ---- logical_and, logical_or (tensors only, as in torch; nonzero counts as true)
 logical_and_p = _elementwise("logical_and", torch.logical_and)
 logical_or_p = _elementwise("logical_or", torch.logical_or)
-logical_and_p.nvfuser = lambda fd, a, b: fd.ops.logical_and(a, b)  # nvFuser casts to bool first
-logical_or_p.nvfuser = lambda fd, a, b: fd.ops.logical_or(a, b)
+register_nvfuser(logical_and_p, lambda fd, a, b: fd.ops.logical_and(a, b))  # nvFuser casts to bool first
+register_nvfuser(logical_or_p, lambda fd, a, b: fd.ops.logical_or(a, b))
 
 
 @defop
 def logical_and(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise ``a and b`` (a bool tensor)."""
-    return logical_and_p.bind(a, b)  # type: ignore[no-any-return]
+    return logical_and_p.bind(a, b)
 
 
 @implements(torch.logical_and, torch.Tensor.logical_and)
@@ -1028,7 +1010,7 @@ def _torch_logical_and(input: Tensor, other: Tensor) -> Tensor:
 @defop
 def logical_or(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise ``a or b`` (a bool tensor)."""
-    return logical_or_p.bind(a, b)  # type: ignore[no-any-return]
+    return logical_or_p.bind(a, b)
 
 
 @implements(torch.logical_or, torch.Tensor.logical_or)
@@ -1040,18 +1022,18 @@ def _torch_logical_or(input: Tensor, other: Tensor) -> Tensor:
 
 # ---- where
 where_p = _elementwise("where", torch.where)
-where_p.vjp = lambda ct, out, cond, a, b: (
+register_vjp(where_p, lambda ct, out, cond, a, b: (
     None,
     grad_for(torch.where(cond, ct, 0), a),
     grad_for(torch.where(cond, 0, ct), b),
-)
-where_p.nvfuser = lambda fd, cond, a, b: fd.ops.where(cond, a, b)
+))
+register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
 @defop
 def where(condition: Tensor, a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a`` where ``condition`` holds, else ``b``; ``a``/``b`` may be (dynamic) numbers."""
-    return where_p.bind(condition, a, b)  # type: ignore[no-any-return]
+    return where_p.bind(condition, a, b)
 
 
 @implements(torch.where)
@@ -1086,7 +1068,7 @@ def _clamp_vjp(ct: Any, out: Any, x: Any, lo: Any, hi: Any) -> tuple[Any, Any, A
     return grad_for(grad_x, x), grad_lo, grad_hi
 
 
-clamp_p.vjp = _clamp_vjp
+register_vjp(clamp_p, _clamp_vjp)
 
 
 def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
@@ -1098,7 +1080,7 @@ def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
     return x
 
 
-clamp_p.nvfuser = _clamp_nvfuser
+register_nvfuser(clamp_p, _clamp_nvfuser)
 
 
 @defop
@@ -1109,7 +1091,7 @@ def clamp(  # noqa: A002 - torch's parameter names
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
-    return clamp_p.bind(x, min, max)  # type: ignore[no-any-return]
+    return clamp_p.bind(x, min, max)
 
 
 @implements(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip)
@@ -1143,19 +1125,18 @@ def _torch_clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:  # noqa: A00
 
 # ---- lerp
 lerp_p = _elementwise("lerp", torch.lerp)
-lerp_p.vjp = lambda ct, out, a, b, w: (
+register_vjp(lerp_p, lambda ct, out, a, b, w: (
     grad_for(ct * (1 - w), a),
     grad_for(ct * w, b),
     grad_for(ct * (b - a), w),
-)
-lerp_p.nvfuser = lambda fd, a, b, w: fd.ops.lerp(a, b, w)
-lerp_p.nvfuser_supports = floating
+))
+register_nvfuser(lerp_p, lambda fd, a, b, w: fd.ops.lerp(a, b, w), supports=floating)
 
 
 @defop
 def lerp(a: Tensor, b: Tensor, weight: TensorOrNumber) -> Tensor:
     """``a + weight * (b - a)``; ``weight`` may be a tensor or a (dynamic) number."""
-    return lerp_p.bind(a, b, weight)  # type: ignore[no-any-return]
+    return lerp_p.bind(a, b, weight)
 
 
 @implements(torch.lerp, torch.Tensor.lerp)
@@ -1169,19 +1150,19 @@ def _addcmul_impl(x: Any, t1: Any, t2: Any, value: Any) -> Any:
 
 
 addcmul_p = _elementwise("addcmul", _addcmul_impl)
-addcmul_p.vjp = lambda ct, out, x, t1, t2, value: (
+register_vjp(addcmul_p, lambda ct, out, x, t1, t2, value: (
     grad_for(ct, x),
     grad_for(ct * (t2 * value), t1),
     grad_for(ct * (t1 * value), t2),
     None,
-)
-addcmul_p.nvfuser = lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2))
+))
+register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2)))
 
 
 @defop
 def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: NumberLike = 1) -> Tensor:
     """``x + value * t1 * t2``; ``value`` may be dynamic."""
-    return addcmul_p.bind(x, t1, t2, value)  # type: ignore[no-any-return]
+    return addcmul_p.bind(x, t1, t2, value)
 
 
 @implements(torch.addcmul, torch.Tensor.addcmul)

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
-from symscalar.trace import Primitive, TensorVar, contains_dynamic
-from symscalar.tracing import _static_message, defop, implements, stop_gradient_p
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
+from symscalar.tracing import static_message, defop, implements, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 _slice = builtins.slice
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
@@ -41,7 +41,7 @@ def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any
             raise TypeError(f"{op}() got unexpected arguments {sorted(keywords)}; expected {name!r}")
         value = keywords[name]
         if contains_dynamic(value):
-            raise StaticValueRequiredError(_static_message(op, name, value))
+            raise StaticValueRequiredError(static_message(op, name, value))
         args = (value,)
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         return tuple(args[0])
@@ -72,18 +72,6 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     return shape
 
 
-def _each(*torch_functions: Any) -> Callable[[F], F]:
-    """``@implements`` once per spelling, so that an error names the spelling the user wrote
-    (``torch.Tensor.view``, not the ``torch.Tensor.reshape`` it shares a handler with)."""
-
-    def register(handler: F) -> F:
-        for func in torch_functions:
-            implements(func)(handler)
-        return handler
-
-    return register
-
-
 def _numel(shape: Sequence[int]) -> int:
     n = 1
     for s in shape:
@@ -96,9 +84,9 @@ def _reshape_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.reshape(x, shape)
 
 
-reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl))
-reshape_p.vjp = lambda ct, out, x, *, shape: (ct.reshape(x.shape),)
-reshape_p.nvfuser = lambda fd, x, *, shape: fd.ops.reshape(x, shape)
+reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl), size_params=("shape",))
+register_vjp(reshape_p, lambda ct, out, x, *, shape: (ct.reshape(x.shape),))
+register_nvfuser(reshape_p, lambda fd, x, *, shape: fd.ops.reshape(x, shape))
 
 
 @defop
@@ -107,7 +95,7 @@ def reshape(x: Tensor, shape: StaticShape) -> Tensor:
     full = _infer_size(shape, _numel(x.shape), "reshape")
     if full == tuple(x.shape):
         return x
-    return reshape_p.bind(x, shape=full)  # type: ignore[no-any-return]
+    return reshape_p.bind(x, shape=full)
 
 
 @implements(torch.reshape)
@@ -130,7 +118,7 @@ def _tensor_view(input: Tensor, *size: StaticInt | StaticShape, **keywords: Any)
     return reshape(input, shape_arg("torch.Tensor.view", "size", size, keywords))
 
 
-@_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
+@implements(torch.Tensor.reshape_as, torch.Tensor.view_as)
 def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, tuple(other.shape))
 
@@ -148,7 +136,7 @@ def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Ten
     return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@_each(torch.flatten, torch.Tensor.flatten)
+@implements(torch.flatten, torch.Tensor.flatten)
 def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
     return flatten(input, start_dim, end_dim)
 
@@ -186,7 +174,7 @@ def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
     return reshape(x, shape[:d] + (1,) + shape[d:])
 
 
-@_each(torch.unsqueeze, torch.Tensor.unsqueeze)
+@implements(torch.unsqueeze, torch.Tensor.unsqueeze)
 def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
     return unsqueeze(input, dim)
 
@@ -196,9 +184,11 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.broadcast_to(x, shape)
 
 
-expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl))
-expand_p.vjp = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
-expand_p.nvfuser = lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape))))
+expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl), size_params=("shape",))
+register_vjp(expand_p, lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),))
+register_nvfuser(
+    expand_p, lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape)))),
+)
 
 
 @defop
@@ -215,7 +205,7 @@ def expand(x: Tensor, shape: StaticShape) -> Tensor:
     full = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if full == tuple(x.shape):
         return x
-    return expand_p.bind(x, shape=full)  # type: ignore[no-any-return]
+    return expand_p.bind(x, shape=full)
 
 
 @defop
@@ -272,8 +262,8 @@ def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
     return (ct.permute(tuple(inverse)),)
 
 
-permute_p.vjp = _permute_vjp
-permute_p.nvfuser = lambda fd, x, *, dims: fd.ops.permute(x, list(dims))
+register_vjp(permute_p, _permute_vjp)
+register_nvfuser(permute_p, lambda fd, x, *, dims: fd.ops.permute(x, list(dims)))
 
 
 @defop
@@ -289,7 +279,7 @@ def permute(x: Tensor, dims: StaticShape) -> Tensor:
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {tuple(dims)}")
     if perm == tuple(range(x.ndim)):
         return x
-    return permute_p.bind(x, dims=perm)  # type: ignore[no-any-return]
+    return permute_p.bind(x, dims=perm)
 
 
 @implements(torch.permute)
@@ -313,17 +303,17 @@ def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return permute(x, tuple(perm))
 
 
-@_each(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
+@implements(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
 def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-@_each(torch.swapaxes, torch.Tensor.swapaxes)
+@implements(torch.swapaxes, torch.Tensor.swapaxes)
 def _torch_swapaxes(input: Tensor, axis0: StaticInt, axis1: StaticInt) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
-@_each(torch.t, torch.Tensor.t)
+@implements(torch.t, torch.Tensor.t)
 def _torch_t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -377,8 +367,8 @@ def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
     return (slice_p.bind(ct, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps)),)
 
 
-slice_p.vjp = _slice_vjp
-zero_pad_p.vjp = _zero_pad_vjp
+register_vjp(slice_p, _slice_vjp)
+register_vjp(zero_pad_p, _zero_pad_vjp)
 
 
 def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
@@ -390,11 +380,15 @@ def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) 
 # Static bounds (starts, stops) are part of the cache key, so they may be constants. nvFuser
 # slices with step 1 only, and pads without interior (between-element) padding: the other
 # cases run in torch.
-slice_p.nvfuser = lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops))
-slice_p.nvfuser_supports = lambda x, *, starts, stops, steps: all(step == 1 for step in steps)
-zero_pad_p.nvfuser = _pad_nvfuser
-zero_pad_p.nvfuser_supports = lambda x, *, padding: all(
+register_nvfuser(
+    slice_p, lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops)),
+    supports=lambda x, *, starts, stops, steps: all(step == 1 for step in steps),
+)
+register_nvfuser(
+    zero_pad_p, _pad_nvfuser,
+    supports=lambda x, *, padding: all(
     lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding
+),
 )
 
 
@@ -412,7 +406,7 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
         steps.append(step)
     if all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
         return x
-    return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))  # type: ignore[no-any-return]
+    return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
 
 
 @defop
@@ -430,7 +424,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     return _slice_dims(x, {d: _slice(begin, begin + length)})
 
 
-@_each(torch.narrow, torch.Tensor.narrow)
+@implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
     if not isinstance(start, int):
         raise UnsupportedOperationError(
@@ -450,7 +444,7 @@ def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
     return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
 
 
-@_each(torch.select, torch.Tensor.select)
+@implements(torch.select, torch.Tensor.select)
 def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
     return select(input, dim, index)
 
@@ -458,11 +452,11 @@ def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
 # ---- basic indexing: x[1, :, None, ..., ::2]
 def _check_index_item(item: Any, op: str) -> None:
     if isinstance(item, NumberProxy):
-        raise StaticValueRequiredError(_static_message(op, "indices", item))
+        raise StaticValueRequiredError(static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
-                raise StaticValueRequiredError(_static_message(op, "indices", bound))
+                raise StaticValueRequiredError(static_message(op, "indices", bound))
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -549,10 +543,12 @@ def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
     return tuple(grads)
 
 
-cat_p.vjp = _cat_vjp
-cat_p.nvfuser = lambda fd, *xs, dim: fd.ops.cat(list(xs), dim)
+register_vjp(cat_p, _cat_vjp)
 # torch promotes mixed dtypes and skips legacy 1-D empty tensors; those cases run in torch.
-cat_p.nvfuser_supports = lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1
+register_nvfuser(
+    cat_p, lambda fd, *xs, dim: fd.ops.cat(list(xs), dim),
+    supports=lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1,
+)
 
 
 @defop
@@ -569,10 +565,10 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
         out = cat(kept, dim)
         return out if out.dtype == dtype else out.to(dtype)
     d = canonical_dim(dim, tensors[0].ndim)
-    return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
+    return cat_p.bind(*tensors, dim=d)
 
 
-@_each(torch.cat, torch.concat, torch.concatenate)
+@implements(torch.cat, torch.concat, torch.concatenate)
 def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat(tensors, dim)
 
@@ -600,7 +596,9 @@ def _split_impl(x: Any, *, sizes: tuple[int, ...], dim: int) -> Any:
     return tuple(torch.split(x, list(sizes), dim))
 
 
-split_p = Primitive("split", _split_impl, torch_meta(_split_impl), multiple_results=True)
+split_p: Primitive[tuple[Tensor, ...]] = Primitive(
+    "split", _split_impl, torch_meta(_split_impl), multiple_results=True
+)
 
 
 def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
@@ -608,7 +606,7 @@ def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
     return (torch.cat(pieces, dim),)
 
 
-split_p.vjp = _split_vjp
+register_vjp(split_p, _split_vjp)
 
 
 def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tuple[Any, ...]:
@@ -624,7 +622,7 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
     return tuple(pieces)
 
 
-split_p.nvfuser = _split_nvfuser
+register_nvfuser(split_p, _split_nvfuser)
 
 
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
@@ -643,10 +641,10 @@ def split(
     if not isinstance(sections, int):
         sections = list(sections)
     sizes = _split_sizes(x, sections, d)
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
+    return split_p.bind(x, sizes=tuple(sizes), dim=d)
 
 
-@_each(torch.split, torch.Tensor.split)
+@implements(torch.split, torch.Tensor.split)
 def _torch_split(
     tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
 ) -> tuple[Tensor, ...]:
@@ -666,10 +664,10 @@ def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...
     d = canonical_dim(dim, x.ndim)
     meta = torch.empty(tuple(x.shape), device="meta")
     sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
+    return split_p.bind(x, sizes=tuple(sizes), dim=d)
 
 
-@_each(torch.chunk, torch.Tensor.chunk)
+@implements(torch.chunk, torch.Tensor.chunk)
 def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return chunk(input, chunks, dim)
 
@@ -682,7 +680,7 @@ def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return tuple(squeeze(p, d) for p in pieces)
 
 
-@_each(torch.unbind, torch.Tensor.unbind)
+@implements(torch.unbind, torch.Tensor.unbind)
 def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return unbind(input, dim)
 
@@ -693,7 +691,7 @@ def _flip_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
 
 
 flip_p = Primitive("flip", _flip_impl, small_meta(_flip_impl, same_shape))
-flip_p.vjp = lambda ct, out, x, *, dims: (ct.flip(dims),)
+register_vjp(flip_p, lambda ct, out, x, *, dims: (ct.flip(dims),))
 
 
 def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
@@ -705,7 +703,7 @@ def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
     return x
 
 
-flip_p.nvfuser = _flip_nvfuser
+register_nvfuser(flip_p, _flip_nvfuser)
 
 
 @defop
@@ -716,7 +714,7 @@ def flip(x: Tensor, dims: StaticShape) -> Tensor:
         raise RuntimeError(f"flip(): dims {tuple(dims)} has a repeated dim")
     if not canon or x.ndim == 0:
         return x
-    return flip_p.bind(x, dims=canon)  # type: ignore[no-any-return]
+    return flip_p.bind(x, dims=canon)
 
 
 @implements(torch.flip)
@@ -746,32 +744,32 @@ def _same_meta(x: TensorVar, **params: Any) -> TensorVar:
 
 
 clone_p = Primitive("clone", _clone_impl, _same_meta)
-clone_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
-clone_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
+register_vjp(clone_p, lambda ct, out, x, *, memory_format: (ct,))
+register_nvfuser(clone_p, lambda fd, x, *, memory_format: fd.ops.set(x))
 contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta)
-contiguous_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
-contiguous_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
+register_vjp(contiguous_p, lambda ct, out, x, *, memory_format: (ct,))
+register_nvfuser(contiguous_p, lambda fd, x, *, memory_format: fd.ops.set(x))
 
 
 @defop
 def clone(x: Tensor, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     """A new tensor with ``x``'s values (never ``x`` itself)."""
-    return clone_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+    return clone_p.bind(x, memory_format=memory_format)
 
 
 @defop
 def contiguous(x: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
     """``x`` in contiguous memory: ``x`` itself when it already is, as in eager."""
-    return contiguous_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+    return contiguous_p.bind(x, memory_format=memory_format)
 
 
 @defop
 def detach(x: Tensor) -> Tensor:
     """``x``'s values without a gradient (``stop_gradient``)."""
-    return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+    return stop_gradient_p.bind(x)
 
 
-@_each(torch.clone, torch.Tensor.clone)
+@implements(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     return clone(input, memory_format)
 
@@ -781,6 +779,6 @@ def _tensor_contiguous(input: Tensor, memory_format: torch.memory_format = torch
     return contiguous(input, memory_format)
 
 
-@_each(torch.detach, torch.Tensor.detach)
+@implements(torch.detach, torch.Tensor.detach)
 def _torch_detach(input: Tensor) -> Tensor:
     return detach(input)
