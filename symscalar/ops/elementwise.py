@@ -117,15 +117,10 @@ register_vjp(mul_p, holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad
 register_nvfuser(mul_p, lambda fd, a, b: fd.ops.mul(a, b))
 
 
-@defop
-def mul(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a * b``."""
-    return mul_p.bind(a, b)
-
-
-@implements(torch.mul, torch.Tensor.mul, torch.Tensor.__mul__)
-def _torch_mul(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return mul(input, other)
+@defop(torch=(torch.mul, torch.Tensor.mul, torch.Tensor.__mul__))
+def mul(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input * other``."""
+    return mul_p.bind(input, other)
 
 
 @implements(torch.Tensor.__rmul__)
@@ -163,22 +158,17 @@ register_nvfuser(
 )
 
 
-@defop
-def div(a: TensorOrNumber, b: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
-    """``a / b``: true division (integer inputs give a floating result), or rounded toward
+@defop(torch=(torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide, torch.Tensor.__truediv__))
+def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other``: true division (integer inputs give a floating result), or rounded toward
     zero (``rounding_mode='trunc'``) or down (``'floor'``; integer inputs stay integers)."""
     if rounding_mode is None:
-        return div_p.bind(a, b)
+        return div_p.bind(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(
             f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
-    return div_p.bind(a, b, rounding_mode=rounding_mode)
-
-
-@implements(torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide, torch.Tensor.__truediv__)
-def _torch_div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
-    return div(input, other, rounding_mode=rounding_mode)
+    return div_p.bind(input, other, rounding_mode=rounding_mode)
 
 
 @implements(torch.Tensor.__rtruediv__)
@@ -193,15 +183,10 @@ register_vjp(neg_p, lambda ct, out, a: (-ct,))
 register_nvfuser(neg_p, lambda fd, a: fd.ops.neg(a))
 
 
-@defop
-def neg(a: Tensor) -> Tensor:
-    """``-a``."""
-    return neg_p.bind(a)
-
-
-@implements(torch.neg, torch.Tensor.neg, torch.Tensor.__neg__)
-def _torch_neg(input: Tensor) -> Tensor:
-    return neg(input)
+@defop(torch=(torch.neg, torch.Tensor.neg, torch.Tensor.__neg__))
+def neg(input: Tensor) -> Tensor:
+    """``-input``."""
+    return neg_p.bind(input)
 
 
 # ---- conj: the complex conjugate (real tensors are their own); used by complex vjps
@@ -209,15 +194,10 @@ conj_p = _elementwise("conj", torch.conj_physical)
 register_vjp(conj_p, lambda ct, out, a: (torch.conj_physical(ct),))
 
 
-@defop
-def conj(a: Tensor) -> Tensor:
+@defop(torch=(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj))
+def conj(input: Tensor) -> Tensor:
     """The complex conjugate, materialized (``torch.conj``'s lazy view has the same values)."""
-    return conj_p.bind(a) if a.dtype.is_complex else a
-
-
-@implements(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj)
-def _torch_conj(input: Tensor) -> Tensor:
-    return conj(input)
+    return conj_p.bind(input) if input.dtype.is_complex else input
 
 
 # ---- exp
@@ -226,15 +206,10 @@ register_vjp(exp_p, holomorphic(lambda ct, out, a: (ct * out,)))
 register_nvfuser(exp_p, lambda fd, a: fd.ops.exp(a))
 
 
-@defop
-def exp(a: Tensor) -> Tensor:
-    """``e ** a``."""
-    return exp_p.bind(a)
-
-
-@implements(torch.exp, torch.Tensor.exp)
-def _torch_exp(input: Tensor) -> Tensor:
-    return exp(input)
+@defop(torch=(torch.exp, torch.Tensor.exp))
+def exp(input: Tensor) -> Tensor:
+    """``e ** input``."""
+    return exp_p.bind(input)
 
 
 # ---- helpers shared by the rules below
@@ -267,15 +242,10 @@ register_vjp(abs_p, lambda ct, out, a: (
 register_nvfuser(abs_p, lambda fd, a: fd.ops.abs(a))
 
 
-@defop
-def abs(a: Tensor) -> Tensor:  # noqa: A001 - torch's name
-    """``|a|``; the gradient at 0 is 0, as in torch."""
-    return abs_p.bind(a)
-
-
-@implements(torch.abs, torch.absolute, torch.Tensor.abs, torch.Tensor.absolute, torch.Tensor.__abs__)
-def _torch_abs(input: Tensor) -> Tensor:
-    return abs(input)
+@defop(torch=(torch.abs, torch.absolute, torch.Tensor.abs, torch.Tensor.absolute, torch.Tensor.__abs__))
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - torch's name
+    """``|input|``; the gradient at 0 is 0, as in torch."""
+    return abs_p.bind(input)
 
 
 # ---- exp2
@@ -285,15 +255,10 @@ register_vjp(exp2_p, holomorphic(lambda ct, out, a: (ct * out * _LN2,)))
 register_nvfuser(exp2_p, lambda fd, a: fd.ops.exp2(a), supports=floating)
 
 
-@defop
-def exp2(a: Tensor) -> Tensor:
-    """``2 ** a``."""
-    return exp2_p.bind(a)
-
-
-@implements(torch.exp2, torch.Tensor.exp2, torch.special.exp2)
-def _torch_exp2(input: Tensor) -> Tensor:
-    return exp2(input)
+@defop(torch=(torch.exp2, torch.Tensor.exp2, torch.special.exp2))
+def exp2(input: Tensor) -> Tensor:
+    """``2 ** input``."""
+    return exp2_p.bind(input)
 
 
 # ---- expm1
@@ -302,15 +267,10 @@ register_vjp(expm1_p, holomorphic(lambda ct, out, a: (ct * (out + 1),)))
 register_nvfuser(expm1_p, lambda fd, a: fd.ops.expm1(a), supports=floating)
 
 
-@defop
-def expm1(a: Tensor) -> Tensor:
-    """``exp(a) - 1``, accurate for small ``a``."""
-    return expm1_p.bind(a)
-
-
-@implements(torch.expm1, torch.Tensor.expm1, torch.special.expm1)
-def _torch_expm1(input: Tensor) -> Tensor:
-    return expm1(input)
+@defop(torch=(torch.expm1, torch.Tensor.expm1, torch.special.expm1))
+def expm1(input: Tensor) -> Tensor:
+    """``exp(input) - 1``, accurate for small ``input``."""
+    return expm1_p.bind(input)
 
 
 # ---- log
@@ -319,15 +279,10 @@ register_vjp(log_p, holomorphic(lambda ct, out, a: (ct / a,)))
 register_nvfuser(log_p, lambda fd, a: fd.ops.log(a), supports=floating)
 
 
-@defop
-def log(a: Tensor) -> Tensor:
+@defop(torch=(torch.log, torch.Tensor.log))
+def log(input: Tensor) -> Tensor:
     """Natural logarithm."""
-    return log_p.bind(a)
-
-
-@implements(torch.log, torch.Tensor.log)
-def _torch_log(input: Tensor) -> Tensor:
-    return log(input)
+    return log_p.bind(input)
 
 
 # ---- log1p
@@ -336,15 +291,10 @@ register_vjp(log1p_p, holomorphic(lambda ct, out, a: (ct / (a + 1),)))
 register_nvfuser(log1p_p, lambda fd, a: fd.ops.log1p(a), supports=floating)
 
 
-@defop
-def log1p(a: Tensor) -> Tensor:
-    """``log(1 + a)``, accurate for small ``a``."""
-    return log1p_p.bind(a)
-
-
-@implements(torch.log1p, torch.Tensor.log1p, torch.special.log1p)
-def _torch_log1p(input: Tensor) -> Tensor:
-    return log1p(input)
+@defop(torch=(torch.log1p, torch.Tensor.log1p, torch.special.log1p))
+def log1p(input: Tensor) -> Tensor:
+    """``log(1 + input)``, accurate for small ``input``."""
+    return log1p_p.bind(input)
 
 
 # ---- log2
@@ -353,15 +303,10 @@ register_vjp(log2_p, holomorphic(lambda ct, out, a: (ct / (a * _LN2),)))
 register_nvfuser(log2_p, lambda fd, a: fd.ops.log2(a), supports=floating)
 
 
-@defop
-def log2(a: Tensor) -> Tensor:
+@defop(torch=(torch.log2, torch.Tensor.log2))
+def log2(input: Tensor) -> Tensor:
     """Base-2 logarithm."""
-    return log2_p.bind(a)
-
-
-@implements(torch.log2, torch.Tensor.log2)
-def _torch_log2(input: Tensor) -> Tensor:
-    return log2(input)
+    return log2_p.bind(input)
 
 
 # ---- sqrt
@@ -370,15 +315,10 @@ register_vjp(sqrt_p, holomorphic(lambda ct, out, a: (ct / (out * 2),)))
 register_nvfuser(sqrt_p, lambda fd, a: fd.ops.sqrt(a), supports=floating)
 
 
-@defop
-def sqrt(a: Tensor) -> Tensor:
+@defop(torch=(torch.sqrt, torch.Tensor.sqrt))
+def sqrt(input: Tensor) -> Tensor:
     """Square root."""
-    return sqrt_p.bind(a)
-
-
-@implements(torch.sqrt, torch.Tensor.sqrt)
-def _torch_sqrt(input: Tensor) -> Tensor:
-    return sqrt(input)
+    return sqrt_p.bind(input)
 
 
 # ---- rsqrt
@@ -387,15 +327,10 @@ register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * (out * out * out) * -
 register_nvfuser(rsqrt_p, lambda fd, a: fd.ops.rsqrt(a), supports=floating)
 
 
-@defop
-def rsqrt(a: Tensor) -> Tensor:
-    """``1 / sqrt(a)``."""
-    return rsqrt_p.bind(a)
-
-
-@implements(torch.rsqrt, torch.Tensor.rsqrt)
-def _torch_rsqrt(input: Tensor) -> Tensor:
-    return rsqrt(input)
+@defop(torch=(torch.rsqrt, torch.Tensor.rsqrt))
+def rsqrt(input: Tensor) -> Tensor:
+    """``1 / sqrt(input)``."""
+    return rsqrt_p.bind(input)
 
 
 # ---- reciprocal
@@ -404,15 +339,10 @@ register_vjp(reciprocal_p, holomorphic(lambda ct, out, a: (-ct * (out * out),)))
 register_nvfuser(reciprocal_p, lambda fd, a: fd.ops.reciprocal(a), supports=floating)
 
 
-@defop
-def reciprocal(a: Tensor) -> Tensor:
-    """``1 / a`` (integer inputs give a floating result)."""
-    return reciprocal_p.bind(a)
-
-
-@implements(torch.reciprocal, torch.Tensor.reciprocal)
-def _torch_reciprocal(input: Tensor) -> Tensor:
-    return reciprocal(input)
+@defop(torch=(torch.reciprocal, torch.Tensor.reciprocal))
+def reciprocal(input: Tensor) -> Tensor:
+    """``1 / input`` (integer inputs give a floating result)."""
+    return reciprocal_p.bind(input)
 
 
 # ---- sin
@@ -421,15 +351,10 @@ register_vjp(sin_p, holomorphic(lambda ct, out, a: (ct * torch.cos(a),)))
 register_nvfuser(sin_p, lambda fd, a: fd.ops.sin(a), supports=floating)
 
 
-@defop
-def sin(a: Tensor) -> Tensor:
+@defop(torch=(torch.sin, torch.Tensor.sin))
+def sin(input: Tensor) -> Tensor:
     """Sine."""
-    return sin_p.bind(a)
-
-
-@implements(torch.sin, torch.Tensor.sin)
-def _torch_sin(input: Tensor) -> Tensor:
-    return sin(input)
+    return sin_p.bind(input)
 
 
 # ---- cos
@@ -438,15 +363,10 @@ register_vjp(cos_p, holomorphic(lambda ct, out, a: (ct * -torch.sin(a),)))
 register_nvfuser(cos_p, lambda fd, a: fd.ops.cos(a), supports=floating)
 
 
-@defop
-def cos(a: Tensor) -> Tensor:
+@defop(torch=(torch.cos, torch.Tensor.cos))
+def cos(input: Tensor) -> Tensor:
     """Cosine."""
-    return cos_p.bind(a)
-
-
-@implements(torch.cos, torch.Tensor.cos)
-def _torch_cos(input: Tensor) -> Tensor:
-    return cos(input)
+    return cos_p.bind(input)
 
 
 # ---- tan
@@ -455,15 +375,10 @@ register_vjp(tan_p, holomorphic(lambda ct, out, a: (ct * (out * out + 1),)))
 register_nvfuser(tan_p, lambda fd, a: fd.ops.tan(a), supports=floating)
 
 
-@defop
-def tan(a: Tensor) -> Tensor:
+@defop(torch=(torch.tan, torch.Tensor.tan))
+def tan(input: Tensor) -> Tensor:
     """Tangent."""
-    return tan_p.bind(a)
-
-
-@implements(torch.tan, torch.Tensor.tan)
-def _torch_tan(input: Tensor) -> Tensor:
-    return tan(input)
+    return tan_p.bind(input)
 
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
@@ -472,15 +387,10 @@ register_vjp(tanh_p, holomorphic(lambda ct, out, a: (ct * (1 - out * out),)))
 register_nvfuser(tanh_p, lambda fd, a: fd.ops.tanh(a), supports=floating)
 
 
-@defop
-def tanh(a: Tensor) -> Tensor:
+@defop(torch=(torch.tanh, torch.Tensor.tanh))
+def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return tanh_p.bind(a)
-
-
-@implements(torch.tanh, torch.Tensor.tanh)
-def _torch_tanh(input: Tensor) -> Tensor:
-    return tanh(input)
+    return tanh_p.bind(input)
 
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
@@ -489,15 +399,10 @@ register_vjp(sigmoid_p, holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),)
 register_nvfuser(sigmoid_p, lambda fd, a: fd.ops.sigmoid(a), supports=floating)
 
 
-@defop
-def sigmoid(a: Tensor) -> Tensor:
-    """``1 / (1 + exp(-a))``."""
-    return sigmoid_p.bind(a)
-
-
-@implements(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit)
-def _torch_sigmoid(input: Tensor) -> Tensor:
-    return sigmoid(input)
+@defop(torch=(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit))
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))``."""
+    return sigmoid_p.bind(input)
 
 
 # ---- relu
@@ -507,15 +412,10 @@ register_vjp(relu_p, lambda ct, out, a: (torch.where(out <= 0, 0, ct),))
 register_nvfuser(relu_p, lambda fd, a: fd.ops.relu(a))
 
 
-@defop
-def relu(a: Tensor) -> Tensor:
-    """``max(a, 0)``; the gradient at 0 is 0, as in torch."""
-    return relu_p.bind(a)
-
-
-@implements(torch.relu, torch.Tensor.relu)
-def _torch_relu(input: Tensor) -> Tensor:
-    return relu(input)
+@defop(torch=(torch.relu, torch.Tensor.relu))
+def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)``; the gradient at 0 is 0, as in torch."""
+    return relu_p.bind(input)
 
 
 @implements(torch.nn.functional.relu)
@@ -582,19 +482,14 @@ def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
 register_nvfuser(gelu_p, _gelu_nvfuser, supports=floating)
 
 
-@defop
-def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+@defop(torch=(torch.nn.functional.gelu,))
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate`` (static) is ``'none'`` or ``'tanh'``."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     if approximate == "none":
-        return gelu_p.bind(a)
-    return gelu_p.bind(a, approximate=approximate)
-
-
-@implements(torch.nn.functional.gelu)
-def _torch_gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return gelu(input, approximate)
+        return gelu_p.bind(input)
+    return gelu_p.bind(input, approximate=approximate)
 
 
 # ---- erf
@@ -603,15 +498,10 @@ register_vjp(erf_p, lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.s
 register_nvfuser(erf_p, lambda fd, a: fd.ops.erf(a), supports=floating)
 
 
-@defop
-def erf(a: Tensor) -> Tensor:
+@defop(torch=(torch.erf, torch.Tensor.erf, torch.special.erf))
+def erf(input: Tensor) -> Tensor:
     """The error function."""
-    return erf_p.bind(a)
-
-
-@implements(torch.erf, torch.Tensor.erf, torch.special.erf)
-def _torch_erf(input: Tensor) -> Tensor:
-    return erf(input)
+    return erf_p.bind(input)
 
 
 # ---- floor, ceil, round, sign: piecewise constant, zero gradient as in torch
@@ -620,15 +510,10 @@ register_vjp(floor_p, _zero_grad)
 register_nvfuser(floor_p, lambda fd, a: fd.ops.floor(a), supports=floating)
 
 
-@defop
-def floor(a: Tensor) -> Tensor:
+@defop(torch=(torch.floor, torch.Tensor.floor))
+def floor(input: Tensor) -> Tensor:
     """Round down to an integer value (same dtype); zero gradient."""
-    return floor_p.bind(a)
-
-
-@implements(torch.floor, torch.Tensor.floor)
-def _torch_floor(input: Tensor) -> Tensor:
-    return floor(input)
+    return floor_p.bind(input)
 
 
 ceil_p = _elementwise("ceil", torch.ceil)
@@ -636,15 +521,10 @@ register_vjp(ceil_p, _zero_grad)
 register_nvfuser(ceil_p, lambda fd, a: fd.ops.ceil(a), supports=floating)
 
 
-@defop
-def ceil(a: Tensor) -> Tensor:
+@defop(torch=(torch.ceil, torch.Tensor.ceil))
+def ceil(input: Tensor) -> Tensor:
     """Round up to an integer value (same dtype); zero gradient."""
-    return ceil_p.bind(a)
-
-
-@implements(torch.ceil, torch.Tensor.ceil)
-def _torch_ceil(input: Tensor) -> Tensor:
-    return ceil(input)
+    return ceil_p.bind(input)
 
 
 round_p = _elementwise("round", torch.round)
@@ -657,17 +537,12 @@ register_nvfuser(
 )
 
 
-@defop
-def round(a: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torch's name
+@defop(torch=(torch.round, torch.Tensor.round))
+def round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torch's name
     """Round half to even, to ``decimals`` (static) decimal places; zero gradient."""
     if decimals == 0:
-        return round_p.bind(a)
-    return round_p.bind(a, decimals=decimals)
-
-
-@implements(torch.round, torch.Tensor.round)
-def _torch_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
-    return round(input, decimals=decimals)
+        return round_p.bind(input)
+    return round_p.bind(input, decimals=decimals)
 
 
 @implements(torch.special.round)
@@ -682,15 +557,10 @@ register_vjp(sign_p, _zero_grad)
 register_nvfuser(sign_p, lambda fd, a: fd.ops.sign(a), supports=lambda a: a.dtype != torch.bool)
 
 
-@defop
-def sign(a: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of ``a``; zero gradient."""
-    return sign_p.bind(a)
-
-
-@implements(torch.sign, torch.Tensor.sign)
-def _torch_sign(input: Tensor) -> Tensor:
-    return sign(input)
+@defop(torch=(torch.sign, torch.Tensor.sign))
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of ``input``; zero gradient."""
+    return sign_p.bind(input)
 
 
 # ---- isnan, isfinite, logical_not: boolean results, not differentiable
@@ -698,45 +568,30 @@ isnan_p = _elementwise("isnan", torch.isnan)
 register_nvfuser(isnan_p, lambda fd, a: fd.ops.isnan(a), supports=floating)
 
 
-@defop
-def isnan(a: Tensor) -> Tensor:
-    """Where ``a`` is NaN (a bool tensor)."""
-    return isnan_p.bind(a)
-
-
-@implements(torch.isnan, torch.Tensor.isnan)
-def _torch_isnan(input: Tensor) -> Tensor:
-    return isnan(input)
+@defop(torch=(torch.isnan, torch.Tensor.isnan))
+def isnan(input: Tensor) -> Tensor:
+    """Where ``input`` is NaN (a bool tensor)."""
+    return isnan_p.bind(input)
 
 
 isfinite_p = _elementwise("isfinite", torch.isfinite)
 register_nvfuser(isfinite_p, lambda fd, a: fd.ops.isfinite(a), supports=floating)
 
 
-@defop
-def isfinite(a: Tensor) -> Tensor:
-    """Where ``a`` is neither infinite nor NaN (a bool tensor)."""
-    return isfinite_p.bind(a)
-
-
-@implements(torch.isfinite, torch.Tensor.isfinite)
-def _torch_isfinite(input: Tensor) -> Tensor:
-    return isfinite(input)
+@defop(torch=(torch.isfinite, torch.Tensor.isfinite))
+def isfinite(input: Tensor) -> Tensor:
+    """Where ``input`` is neither infinite nor NaN (a bool tensor)."""
+    return isfinite_p.bind(input)
 
 
 logical_not_p = _elementwise("logical_not", torch.logical_not)
 register_nvfuser(logical_not_p, lambda fd, a: fd.ops.logical_not(a))  # nvFuser casts to bool first
 
 
-@defop
-def logical_not(a: Tensor) -> Tensor:
+@defop(torch=(torch.logical_not, torch.Tensor.logical_not))
+def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not`` (a bool tensor; nonzero counts as true)."""
-    return logical_not_p.bind(a)
-
-
-@implements(torch.logical_not, torch.Tensor.logical_not)
-def _torch_logical_not(input: Tensor) -> Tensor:
-    return logical_not(input)
+    return logical_not_p.bind(input)
 
 
 # ================================================================ binary ops
@@ -753,15 +608,10 @@ def _torch_true_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     return div(input, other)
 
 
-@defop
-def floor_divide(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a // b``: ``div(a, b, rounding_mode='floor')`` (as torch.floor_divide is)."""
-    return div(a, b, rounding_mode="floor")
-
-
-@implements(torch.floor_divide, torch.Tensor.floor_divide, torch.Tensor.__floordiv__)
-def _torch_floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return floor_divide(input, other)
+@defop(torch=(torch.floor_divide, torch.Tensor.floor_divide, torch.Tensor.__floordiv__))
+def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input // other``: ``div(input, other, rounding_mode='floor')`` (as torch.floor_divide is)."""
+    return div(input, other, rounding_mode="floor")
 
 
 @implements(torch.Tensor.__rfloordiv__)
@@ -780,15 +630,10 @@ register_vjp(remainder_p, lambda ct, out, a, b: (
 register_nvfuser(remainder_p, lambda fd, a, b: fd.ops.remainder(a, b), supports=floating)
 
 
-@defop
-def remainder(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a - floor(a / b) * b`` (the result has the sign of ``b``, like Python's ``%``)."""
-    return remainder_p.bind(a, b)
-
-
-@implements(torch.remainder, torch.Tensor.remainder, torch.Tensor.__mod__)
-def _torch_remainder(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return remainder(input, other)
+@defop(torch=(torch.remainder, torch.Tensor.remainder, torch.Tensor.__mod__))
+def remainder(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input - floor(input / other) * other`` (the result has the sign of ``other``, like Python's ``%``)."""
+    return remainder_p.bind(input, other)
 
 
 @implements(torch.Tensor.__rmod__)
@@ -823,15 +668,10 @@ register_vjp(pow_p, holomorphic(_pow_vjp))
 register_nvfuser(pow_p, lambda fd, a, b: fd.ops.pow(a, b), supports=floating)
 
 
-@defop
-def pow(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:  # noqa: A001 - torch's name
-    """``a ** b``; either operand may be a (dynamic) number."""
-    return pow_p.bind(a, b)
-
-
-@implements(torch.pow, torch.Tensor.pow, torch.Tensor.__pow__)
-def _torch_pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
-    return pow(input, exponent)
+@defop(torch=(torch.pow, torch.Tensor.pow, torch.Tensor.__pow__))
+def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:  # noqa: A001 - torch's name
+    """``input ** exponent``; either operand may be a (dynamic) number."""
+    return pow_p.bind(input, exponent)
 
 
 @implements(torch.Tensor.__rpow__)
@@ -857,26 +697,16 @@ register_nvfuser(maximum_p, lambda fd, a, b: fd.ops.maximum(a, b))  # NaN propag
 register_nvfuser(minimum_p, lambda fd, a, b: fd.ops.minimum(a, b))
 
 
-@defop
-def maximum(a: Tensor, b: Tensor) -> Tensor:
+@defop(torch=(torch.maximum, torch.Tensor.maximum))
+def maximum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum (NaN propagates); at ties each operand gets half the gradient."""
-    return maximum_p.bind(a, b)
+    return maximum_p.bind(input, other)
 
 
-@implements(torch.maximum, torch.Tensor.maximum)
-def _torch_maximum(input: Tensor, other: Tensor) -> Tensor:
-    return maximum(input, other)
-
-
-@defop
-def minimum(a: Tensor, b: Tensor) -> Tensor:
+@defop(torch=(torch.minimum, torch.Tensor.minimum))
+def minimum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum (NaN propagates); at ties each operand gets half the gradient."""
-    return minimum_p.bind(a, b)
-
-
-@implements(torch.minimum, torch.Tensor.minimum)
-def _torch_minimum(input: Tensor, other: Tensor) -> Tensor:
-    return minimum(input, other)
+    return minimum_p.bind(input, other)
 
 
 # ---- atan2 (tensors only, as in torch)
@@ -894,15 +724,10 @@ register_vjp(atan2_p, _atan2_vjp)
 register_nvfuser(atan2_p, lambda fd, a, b: fd.ops.atan2(a, b), supports=floating)
 
 
-@defop
-def atan2(a: Tensor, b: Tensor) -> Tensor:
-    """The angle of the point ``(b, a)``, in ``[-pi, pi]``."""
-    return atan2_p.bind(a, b)
-
-
-@implements(torch.atan2, torch.arctan2, torch.Tensor.atan2, torch.Tensor.arctan2)
-def _torch_atan2(input: Tensor, other: Tensor) -> Tensor:
-    return atan2(input, other)
+@defop(torch=(torch.atan2, torch.arctan2, torch.Tensor.atan2, torch.Tensor.arctan2))
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point ``(other, input)``, in ``[-pi, pi]``."""
+    return atan2_p.bind(input, other)
 
 
 # ---- comparisons: bool results, not differentiable. Python swaps them for a number on the
@@ -921,72 +746,40 @@ register_nvfuser(gt_p, lambda fd, a, b: fd.ops.gt(a, b))
 register_nvfuser(ge_p, lambda fd, a, b: fd.ops.ge(a, b))
 
 
-@defop
-def eq(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a == b`` (a bool tensor)."""
-    return eq_p.bind(a, b)
+@defop(torch=(torch.eq, torch.Tensor.eq, torch.Tensor.__eq__))
+def eq(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input == other`` (a bool tensor)."""
+    return eq_p.bind(input, other)
 
 
-@implements(torch.eq, torch.Tensor.eq, torch.Tensor.__eq__)
-def _torch_eq(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return eq(input, other)
+@defop(torch=(torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.not_equal, torch.Tensor.__ne__))
+def ne(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input != other`` (a bool tensor)."""
+    return ne_p.bind(input, other)
 
 
-@defop
-def ne(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a != b`` (a bool tensor)."""
-    return ne_p.bind(a, b)
+@defop(torch=(torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.less, torch.Tensor.__lt__))
+def lt(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input < other`` (a bool tensor)."""
+    return lt_p.bind(input, other)
 
 
-@implements(torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.not_equal, torch.Tensor.__ne__)
-def _torch_ne(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return ne(input, other)
+@defop(torch=(torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.less_equal, torch.Tensor.__le__))
+def le(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input <= other`` (a bool tensor)."""
+    return le_p.bind(input, other)
 
 
-@defop
-def lt(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a < b`` (a bool tensor)."""
-    return lt_p.bind(a, b)
+@defop(torch=(torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.greater, torch.Tensor.__gt__))
+def gt(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input > other`` (a bool tensor)."""
+    return gt_p.bind(input, other)
 
 
-@implements(torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.less, torch.Tensor.__lt__)
-def _torch_lt(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return lt(input, other)
-
-
-@defop
-def le(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a <= b`` (a bool tensor)."""
-    return le_p.bind(a, b)
-
-
-@implements(torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.less_equal, torch.Tensor.__le__)
-def _torch_le(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return le(input, other)
-
-
-@defop
-def gt(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a > b`` (a bool tensor)."""
-    return gt_p.bind(a, b)
-
-
-@implements(torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.greater, torch.Tensor.__gt__)
-def _torch_gt(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return gt(input, other)
-
-
-@defop
-def ge(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a >= b`` (a bool tensor)."""
-    return ge_p.bind(a, b)
-
-
-@implements(
-    torch.ge, torch.greater_equal, torch.Tensor.ge, torch.Tensor.greater_equal, torch.Tensor.__ge__
-)
-def _torch_ge(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return ge(input, other)
+@defop(torch=(torch.ge, torch.greater_equal, torch.Tensor.ge, torch.Tensor.greater_equal, torch.Tensor.__ge__))
+def ge(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input >= other`` (a bool tensor)."""
+    return ge_p.bind(input, other)
 
 
 # ---- logical_and, logical_or (tensors only, as in torch; nonzero counts as true)
@@ -996,26 +789,16 @@ register_nvfuser(logical_and_p, lambda fd, a, b: fd.ops.logical_and(a, b))  # nv
 register_nvfuser(logical_or_p, lambda fd, a, b: fd.ops.logical_or(a, b))
 
 
-@defop
-def logical_and(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a and b`` (a bool tensor)."""
-    return logical_and_p.bind(a, b)
+@defop(torch=(torch.logical_and, torch.Tensor.logical_and))
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input and other`` (a bool tensor)."""
+    return logical_and_p.bind(input, other)
 
 
-@implements(torch.logical_and, torch.Tensor.logical_and)
-def _torch_logical_and(input: Tensor, other: Tensor) -> Tensor:
-    return logical_and(input, other)
-
-
-@defop
-def logical_or(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a or b`` (a bool tensor)."""
-    return logical_or_p.bind(a, b)
-
-
-@implements(torch.logical_or, torch.Tensor.logical_or)
-def _torch_logical_or(input: Tensor, other: Tensor) -> Tensor:
-    return logical_or(input, other)
+@defop(torch=(torch.logical_or, torch.Tensor.logical_or))
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input or other`` (a bool tensor)."""
+    return logical_or_p.bind(input, other)
 
 
 # ================================================================ ternary ops
@@ -1030,15 +813,10 @@ register_vjp(where_p, lambda ct, out, cond, a, b: (
 register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
-@defop
-def where(condition: Tensor, a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a`` where ``condition`` holds, else ``b``; ``a``/``b`` may be (dynamic) numbers."""
-    return where_p.bind(condition, a, b)
-
-
-@implements(torch.where)
-def _torch_where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return where(condition, input, other)
+@defop(torch=(torch.where,))
+def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``; ``input``/``other`` may be (dynamic) numbers."""
+    return where_p.bind(condition, input, other)
 
 
 @implements(torch.Tensor.where)
@@ -1083,22 +861,15 @@ def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
 register_nvfuser(clamp_p, _clamp_nvfuser)
 
 
-@defop
+@defop(torch=(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip))
 def clamp(  # noqa: A002 - torch's parameter names
-    x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
+    input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
 ) -> Tensor:
-    """``x`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
+    """``input`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
-    return clamp_p.bind(x, min, max)
-
-
-@implements(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip)
-def _torch_clamp(
-    input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None  # noqa: A002
-) -> Tensor:
-    return clamp(input, min, max)
+    return clamp_p.bind(input, min, max)
 
 
 @defop
@@ -1133,15 +904,10 @@ register_vjp(lerp_p, lambda ct, out, a, b, w: (
 register_nvfuser(lerp_p, lambda fd, a, b, w: fd.ops.lerp(a, b, w), supports=floating)
 
 
-@defop
-def lerp(a: Tensor, b: Tensor, weight: TensorOrNumber) -> Tensor:
-    """``a + weight * (b - a)``; ``weight`` may be a tensor or a (dynamic) number."""
-    return lerp_p.bind(a, b, weight)
-
-
-@implements(torch.lerp, torch.Tensor.lerp)
-def _torch_lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
-    return lerp(input, end, weight)
+@defop(torch=(torch.lerp, torch.Tensor.lerp))
+def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` may be a tensor or a (dynamic) number."""
+    return lerp_p.bind(input, end, weight)
 
 
 # ---- addcmul
@@ -1159,12 +925,7 @@ register_vjp(addcmul_p, lambda ct, out, x, t1, t2, value: (
 register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2)))
 
 
-@defop
-def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: NumberLike = 1) -> Tensor:
-    """``x + value * t1 * t2``; ``value`` may be dynamic."""
-    return addcmul_p.bind(x, t1, t2, value)
-
-
-@implements(torch.addcmul, torch.Tensor.addcmul)
-def _torch_addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
-    return addcmul(input, tensor1, tensor2, value=value)
+@defop(torch=(torch.addcmul, torch.Tensor.addcmul))
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``; ``value`` may be dynamic."""
+    return addcmul_p.bind(input, tensor1, tensor2, value)

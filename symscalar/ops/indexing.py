@@ -82,29 +82,19 @@ register_vjp(index_add_p, lambda ct, out, x, index, source, *, dim: (
 ))
 
 
-@defop
-def index_select(x: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
-    """The slices of ``x`` along ``dim`` at ``index`` (a 0-d or 1-d integer tensor)."""
-    return index_select_p.bind(x, index, dim=canonical_dim(dim, x.ndim))
+@defop(torch=(torch.index_select, torch.Tensor.index_select))
+def index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
+    """The slices of ``input`` along ``dim`` at ``index`` (a 0-d or 1-d integer tensor)."""
+    return index_select_p.bind(input, index, dim=canonical_dim(dim, input.ndim))
 
 
-@implements(torch.index_select, torch.Tensor.index_select)
-def _torch_index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
-    return index_select(input, dim, index)
-
-
-@defop
-def index_add(x: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
-    """``x`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
+@defop(torch=(torch.index_add, torch.Tensor.index_add))
+def index_add(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
+    """``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
     place (repeated indices accumulate); ``alpha`` may be dynamic."""
     if not (is_static(alpha) and alpha == 1):
         source = source * alpha
-    return index_add_p.bind(x, index, source, dim=canonical_dim(dim, x.ndim))
-
-
-@implements(torch.index_add, torch.Tensor.index_add)
-def _torch_index_add(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
-    return index_add(input, dim, index, source, alpha=alpha)
+    return index_add_p.bind(input, index, source, dim=canonical_dim(dim, input.ndim))
 
 
 # ---- gather and its transpose, scatter_add; scatter
@@ -152,16 +142,11 @@ def _torch_gather(input: Tensor, dim: StaticInt, index: Tensor, *, sparse_grad: 
     return gather(input, dim, index)
 
 
-@defop
-def scatter_add(x: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
-    """``x`` with ``src`` added at ``index`` along ``dim``, out of place (the transpose of
+@defop(torch=(torch.scatter_add, torch.Tensor.scatter_add))
+def scatter_add(input: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
+    """``input`` with ``src`` added at ``index`` along ``dim``, out of place (the transpose of
     ``gather``; repeated indices accumulate)."""
-    return scatter_add_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))
-
-
-@implements(torch.scatter_add, torch.Tensor.scatter_add)
-def _torch_scatter_add(input: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
-    return scatter_add(input, dim, index, src)
+    return scatter_add_p.bind(input, index, src, dim=canonical_dim(dim, input.ndim))
 
 
 @defop
@@ -186,30 +171,25 @@ def _torch_scatter(
     return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
 
 
-@defop
-def take_along_dim(x: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
-    """``gather`` with ``x`` and ``indices`` broadcast against each other except along
+@defop(torch=(torch.take_along_dim, torch.Tensor.take_along_dim))
+def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
+    """``gather`` with ``input`` and ``indices`` broadcast against each other except along
     ``dim``; with ``dim=None`` both are flattened first (as ``torch.take_along_dim``)."""
     if dim is None:
-        return gather(flatten(x), 0, flatten(indices))
-    if x.ndim != indices.ndim:
+        return gather(flatten(input), 0, flatten(indices))
+    if input.ndim != indices.ndim:
         raise RuntimeError(
             f"take_along_dim: input and indices should have the same number of dimensions, "
-            f"but got {x.ndim} and {indices.ndim}"
+            f"but got {input.ndim} and {indices.ndim}"
         )
-    d = canonical_dim(dim, x.ndim)
+    d = canonical_dim(dim, input.ndim)
     batch = broadcast_shapes(
-        tuple(1 if i == d else s for i, s in enumerate(x.shape)),
+        tuple(1 if i == d else s for i, s in enumerate(input.shape)),
         tuple(1 if i == d else s for i, s in enumerate(indices.shape)),
     )
-    x = expand(x, tuple(x.shape[i] if i == d else s for i, s in enumerate(batch)))
+    x = expand(input, tuple(input.shape[i] if i == d else s for i, s in enumerate(batch)))
     indices = expand(indices, tuple(indices.shape[i] if i == d else s for i, s in enumerate(batch)))
-    return gather(x, d, indices)
-
-
-@implements(torch.take_along_dim, torch.Tensor.take_along_dim)
-def _torch_take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
-    return take_along_dim(input, indices, dim)
+    return gather(input, d, indices)
 
 
 # ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put
@@ -372,15 +352,10 @@ register_nvfuser(
 )
 
 
-@defop
-def cumsum(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+@defop(torch=(torch.cumsum, torch.Tensor.cumsum))
+def cumsum(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
     """Running sum along ``dim`` (integer and bool inputs sum in int64, as torch)."""
-    return cumsum_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)
-
-
-@implements(torch.cumsum, torch.Tensor.cumsum)
-def _torch_cumsum(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    return cumsum(input, dim, dtype=dtype)
+    return cumsum_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
 # ---- sort, argsort, topk: (values, indices); the values' gradient goes back through indices
@@ -438,25 +413,22 @@ def _torch_argsort(
     return argsort(input, dim, descending, stable)
 
 
-@defop
+@defop(torch=(torch.topk, torch.Tensor.topk))
 def topk(
-    x: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
+    input: Tensor,
+    k: StaticInt,
+    dim: StaticInt = -1,
+    largest: StaticBool = True,
+    sorted: StaticBool = True,  # noqa: A002
 ) -> tuple[Tensor, Tensor]:
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; ``k``
     is static (the output's shape)."""
-    d = canonical_dim(dim, x.ndim)
-    size = x.shape[d] if x.ndim else 1
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
-    values, indices = topk_p.bind(x, k=k, dim=d, largest=largest, sorted=sorted)
+    values, indices = topk_p.bind(input, k=k, dim=d, largest=largest, sorted=sorted)
     return torch.return_types.topk((values, indices))
-
-
-@implements(torch.topk, torch.Tensor.topk)
-def _torch_topk(
-    input: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
-) -> tuple[Tensor, Tensor]:
-    return topk(input, k, dim, largest, sorted)
 
 
 # ---- one_hot (an integer result: no gradient)

@@ -72,20 +72,13 @@ register_nvfuser(sum_p, lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
 ), supports=has_axes)
 
 
-@defop
+@defop(torch=(torch.sum, torch.Tensor.sum))
 def sum(  # noqa: A001 - torch's name
-    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
-) -> Tensor:
-    """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
-    dims = canonical_dims(dim, x.ndim)
-    return sum_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)
-
-
-@implements(torch.sum, torch.Tensor.sum)
-def _torch_sum(
     input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
 ) -> Tensor:
-    return sum(input, dim, keepdim, dtype=dtype)
+    """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
+    dims = canonical_dims(dim, input.ndim)
+    return sum_p.bind(input, dims=dims, keepdim=keepdim, dtype=dtype)
 
 
 # ---- mean
@@ -112,21 +105,14 @@ def _mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtyp
 register_nvfuser(mean_p, _mean_nvfuser, supports=floating_reduction)
 
 
-@defop
+@defop(torch=(torch.mean, torch.Tensor.mean))
 def mean(
-    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
-) -> Tensor:
-    """Mean over ``dim`` (an int, a tuple of ints, or None for all dims); ``x`` must be
-    floating point or complex unless ``dtype`` says which floating type to compute in."""
-    dims = canonical_dims(dim, x.ndim)
-    return mean_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)
-
-
-@implements(torch.mean, torch.Tensor.mean)
-def _torch_mean(
     input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
 ) -> Tensor:
-    return mean(input, dim, keepdim, dtype=dtype)
+    """Mean over ``dim`` (an int, a tuple of ints, or None for all dims); ``input`` must be
+    floating point or complex unless ``dtype`` says which floating type to compute in."""
+    dims = canonical_dims(dim, input.ndim)
+    return mean_p.bind(input, dims=dims, keepdim=keepdim, dtype=dtype)
 
 
 # ---- amax, amin
@@ -490,15 +476,10 @@ def _logsumexp_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool)
 register_nvfuser(logsumexp_p, _logsumexp_nvfuser, supports=floating_reduction)
 
 
-@defop
-def logsumexp(x: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
-    """``log(sum(exp(x), dim))``, computed stably."""
-    return logsumexp_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)
-
-
-@implements(torch.logsumexp, torch.Tensor.logsumexp, torch.special.logsumexp)
-def _torch_logsumexp(input: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
-    return logsumexp(input, dim, keepdim)
+@defop(torch=(torch.logsumexp, torch.Tensor.logsumexp, torch.special.logsumexp))
+def logsumexp(input: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
+    """``log(sum(exp(input), dim))``, computed stably."""
+    return logsumexp_p.bind(input, dims=canonical_dims(dim, input.ndim), keepdim=keepdim)
 
 
 # ---- softmax, log_softmax
@@ -547,16 +528,16 @@ register_nvfuser(softmax_p, _softmax_nvfuser, supports=floating_reduction)
 register_nvfuser(log_softmax_p, _log_softmax_nvfuser, supports=floating_reduction)
 
 
-@defop
-def softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    """``exp(x) / sum(exp(x), dim)``, computed stably; ``dtype`` casts ``x`` first."""
-    return softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)
+@defop(torch=(torch.special.softmax,))
+def softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``exp(input) / sum(exp(input), dim)``, computed stably; ``dtype`` casts ``input`` first."""
+    return softmax_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
-@defop
-def log_softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    """``x - logsumexp(x, dim, keepdim=True)``; ``dtype`` casts ``x`` first."""
-    return log_softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)
+@defop(torch=(torch.special.log_softmax,))
+def log_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``input - logsumexp(input, dim, keepdim=True)``; ``dtype`` casts ``input`` first."""
+    return log_softmax_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
 @implements(torch.softmax, torch.Tensor.softmax)
@@ -564,18 +545,8 @@ def _torch_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = No
     return softmax(input, dim, dtype=dtype)
 
 
-@implements(torch.special.softmax)
-def _special_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    return softmax(input, dim, dtype=dtype)
-
-
 @implements(torch.log_softmax, torch.Tensor.log_softmax)
 def _torch_log_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = None) -> Tensor:
-    return log_softmax(input, dim, dtype=dtype)
-
-
-@implements(torch.special.log_softmax)
-def _special_log_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
     return log_softmax(input, dim, dtype=dtype)
 
 
@@ -625,25 +596,15 @@ argmax_p = Primitive("argmax", _argmax_impl, small_meta(_argmax_impl, _arg_reduc
 argmin_p = Primitive("argmin", _argmin_impl, small_meta(_argmin_impl, _arg_reduced_shape))
 
 
-@defop
-def argmax(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+@defop(torch=(torch.argmax, torch.Tensor.argmax))
+def argmax(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
     """Index of the (first) maximum along ``dim``, or in the flattened tensor for None."""
-    d = None if dim is None else canonical_dim(dim, x.ndim)
-    return argmax_p.bind(x, dim=d, keepdim=keepdim)
+    d = None if dim is None else canonical_dim(dim, input.ndim)
+    return argmax_p.bind(input, dim=d, keepdim=keepdim)
 
 
-@defop
-def argmin(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+@defop(torch=(torch.argmin, torch.Tensor.argmin))
+def argmin(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
     """Index of the (first) minimum along ``dim``, or in the flattened tensor for None."""
-    d = None if dim is None else canonical_dim(dim, x.ndim)
-    return argmin_p.bind(x, dim=d, keepdim=keepdim)
-
-
-@implements(torch.argmax, torch.Tensor.argmax)
-def _torch_argmax(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
-    return argmax(input, dim, keepdim)
-
-
-@implements(torch.argmin, torch.Tensor.argmin)
-def _torch_argmin(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
-    return argmin(input, dim, keepdim)
+    d = None if dim is None else canonical_dim(dim, input.ndim)
+    return argmin_p.bind(input, dim=d, keepdim=keepdim)

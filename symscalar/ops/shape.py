@@ -89,18 +89,13 @@ register_vjp(reshape_p, lambda ct, out, x, *, shape: (ct.reshape(x.shape),))
 register_nvfuser(reshape_p, lambda fd, x, *, shape: fd.ops.reshape(x, shape))
 
 
-@defop
-def reshape(x: Tensor, shape: StaticShape) -> Tensor:
-    """``x`` with a new shape of the same number of elements (one entry may be -1)."""
-    full = _infer_size(shape, _numel(x.shape), "reshape")
-    if full == tuple(x.shape):
-        return x
-    return reshape_p.bind(x, shape=full)
-
-
-@implements(torch.reshape)
-def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
-    return reshape(input, shape)
+@defop(torch=(torch.reshape,))
+def reshape(input: Tensor, shape: StaticShape) -> Tensor:
+    """``input`` with a new shape of the same number of elements (one entry may be -1)."""
+    full = _infer_size(shape, _numel(input.shape), "reshape")
+    if full == tuple(input.shape):
+        return input
+    return reshape_p.bind(input, shape=full)
 
 
 @implements(torch.Tensor.reshape)
@@ -124,38 +119,28 @@ def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 # ---- flatten, squeeze, unsqueeze (all reshapes)
-@defop
-def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
+@defop(torch=(torch.flatten, torch.Tensor.flatten))
+def flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` (inclusive) into one; a 0-d tensor becomes 1-d."""
-    if x.ndim == 0:
-        return reshape(x, (1,))
-    start, end = canonical_dim(start_dim, x.ndim), canonical_dim(end_dim, x.ndim)
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    start, end = canonical_dim(start_dim, input.ndim), canonical_dim(end_dim, input.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = tuple(x.shape)
-    return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
+    shape = tuple(input.shape)
+    return reshape(input, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@implements(torch.flatten, torch.Tensor.flatten)
-def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
-    return flatten(input, start_dim, end_dim)
-
-
-@defop
-def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
+@defop(torch=(torch.squeeze,))
+def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     """Remove size-1 dims: all of them (``dim=None``) or those among ``dim`` (int or tuple)."""
     if dim is None:
-        dims = set(range(x.ndim))
+        dims = set(range(input.ndim))
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = {canonical_dim(d, x.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
-    return reshape(x, shape)
-
-
-@implements(torch.squeeze)
-def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
-    return squeeze(input, dim)
+        dims = {canonical_dim(d, input.ndim) for d in listed}
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return reshape(input, shape)
 
 
 @implements(torch.Tensor.squeeze)
@@ -166,17 +151,12 @@ def _tensor_squeeze(input: Tensor, *dim: StaticInt | StaticShape, **keywords: An
     return squeeze(input, dims)
 
 
-@defop
-def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
-    """Insert a size-1 dim at ``dim`` (in ``[-x.ndim - 1, x.ndim]``)."""
-    d = canonical_dim(dim, x.ndim + 1)
-    shape = tuple(x.shape)
-    return reshape(x, shape[:d] + (1,) + shape[d:])
-
-
-@implements(torch.unsqueeze, torch.Tensor.unsqueeze)
-def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
-    return unsqueeze(input, dim)
+@defop(torch=(torch.unsqueeze, torch.Tensor.unsqueeze))
+def unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
+    """Insert a size-1 dim at ``dim`` (in ``[-input.ndim - 1, input.ndim]``)."""
+    d = canonical_dim(dim, input.ndim + 1)
+    shape = tuple(input.shape)
+    return reshape(input, shape[:d] + (1,) + shape[d:])
 
 
 # ---- expand (broadcast to a larger shape, size-1 dims repeated)
@@ -266,25 +246,20 @@ register_vjp(permute_p, _permute_vjp)
 register_nvfuser(permute_p, lambda fd, x, *, dims: fd.ops.permute(x, list(dims)))
 
 
-@defop
-def permute(x: Tensor, dims: StaticShape) -> Tensor:
-    """Reorder the dims of ``x``: dim ``i`` of the result is dim ``dims[i]`` of ``x``."""
-    if len(dims) != x.ndim:
+@defop(torch=(torch.permute,))
+def permute(input: Tensor, dims: StaticShape) -> Tensor:
+    """Reorder the dims of ``input``: dim ``i`` of the result is dim ``dims[i]`` of ``input``."""
+    if len(dims) != input.ndim:
         raise RuntimeError(
             f"permute: the number of dims ({len(dims)}) must equal the tensor's number of "
-            f"dimensions ({x.ndim})"
+            f"dimensions ({input.ndim})"
         )
-    perm = tuple(canonical_dim(d, x.ndim) for d in dims)
+    perm = tuple(canonical_dim(d, input.ndim) for d in dims)
     if len(set(perm)) != len(perm):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {tuple(dims)}")
-    if perm == tuple(range(x.ndim)):
-        return x
-    return permute_p.bind(x, dims=perm)
-
-
-@implements(torch.permute)
-def _torch_permute(input: Tensor, dims: StaticShape) -> Tensor:
-    return permute(input, dims)
+    if perm == tuple(range(input.ndim)):
+        return input
+    return permute_p.bind(input, dims=perm)
 
 
 @implements(torch.Tensor.permute)
@@ -292,20 +267,15 @@ def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape, **keywords: A
     return permute(input, shape_arg("torch.Tensor.permute", "dims", dims, keywords))
 
 
-@defop
-def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
+@defop(torch=(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims))
+def transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     """Swap dims ``dim0`` and ``dim1``."""
-    a, b = canonical_dim(dim0, x.ndim), canonical_dim(dim1, x.ndim)
-    if x.ndim == 0:
-        return x
-    perm = list(range(x.ndim))
+    a, b = canonical_dim(dim0, input.ndim), canonical_dim(dim1, input.ndim)
+    if input.ndim == 0:
+        return input
+    perm = list(range(input.ndim))
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(x, tuple(perm))
-
-
-@implements(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
-def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
-    return transpose(input, dim0, dim1)
+    return permute(input, tuple(perm))
 
 
 @implements(torch.swapaxes, torch.Tensor.swapaxes)
@@ -433,20 +403,15 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
     return narrow(input, dim, start, length)
 
 
-@defop
-def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+@defop(torch=(torch.select, torch.Tensor.select))
+def select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
     """Element ``index`` (may be negative) of dim ``dim``, that dim removed."""
-    d = canonical_dim(dim, x.ndim)
-    size = x.shape[d]
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
     i = index % size
-    return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
-
-
-@implements(torch.select, torch.Tensor.select)
-def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
-    return select(input, dim, index)
+    return squeeze(_slice_dims(input, {d: _slice(i, i + 1)}), d)
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
@@ -551,7 +516,7 @@ register_nvfuser(
 )
 
 
-@defop
+@defop(torch=(torch.cat, torch.concat, torch.concatenate))
 def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     """Concatenate ``tensors`` along ``dim`` (with torch's type promotion)."""
     tensors = list(tensors)
@@ -568,12 +533,7 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat_p.bind(*tensors, dim=d)
 
 
-@implements(torch.cat, torch.concat, torch.concatenate)
-def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
-    return cat(tensors, dim)
-
-
-@defop
+@defop(torch=(torch.stack,))
 def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     """Stack equally shaped ``tensors`` along a new dim ``dim``."""
     tensors = list(tensors)
@@ -584,11 +544,6 @@ def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
         raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {sorted(shapes)}")
     d = canonical_dim(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(t, d) for t in tensors], d)
-
-
-@implements(torch.stack)
-def _torch_stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
-    return stack(tensors, dim)
 
 
 # ---- split, chunk, unbind
@@ -630,25 +585,18 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
     return [p.shape[dim] for p in torch.split(meta, split_size_or_sections, dim)]
 
 
-@defop
+@defop(torch=(torch.split, torch.Tensor.split))
 def split(
-    x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
 ) -> tuple[Tensor, ...]:
-    """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
+    """Pieces of ``tensor`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
-    d = canonical_dim(dim, x.ndim)
+    d = canonical_dim(dim, tensor.ndim)
     sections = split_size_or_sections
     if not isinstance(sections, int):
         sections = list(sections)
-    sizes = _split_sizes(x, sections, d)
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)
-
-
-@implements(torch.split, torch.Tensor.split)
-def _torch_split(
-    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
-) -> tuple[Tensor, ...]:
-    return split(tensor, split_size_or_sections, dim)
+    sizes = _split_sizes(tensor, sections, d)
+    return split_p.bind(tensor, sizes=tuple(sizes), dim=d)
 
 
 @implements(torch.Tensor.split_with_sizes)
@@ -658,31 +606,21 @@ def _tensor_split_with_sizes(
     return split(input, list(split_sizes), dim)
 
 
-@defop
-def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+@defop(torch=(torch.chunk, torch.Tensor.chunk))
+def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
-    d = canonical_dim(dim, x.ndim)
-    meta = torch.empty(tuple(x.shape), device="meta")
+    d = canonical_dim(dim, input.ndim)
+    meta = torch.empty(tuple(input.shape), device="meta")
     sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)
+    return split_p.bind(input, sizes=tuple(sizes), dim=d)
 
 
-@implements(torch.chunk, torch.Tensor.chunk)
-def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    return chunk(input, chunks, dim)
-
-
-@defop
-def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    """The slices of ``x`` along ``dim``, with that dim removed."""
-    d = canonical_dim(dim, x.ndim)
-    pieces = split_p.bind(x, sizes=(1,) * x.shape[d], dim=d)
+@defop(torch=(torch.unbind, torch.Tensor.unbind))
+def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    """The slices of ``input`` along ``dim``, with that dim removed."""
+    d = canonical_dim(dim, input.ndim)
+    pieces = split_p.bind(input, sizes=(1,) * input.shape[d], dim=d)
     return tuple(squeeze(p, d) for p in pieces)
-
-
-@implements(torch.unbind, torch.Tensor.unbind)
-def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    return unbind(input, dim)
 
 
 # ---- flip
@@ -706,20 +644,15 @@ def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
 register_nvfuser(flip_p, _flip_nvfuser)
 
 
-@defop
-def flip(x: Tensor, dims: StaticShape) -> Tensor:
+@defop(torch=(torch.flip,))
+def flip(input: Tensor, dims: StaticShape) -> Tensor:
     """Reverse the order of the elements along each of ``dims``."""
-    canon = tuple(sorted(canonical_dim(d, x.ndim) for d in dims))
+    canon = tuple(sorted(canonical_dim(d, input.ndim) for d in dims))
     if len(set(canon)) != len(canon):
         raise RuntimeError(f"flip(): dims {tuple(dims)} has a repeated dim")
-    if not canon or x.ndim == 0:
-        return x
-    return flip_p.bind(x, dims=canon)
-
-
-@implements(torch.flip)
-def _torch_flip(input: Tensor, dims: StaticShape) -> Tensor:
-    return flip(input, dims)
+    if not canon or input.ndim == 0:
+        return input
+    return flip_p.bind(input, dims=canon)
 
 
 @implements(torch.Tensor.flip)
@@ -757,28 +690,18 @@ def clone(x: Tensor, memory_format: torch.memory_format = torch.preserve_format)
     return clone_p.bind(x, memory_format=memory_format)
 
 
-@defop
-def contiguous(x: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
-    """``x`` in contiguous memory: ``x`` itself when it already is, as in eager."""
-    return contiguous_p.bind(x, memory_format=memory_format)
+@defop(torch=(torch.Tensor.contiguous,))
+def contiguous(input: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
+    """``input`` in contiguous memory: ``input`` itself when it already is, as in eager."""
+    return contiguous_p.bind(input, memory_format=memory_format)
 
 
-@defop
-def detach(x: Tensor) -> Tensor:
-    """``x``'s values without a gradient (``stop_gradient``)."""
-    return stop_gradient_p.bind(x)
+@defop(torch=(torch.detach, torch.Tensor.detach))
+def detach(input: Tensor) -> Tensor:
+    """``input``'s values without a gradient (``stop_gradient``)."""
+    return stop_gradient_p.bind(input)
 
 
 @implements(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     return clone(input, memory_format)
-
-
-@implements(torch.Tensor.contiguous)
-def _tensor_contiguous(input: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
-    return contiguous(input, memory_format)
-
-
-@implements(torch.detach, torch.Tensor.detach)
-def _torch_detach(input: Tensor) -> Tensor:
-    return detach(input)
