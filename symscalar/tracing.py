@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import functools
 import inspect
+import math
 import types as pytypes
 import typing
 from collections.abc import Callable, Sequence
@@ -964,10 +965,7 @@ class TensorProxy:
         return self._var.shape[dim]
 
     def numel(self) -> int:
-        n = 1
-        for s in self._var.shape:
-            n *= s
-        return n
+        return math.prod(self._var.shape)
 
     nelement = numel
 

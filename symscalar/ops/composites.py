@@ -171,7 +171,7 @@ def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
 
 
 # ---- attention
-@defop
+@defop(torch=(F.scaled_dot_product_attention,))
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -220,19 +220,3 @@ def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, T
             f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
         )
     return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)
-
-
-@implements(F.scaled_dot_product_attention)
-def _torch_sdpa(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: StaticFloat = 0.0,
-    is_causal: StaticBool = False,
-    scale: FloatLike | None = None,
-    enable_gqa: StaticBool = False,
-) -> Any:
-    return scaled_dot_product_attention(
-        query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
-    )

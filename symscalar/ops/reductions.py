@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -89,9 +89,13 @@ def _mean_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dty
 mean_p = Primitive("mean", _mean_impl, small_meta(_mean_impl, reduced_shape))
 
 
-def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
     # The count is a Python int from the static shape: the backward divides by a literal.
-    return ((_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape),)
+    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
+
+
+def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    return (_mean_grad(ct, x, dims),)
 
 
 register_vjp(mean_p, _mean_vjp)
@@ -281,10 +285,6 @@ def _std_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], correction: floa
     return _var_grad(ct_var, x, dims, correction)
 
 
-def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
-    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
-
-
 def _var_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
     return (_var_grad(ct, x, dims, correction),)
 
@@ -397,56 +397,28 @@ def _legacy_correction(name: str, dim: Any, unbiased: Any, correction: Any) -> t
     return dim, correction
 
 
-@implements(torch.var, torch.Tensor.var)
-def _torch_var(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> Tensor:
-    dim, correction = _legacy_correction("var", dim, unbiased, correction)
-    return var(input, dim, correction=correction, keepdim=keepdim)
+def _legacy_moment(name: str, op: Callable[..., Any]) -> Callable[..., Any]:
+    """The handler of torch's spelling of ``op`` (var, std, var_mean, std_mean), which also
+    takes the legacy ``unbiased`` (see ``_legacy_correction``)."""
+
+    def handler(
+        input: Tensor,
+        dim: StaticDims | StaticBool = None,
+        unbiased: StaticBool | None = None,
+        keepdim: StaticBool = False,
+        *,
+        correction: Correction | None = None,
+    ) -> Any:
+        dim, correction = _legacy_correction(name, dim, unbiased, correction)
+        return op(input, dim, correction=correction, keepdim=keepdim)
+
+    return handler
 
 
-@implements(torch.std, torch.Tensor.std)
-def _torch_std(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> Tensor:
-    dim, correction = _legacy_correction("std", dim, unbiased, correction)
-    return std(input, dim, correction=correction, keepdim=keepdim)
-
-
-@implements(torch.var_mean)
-def _torch_var_mean(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> tuple[Tensor, Tensor]:
-    dim, correction = _legacy_correction("var_mean", dim, unbiased, correction)
-    return var_mean(input, dim, correction=correction, keepdim=keepdim)
-
-
-@implements(torch.std_mean)
-def _torch_std_mean(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> tuple[Tensor, Tensor]:
-    dim, correction = _legacy_correction("std_mean", dim, unbiased, correction)
-    return std_mean(input, dim, correction=correction, keepdim=keepdim)
+implements(torch.var, torch.Tensor.var)(_legacy_moment("var", var))
+implements(torch.std, torch.Tensor.std)(_legacy_moment("std", std))
+implements(torch.var_mean)(_legacy_moment("var_mean", var_mean))
+implements(torch.std_mean)(_legacy_moment("std_mean", std_mean))
 
 
 # ---- logsumexp

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,10 +60,7 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
         raise RuntimeError(f"{op}: only one dimension can be inferred (-1), got shape {list(shape)}")
     if any(s < -1 for s in shape):
         raise RuntimeError(f"{op}: invalid shape dimension in {list(shape)}")
-    known = 1
-    for s in shape:
-        if s != -1:
-            known *= s
+    known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
@@ -70,13 +68,6 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
-
-
-def _numel(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 # ---- reshape
@@ -92,7 +83,7 @@ register_nvfuser(reshape_p, lambda fd, x, *, shape: fd.ops.reshape(x, shape))
 @defop(torch=(torch.reshape,))
 def reshape(input: Tensor, shape: StaticShape) -> Tensor:
     """``input`` with a new shape of the same number of elements (one entry may be -1)."""
-    full = _infer_size(shape, _numel(input.shape), "reshape")
+    full = _infer_size(shape, math.prod(input.shape), "reshape")
     if full == tuple(input.shape):
         return input
     return reshape_p.bind(input, shape=full)
@@ -128,7 +119,7 @@ def flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) ->
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = tuple(input.shape)
-    return reshape(input, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
+    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 @defop(torch=(torch.squeeze,))
