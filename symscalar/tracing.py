@@ -1256,7 +1256,10 @@ def defop(fn: F | None = None, /, *, torch: Sequence[Any] = ()) -> F | Callable[
     """
 
     def register(fn: F) -> F:
-        op = _checked(fn, f"symscalar.ops.{fn.__name__}")
+        name = f"symscalar.ops.{fn.__name__}"
+        OPS.require_new(name)
+        _require_new_spellings(torch)
+        op = _checked(fn, name)
         _handle(fn, torch)
         return op
 
@@ -1277,15 +1280,22 @@ def _handle(handler: F, torch_functions: Sequence[Any]) -> F:
     """Make ``handler`` the handler of each torch callable: one checked wrapper per spelling,
     so that an error names the spelling the user wrote (``torch.Tensor.var``, not
     ``torch.var``). ``dict.fromkeys``: aliases such as Tensor.__neg__ / Tensor.neg are the
-    same object. Returns the first wrapper (or ``handler`` if there are no spellings)."""
+    same object. Returns the first wrapper (or ``handler`` if there are no spellings). Nothing
+    is registered unless every spelling is new."""
+    _require_new_spellings(torch_functions)
     by_name: dict[str, F] = {}
     for func in dict.fromkeys(torch_functions):
-        TORCH_FUNCTIONS.require_new(func)
         name = public_name(func)
         if name not in by_name:
             by_name[name] = _checked(handler, name)
         TORCH_FUNCTIONS.register(func, by_name[name])
     return next(iter(by_name.values()), handler)
+
+
+def _require_new_spellings(torch_functions: Sequence[Any]) -> None:
+    for func in torch_functions:
+        TORCH_FUNCTIONS.require_new(func)
+        OPS.require_new(public_name(func))
 
 
 def supported_torch_functions() -> list[str]:

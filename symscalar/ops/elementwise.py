@@ -11,10 +11,10 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic, result_dtype
+from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
 from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
-from symscalar.trace import Primitive, register_vjp
+from symscalar.trace import register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
@@ -30,12 +30,8 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
-def _elementwise(name: str, impl: object) -> Primitive:
-    return Primitive(name, impl, elementwise_meta(impl))  # type: ignore[arg-type]
-
-
 # ---- add
-add_p = _elementwise("add", torch.add)
+add_p = elementwise_primitive("add", torch.add)
 register_vjp(add_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b)))
 register_nvfuser(add_p, lambda fd, a, b: fd.ops.add(a, b))
 
@@ -77,7 +73,7 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- sub
-sub_p = _elementwise("sub", torch.sub)
+sub_p = elementwise_primitive("sub", torch.sub)
 register_vjp(sub_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b)))
 register_nvfuser(sub_p, lambda fd, a, b: fd.ops.sub(a, b))
 
@@ -112,7 +108,7 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- mul
-mul_p = _elementwise("mul", torch.mul)
+mul_p = elementwise_primitive("mul", torch.mul)
 register_vjp(mul_p, holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))))
 register_nvfuser(mul_p, lambda fd, a, b: fd.ops.mul(a, b))
 
@@ -129,7 +125,7 @@ def _torch_rmul(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- div: true division, or rounded with rounding_mode 'trunc' / 'floor' (static)
-div_p = _elementwise("div", torch.div)
+div_p = elementwise_primitive("div", torch.div)
 
 
 def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> tuple[Any, Any]:
@@ -178,7 +174,7 @@ def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- neg
-neg_p = _elementwise("neg", torch.neg)
+neg_p = elementwise_primitive("neg", torch.neg)
 register_vjp(neg_p, lambda ct, out, a: (-ct,))
 register_nvfuser(neg_p, lambda fd, a: fd.ops.neg(a))
 
@@ -190,7 +186,7 @@ def neg(input: Tensor) -> Tensor:
 
 
 # ---- conj: the complex conjugate (real tensors are their own); used by complex vjps
-conj_p = _elementwise("conj", torch.conj_physical)
+conj_p = elementwise_primitive("conj", torch.conj_physical)
 register_vjp(conj_p, lambda ct, out, a: (torch.conj_physical(ct),))
 
 
@@ -201,7 +197,7 @@ def conj(input: Tensor) -> Tensor:
 
 
 # ---- exp
-exp_p = _elementwise("exp", torch.exp)
+exp_p = elementwise_primitive("exp", torch.exp)
 register_vjp(exp_p, holomorphic(lambda ct, out, a: (ct * out,)))
 register_nvfuser(exp_p, lambda fd, a: fd.ops.exp(a))
 
@@ -234,7 +230,7 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 # ================================================================ unary ops
 
 # ---- abs
-abs_p = _elementwise("abs", torch.abs)
+abs_p = elementwise_primitive("abs", torch.abs)
 # torch's abs_backward: ct * sgn(a), where sgn(z) = z / |z| for complex z, and 0 at 0
 register_vjp(abs_p, lambda ct, out, a: (
     ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),
@@ -249,7 +245,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - torch's name
 
 
 # ---- exp2
-exp2_p = _elementwise("exp2", torch.exp2)
+exp2_p = elementwise_primitive("exp2", torch.exp2)
 _LN2 = math.log(2.0)
 register_vjp(exp2_p, holomorphic(lambda ct, out, a: (ct * out * _LN2,)))
 register_nvfuser(exp2_p, lambda fd, a: fd.ops.exp2(a), supports=floating)
@@ -262,7 +258,7 @@ def exp2(input: Tensor) -> Tensor:
 
 
 # ---- expm1
-expm1_p = _elementwise("expm1", torch.expm1)
+expm1_p = elementwise_primitive("expm1", torch.expm1)
 register_vjp(expm1_p, holomorphic(lambda ct, out, a: (ct * (out + 1),)))
 register_nvfuser(expm1_p, lambda fd, a: fd.ops.expm1(a), supports=floating)
 
@@ -274,7 +270,7 @@ def expm1(input: Tensor) -> Tensor:
 
 
 # ---- log
-log_p = _elementwise("log", torch.log)
+log_p = elementwise_primitive("log", torch.log)
 register_vjp(log_p, holomorphic(lambda ct, out, a: (ct / a,)))
 register_nvfuser(log_p, lambda fd, a: fd.ops.log(a), supports=floating)
 
@@ -286,7 +282,7 @@ def log(input: Tensor) -> Tensor:
 
 
 # ---- log1p
-log1p_p = _elementwise("log1p", torch.log1p)
+log1p_p = elementwise_primitive("log1p", torch.log1p)
 register_vjp(log1p_p, holomorphic(lambda ct, out, a: (ct / (a + 1),)))
 register_nvfuser(log1p_p, lambda fd, a: fd.ops.log1p(a), supports=floating)
 
@@ -298,7 +294,7 @@ def log1p(input: Tensor) -> Tensor:
 
 
 # ---- log2
-log2_p = _elementwise("log2", torch.log2)
+log2_p = elementwise_primitive("log2", torch.log2)
 register_vjp(log2_p, holomorphic(lambda ct, out, a: (ct / (a * _LN2),)))
 register_nvfuser(log2_p, lambda fd, a: fd.ops.log2(a), supports=floating)
 
@@ -310,7 +306,7 @@ def log2(input: Tensor) -> Tensor:
 
 
 # ---- sqrt
-sqrt_p = _elementwise("sqrt", torch.sqrt)
+sqrt_p = elementwise_primitive("sqrt", torch.sqrt)
 register_vjp(sqrt_p, holomorphic(lambda ct, out, a: (ct / (out * 2),)))
 register_nvfuser(sqrt_p, lambda fd, a: fd.ops.sqrt(a), supports=floating)
 
@@ -322,7 +318,7 @@ def sqrt(input: Tensor) -> Tensor:
 
 
 # ---- rsqrt
-rsqrt_p = _elementwise("rsqrt", torch.rsqrt)
+rsqrt_p = elementwise_primitive("rsqrt", torch.rsqrt)
 register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,)))
 register_nvfuser(rsqrt_p, lambda fd, a: fd.ops.rsqrt(a), supports=floating)
 
@@ -334,7 +330,7 @@ def rsqrt(input: Tensor) -> Tensor:
 
 
 # ---- reciprocal
-reciprocal_p = _elementwise("reciprocal", torch.reciprocal)
+reciprocal_p = elementwise_primitive("reciprocal", torch.reciprocal)
 register_vjp(reciprocal_p, holomorphic(lambda ct, out, a: (-ct * (out * out),)))
 register_nvfuser(reciprocal_p, lambda fd, a: fd.ops.reciprocal(a), supports=floating)
 
@@ -346,7 +342,7 @@ def reciprocal(input: Tensor) -> Tensor:
 
 
 # ---- sin
-sin_p = _elementwise("sin", torch.sin)
+sin_p = elementwise_primitive("sin", torch.sin)
 register_vjp(sin_p, holomorphic(lambda ct, out, a: (ct * torch.cos(a),)))
 register_nvfuser(sin_p, lambda fd, a: fd.ops.sin(a), supports=floating)
 
@@ -358,7 +354,7 @@ def sin(input: Tensor) -> Tensor:
 
 
 # ---- cos
-cos_p = _elementwise("cos", torch.cos)
+cos_p = elementwise_primitive("cos", torch.cos)
 register_vjp(cos_p, holomorphic(lambda ct, out, a: (ct * -torch.sin(a),)))
 register_nvfuser(cos_p, lambda fd, a: fd.ops.cos(a), supports=floating)
 
@@ -370,7 +366,7 @@ def cos(input: Tensor) -> Tensor:
 
 
 # ---- tan
-tan_p = _elementwise("tan", torch.tan)
+tan_p = elementwise_primitive("tan", torch.tan)
 register_vjp(tan_p, holomorphic(lambda ct, out, a: (ct * (out * out + 1),)))
 register_nvfuser(tan_p, lambda fd, a: fd.ops.tan(a), supports=floating)
 
@@ -382,7 +378,7 @@ def tan(input: Tensor) -> Tensor:
 
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
-tanh_p = _elementwise("tanh", torch.tanh)
+tanh_p = elementwise_primitive("tanh", torch.tanh)
 register_vjp(tanh_p, holomorphic(lambda ct, out, a: (ct * (1 - out * out),)))
 register_nvfuser(tanh_p, lambda fd, a: fd.ops.tanh(a), supports=floating)
 
@@ -394,7 +390,7 @@ def tanh(input: Tensor) -> Tensor:
 
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
-sigmoid_p = _elementwise("sigmoid", torch.sigmoid)
+sigmoid_p = elementwise_primitive("sigmoid", torch.sigmoid)
 register_vjp(sigmoid_p, holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),)))
 register_nvfuser(sigmoid_p, lambda fd, a: fd.ops.sigmoid(a), supports=floating)
 
@@ -406,7 +402,7 @@ def sigmoid(input: Tensor) -> Tensor:
 
 
 # ---- relu
-relu_p = _elementwise("relu", torch.relu)
+relu_p = elementwise_primitive("relu", torch.relu)
 # torch's threshold_backward: 0 where out <= 0, so 0 at 0 and the cotangent at NaN
 register_vjp(relu_p, lambda ct, out, a: (torch.where(out <= 0, 0, ct),))
 register_nvfuser(relu_p, lambda fd, a: fd.ops.relu(a))
@@ -425,7 +421,7 @@ def _torch_f_relu(input: Tensor, inplace: StaticBool = False) -> Tensor:
 
 
 # ---- silu
-silu_p = _elementwise("silu", torch.nn.functional.silu)
+silu_p = elementwise_primitive("silu", torch.nn.functional.silu)
 
 
 def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
@@ -450,7 +446,7 @@ def _torch_silu(input: Tensor, inplace: StaticBool = False) -> Tensor:
 
 
 # ---- gelu
-gelu_p = _elementwise("gelu", torch.nn.functional.gelu)
+gelu_p = elementwise_primitive("gelu", torch.nn.functional.gelu)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -493,7 +489,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 # ---- erf
-erf_p = _elementwise("erf", torch.erf)
+erf_p = elementwise_primitive("erf", torch.erf)
 register_vjp(erf_p, lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),))
 register_nvfuser(erf_p, lambda fd, a: fd.ops.erf(a), supports=floating)
 
@@ -505,7 +501,7 @@ def erf(input: Tensor) -> Tensor:
 
 
 # ---- floor, ceil, round, sign: piecewise constant, zero gradient as in torch
-floor_p = _elementwise("floor", torch.floor)
+floor_p = elementwise_primitive("floor", torch.floor)
 register_vjp(floor_p, _zero_grad)
 register_nvfuser(floor_p, lambda fd, a: fd.ops.floor(a), supports=floating)
 
@@ -516,7 +512,7 @@ def floor(input: Tensor) -> Tensor:
     return floor_p.bind(input)
 
 
-ceil_p = _elementwise("ceil", torch.ceil)
+ceil_p = elementwise_primitive("ceil", torch.ceil)
 register_vjp(ceil_p, _zero_grad)
 register_nvfuser(ceil_p, lambda fd, a: fd.ops.ceil(a), supports=floating)
 
@@ -527,7 +523,7 @@ def ceil(input: Tensor) -> Tensor:
     return ceil_p.bind(input)
 
 
-round_p = _elementwise("round", torch.round)
+round_p = elementwise_primitive("round", torch.round)
 register_vjp(round_p, _zero_grad)
 # half to even, like torch; decimals != 0 (torch scales by 10**decimals in its own way) and
 # integer inputs run in torch
@@ -552,7 +548,7 @@ def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
     return round(input, decimals=decimals)
 
 
-sign_p = _elementwise("sign", torch.sign)
+sign_p = elementwise_primitive("sign", torch.sign)
 register_vjp(sign_p, _zero_grad)
 register_nvfuser(sign_p, lambda fd, a: fd.ops.sign(a), supports=lambda a: a.dtype != torch.bool)
 
@@ -564,7 +560,7 @@ def sign(input: Tensor) -> Tensor:
 
 
 # ---- isnan, isfinite, logical_not: boolean results, not differentiable
-isnan_p = _elementwise("isnan", torch.isnan)
+isnan_p = elementwise_primitive("isnan", torch.isnan)
 register_nvfuser(isnan_p, lambda fd, a: fd.ops.isnan(a), supports=floating)
 
 
@@ -574,7 +570,7 @@ def isnan(input: Tensor) -> Tensor:
     return isnan_p.bind(input)
 
 
-isfinite_p = _elementwise("isfinite", torch.isfinite)
+isfinite_p = elementwise_primitive("isfinite", torch.isfinite)
 register_nvfuser(isfinite_p, lambda fd, a: fd.ops.isfinite(a), supports=floating)
 
 
@@ -584,7 +580,7 @@ def isfinite(input: Tensor) -> Tensor:
     return isfinite_p.bind(input)
 
 
-logical_not_p = _elementwise("logical_not", torch.logical_not)
+logical_not_p = elementwise_primitive("logical_not", torch.logical_not)
 register_nvfuser(logical_not_p, lambda fd, a: fd.ops.logical_not(a))  # nvFuser casts to bool first
 
 
@@ -620,7 +616,7 @@ def _torch_rfloordiv(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- remainder (Python's %: the sign of the divisor)
-remainder_p = _elementwise("remainder", torch.remainder)
+remainder_p = elementwise_primitive("remainder", torch.remainder)
 register_vjp(remainder_p, lambda ct, out, a, b: (
     grad_for(ct, a),
     grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
@@ -642,7 +638,7 @@ def _torch_rmod(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- pow
-pow_p = _elementwise("pow", torch.pow)
+pow_p = elementwise_primitive("pow", torch.pow)
 
 
 def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -680,8 +676,8 @@ def _torch_rpow(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- maximum, minimum (tensors only, as in torch): ties split the gradient in half
-maximum_p = _elementwise("maximum", torch.maximum)
-minimum_p = _elementwise("minimum", torch.minimum)
+maximum_p = elementwise_primitive("maximum", torch.maximum)
+minimum_p = elementwise_primitive("minimum", torch.minimum)
 
 
 def _select_vjp(ct: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[Any, Any]:
@@ -710,7 +706,7 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 
 # ---- atan2 (tensors only, as in torch)
-atan2_p = _elementwise("atan2", torch.atan2)
+atan2_p = elementwise_primitive("atan2", torch.atan2)
 
 
 def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -732,12 +728,12 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
 
 # ---- comparisons: bool results, not differentiable. Python swaps them for a number on the
 # left (``2 < x`` is ``x > 2``), so the torch spellings take a tensor first.
-eq_p = _elementwise("eq", torch.eq)
-ne_p = _elementwise("ne", torch.ne)
-lt_p = _elementwise("lt", torch.lt)
-le_p = _elementwise("le", torch.le)
-gt_p = _elementwise("gt", torch.gt)
-ge_p = _elementwise("ge", torch.ge)
+eq_p = elementwise_primitive("eq", torch.eq)
+ne_p = elementwise_primitive("ne", torch.ne)
+lt_p = elementwise_primitive("lt", torch.lt)
+le_p = elementwise_primitive("le", torch.le)
+gt_p = elementwise_primitive("gt", torch.gt)
+ge_p = elementwise_primitive("ge", torch.ge)
 register_nvfuser(eq_p, lambda fd, a, b: fd.ops.eq(a, b))
 register_nvfuser(ne_p, lambda fd, a, b: fd.ops.ne(a, b))
 register_nvfuser(lt_p, lambda fd, a, b: fd.ops.lt(a, b))
@@ -783,8 +779,8 @@ def ge(input: Tensor, other: TensorOrNumber) -> Tensor:
 
 
 # ---- logical_and, logical_or (tensors only, as in torch; nonzero counts as true)
-logical_and_p = _elementwise("logical_and", torch.logical_and)
-logical_or_p = _elementwise("logical_or", torch.logical_or)
+logical_and_p = elementwise_primitive("logical_and", torch.logical_and)
+logical_or_p = elementwise_primitive("logical_or", torch.logical_or)
 register_nvfuser(logical_and_p, lambda fd, a, b: fd.ops.logical_and(a, b))  # nvFuser casts to bool first
 register_nvfuser(logical_or_p, lambda fd, a, b: fd.ops.logical_or(a, b))
 
@@ -804,7 +800,7 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
 # ================================================================ ternary ops
 
 # ---- where
-where_p = _elementwise("where", torch.where)
+where_p = elementwise_primitive("where", torch.where)
 register_vjp(where_p, lambda ct, out, cond, a, b: (
     None,
     grad_for(torch.where(cond, ct, 0), a),
@@ -825,7 +821,7 @@ def _tensor_where(input: Tensor, condition: Tensor, other: TensorOrNumber) -> Te
 
 
 # ---- clamp: bounds are tensors, (dynamic) numbers or None
-clamp_p = _elementwise("clamp", torch.clamp)
+clamp_p = elementwise_primitive("clamp", torch.clamp)
 
 
 def _clamp_vjp(ct: Any, out: Any, x: Any, lo: Any, hi: Any) -> tuple[Any, Any, Any]:
@@ -895,7 +891,7 @@ def _torch_clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:  # noqa: A00
 
 
 # ---- lerp
-lerp_p = _elementwise("lerp", torch.lerp)
+lerp_p = elementwise_primitive("lerp", torch.lerp)
 register_vjp(lerp_p, lambda ct, out, a, b, w: (
     grad_for(ct * (1 - w), a),
     grad_for(ct * w, b),
@@ -915,7 +911,7 @@ def _addcmul_impl(x: Any, t1: Any, t2: Any, value: Any) -> Any:
     return torch.addcmul(x, t1, t2, value=value)
 
 
-addcmul_p = _elementwise("addcmul", _addcmul_impl)
+addcmul_p = elementwise_primitive("addcmul", _addcmul_impl)
 register_vjp(addcmul_p, lambda ct, out, x, t1, t2, value: (
     grad_for(ct, x),
     grad_for(ct * (t2 * value), t1),
