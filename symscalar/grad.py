@@ -167,7 +167,7 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
     # constants a rule created eagerly (e.g. torch.full((), 2.0)) are read by reference
     constants = [(v, t) for v, t in zip(raw.inputs[n_inputs:], builder.captured_tensors()) if v in used]
     inputs = ct_inputs + kept_residuals + tuple(v for v, _ in constants)
-    backward = Trace(inputs, raw.eqns, raw.outputs, raw.name)
+    backward = Trace(inputs, raw.eqns, raw.outputs, raw.name, namespace=raw.namespace)
     backward = dataclasses.replace(backward, comment=_backward_comment(backward, n_cts, len(kept_residuals)))
     check_trace(backward)
     return VJP(
@@ -186,7 +186,7 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
         input of ``wrt`` that a differentiable path joins to an output (see ``vjp``).
     """
     result = vjp(trace, wrt)
-    forward = Trace(trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward")
+    forward = Trace(trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward", namespace=trace.namespace)
     check_trace(forward)
     return forward, result.backward, result.constants
 
@@ -274,7 +274,7 @@ class _Program:
         first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected])
         outs += [v for v in dict.fromkeys(first.saved) if v not in position and v not in outs]
         self.outs = tuple(outs)
-        self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward")
+        self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward", namespace=trace.namespace)
         check_trace(self.forward)
         self.forward_fn = backend.compile_trace(self.forward)
         out_index = {v: j for j, v in enumerate(self.outs)}

@@ -40,16 +40,18 @@ from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, 
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import (
     Eqn,
+    Namespace,
     ScalarVar,
     TensorVar,
     Trace,
     Var,
-    _Namer,
     check_trace,
     contains_dynamic,
     dce,
-    format_static,
+    eqn_source,
     is_var,
+    return_source,
+    signature_source,
     with_codegen_name,
 )
 
@@ -476,9 +478,9 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
     for eqn in trace.eqns:
         check_static_params(eqn)
     steps = partition(trace)
-    names = _Namer(trace)
+    names = Namespace.of(trace)
     namespace: dict[str, Any] = {"torch": torch}
-    lines = [f"def {trace.name}({', '.join(names[v] for v in trace.inputs)}):"]
+    lines = [signature_source(trace, names)]
     regions: list[Region] = []
     for kind, payload in steps:
         if kind == "fusion":
@@ -493,19 +495,8 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
         eqn = payload
         fn_name = f"_prim_{eqn.prim.name}"
         namespace[fn_name] = eqn.prim.impl
-        args = [names.atom(a) for a in eqn.args]
-        args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
-        call = f"{fn_name}({', '.join(args)})"
-        if not eqn.outs:
-            lines.append(f"    {call}  # {kind}")
-        else:
-            targets = ", ".join(names[v] for v in eqn.outs) + ("," if eqn.prim.multiple_results and len(eqn.outs) == 1 else "")
-            lines.append(f"    {targets} = {call}  # {kind}")
-    outs = [names.atom(a) for a in trace.outputs]
-    if render_outputs is None:
-        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    else:
-        lines.append(f"    return {render_outputs(outs)}")
+        lines.append(f"    {eqn_source(eqn, names, fn_name)}  # {kind}")
+    lines.append(return_source(trace, names, render_outputs))
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<symscalar nvfuser backend: {trace.name}>", "exec"), namespace)  # noqa: S102
     run: Callable[..., Any] = namespace[trace.name]

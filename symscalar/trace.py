@@ -42,6 +42,8 @@ __all__ = [
     "check_trace",
     "eval_trace",
     "python_source",
+    "Namespace",
+    "eqn_source",
     "contains_dynamic",
     "dce",
     "last_uses",
@@ -355,12 +357,15 @@ class Trace:
     outputs: tuple[Atom, ...]  # variables or static literals
     name: str = "f"  # the function name used when printing
     comment: str = ""  # printed under the signature, e.g. which inputs a backward saved
+    # Who names its variables: the tracer's, so that printing calls a value what an error
+    # message called it; shared by the traces a transform derives (see ``Namespace``).
+    namespace: Namespace = dataclasses.field(default_factory=lambda: Namespace())
 
     def __str__(self) -> str:
         return python_source(self)
 
     def input_names(self) -> list[str]:
-        names = _Namer(self)
+        names = Namespace.of(self)
         return [names[v] for v in self.inputs]
 
 
@@ -383,23 +388,43 @@ def contains_dynamic(value: Any) -> bool:
 # Printing as runnable Python
 
 
-class _Namer:
-    """Names variables ``t0, t1, ...`` (tensors) and ``s0, s1, ...`` (scalars) in order of
-    definition; the names never shadow a builtin or each other."""
+class Namespace:
+    """The one naming authority: names variables ``t0, t1, ...`` (tensors) and ``s0, s1, ...``
+    (scalars), each once, never shadowing a builtin or each other (torch.fx's ``_Namespace``).
 
-    def __init__(self, trace: Trace) -> None:
+    A value is named when its name is first needed: by an error message while tracing
+    (``proxy._name``) or by printing a trace, which names the rest in definition order (so a
+    trace nobody asked about prints as ``t0, t1, ...`` with no gaps). The tracer's namespace
+    is the trace's, and traces a transform derives share it: a message and every printed
+    trace call a value the same.
+    """
+
+    def __init__(self, parent: Namespace | None = None) -> None:
+        self._parent = parent  # where names come from, for a view of one trace (see ``of``)
         self._names: dict[Var, str] = {}
         self._counts = {"t": 0, "s": 0}
-        for v in trace.inputs:
-            self.define(v)
-        for eqn in trace.eqns:
-            for v in eqn.outs:
-                self.define(v)
 
-    def define(self, v: Var) -> None:
+    @classmethod
+    def of(cls, trace: Trace) -> Namespace:
+        """The names of ``trace``'s variables, inputs first, then in order of definition:
+        the view a printer reads (it knows only the variables ``trace`` defines)."""
+        names = cls(trace.namespace)
+        for v in iter_vars(trace):
+            names.define(v)
+        return names
+
+    def define(self, v: Var) -> str:
+        """``v``'s name: the one it has, or the next free one."""
+        name = self._names.get(v)
+        if name is None:
+            name = self._names[v] = self._parent.define(v) if self._parent else self._fresh(v)
+        return name
+
+    def _fresh(self, v: Var) -> str:
         prefix = "t" if isinstance(v, TensorVar) else "s"
-        self._names[v] = f"{prefix}{self._counts[prefix]}"
+        name = f"{prefix}{self._counts[prefix]}"
         self._counts[prefix] += 1
+        return name
 
     def __getitem__(self, v: Var) -> str:
         try:
@@ -444,36 +469,51 @@ def python_source(
     ``del`` follows each tensor's last use, so generated code holds no more memory than eager
     code that rebinds its temporaries (the torch backend sets it).
     """
-    names = _Namer(trace)
+    names = Namespace.of(trace)
     dead_after = last_uses(trace) if free else {}
     lines = ["import torch", "from symscalar import prims", "", ""] if header else []
-    params = ", ".join(names[v] for v in trace.inputs)
-    lines.append(f"def {trace.name}({params}):")
+    lines.append(signature_source(trace, names))
     if trace.comment:
         lines.extend(f"    # {line}" for line in trace.comment.splitlines())
     if trace.inputs:
         types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
         lines.append(f"    # {types}")
     for eqn in trace.eqns:
-        args = [names.atom(a) for a in eqn.args]
-        args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
-        call = f"{callee(eqn.prim)}({', '.join(args)})"
-        if not eqn.outs:
-            lines.append(f"    {call}")
-        else:
-            targets = ", ".join(names[v] for v in eqn.outs)
-            if eqn.prim.multiple_results and len(eqn.outs) == 1:
-                targets += ","
-            comment = ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
-            lines.append(f"    {targets} = {call}  # {comment}")
+        line = f"    {eqn_source(eqn, names, callee(eqn.prim))}"
+        if eqn.outs:
+            line += "  # " + ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
+        lines.append(line)
         if dead_after.get(eqn):
             lines.append(f"    del {', '.join(names[v] for v in dead_after[eqn])}")
+    lines.append(return_source(trace, names, render_outputs))
+    return "\n".join(lines) + "\n"
+
+
+def signature_source(trace: Trace, names: Namespace) -> str:
+    """``def <name>(<inputs>):``, the first line of a trace's generated function."""
+    return f"def {trace.name}({', '.join(names[v] for v in trace.inputs)}):"
+
+
+def eqn_source(eqn: Eqn, names: Namespace, callee: str) -> str:
+    """One equation as a Python statement: ``outs = callee(*args, **params)`` (the call alone
+    where it has no outputs). Every printer of traces renders equations with this."""
+    args = [names.atom(a) for a in eqn.args]
+    args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
+    call = f"{callee}({', '.join(args)})"
+    if not eqn.outs:
+        return call
+    targets = ", ".join(names[v] for v in eqn.outs)
+    if eqn.prim.multiple_results and len(eqn.outs) == 1:
+        targets += ","
+    return f"{targets} = {call}"
+
+
+def return_source(trace: Trace, names: Namespace, render_outputs: Callable[[list[str]], str] | None) -> str:
+    """The ``return`` line: the outputs as a tuple, or as ``render_outputs`` builds them."""
     outs = [names.atom(a) for a in trace.outputs]
     if render_outputs is None:
-        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    else:
-        lines.append(f"    return {render_outputs(outs)}")
-    return "\n".join(lines) + "\n"
+        return f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"
+    return f"    return {render_outputs(outs)}"
 
 
 def last_uses(trace: Trace) -> dict[Eqn, list[TensorVar]]:

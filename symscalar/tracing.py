@@ -10,6 +10,7 @@ annotated ``StaticInt``/``StaticDims``/... raises ``StaticValueRequiredError``.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import difflib
 import functools
@@ -35,6 +36,7 @@ from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import (
     Atom,
     Eqn,
+    Namespace,
     Primitive,
     Registry,
     ScalarVar,
@@ -125,35 +127,45 @@ class TraceBuilder:
         # How many torch functions are being handled: only the outermost call of user code
         # (depth 0) is seen by the tracing mode and autocast; handlers run at depth > 0.
         self.depth = 0
-        self._counts = {"t": 0, "s": 0}
+        # The names of the values: given when first asked for (by a message or by printing
+        # the trace, whose namespace this is), the same everywhere after. Values not named
+        # yet, in order of creation: asking for one's name names those before it first, so
+        # names follow the order of definition.
+        self.namespace = Namespace()
+        self._unnamed: collections.deque[Var] = collections.deque()
 
     # -- inputs and proxies -------------------------------------------------------------
 
-    def _name(self, var: Var) -> str:
-        prefix = "t" if isinstance(var, TensorVar) else "s"
-        name = f"{prefix}{self._counts[prefix]}"
-        self._counts[prefix] += 1
-        return name
+    def name_of(self, var: Var) -> str:
+        """``var``'s name, in messages as in the printed trace (see ``Namespace``)."""
+        while self._unnamed and var in self._unnamed:
+            self.namespace.define(self._unnamed.popleft())
+        return self.namespace.define(var)
+
+    def _created(self, *variables: Var) -> None:
+        self._unnamed.extend(variables)
 
     def tensor_input(self, var: TensorVar, requires_grad: bool = False) -> TensorProxy:
         self.inputs.append(var)
+        self._created(var)
         self.requires_grad[var] = requires_grad
-        return TensorProxy(self, var, self._name(var), "input")
+        return TensorProxy(self, var, "input")
 
     def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
         var = ScalarVar(python_type)
         self.inputs.append(var)
+        self._created(var)
         if value is not None:
             self.scalar_values[var] = value
         self.roots[var] = frozenset([origin])
-        return _PROXY_CLASS[python_type](self, var, self._name(var), origin)
+        return _PROXY_CLASS[python_type](self, var, origin)
 
     def _wrap(self, var: Var) -> Any:
         if isinstance(var, TensorVar):
-            return TensorProxy(self, var, self._name(var), "computed")
+            return TensorProxy(self, var, "computed")
         roots = self.roots.get(var, frozenset())
         origin = "computed from " + ", ".join(sorted(roots)) if roots else "computed in the trace"
-        return _PROXY_CLASS[var.dtype](self, var, self._name(var), origin)
+        return _PROXY_CLASS[var.dtype](self, var, origin)
 
     def unwrap(self, value: Any) -> Atom:
         """A proxy becomes its variable; a static literal stays; a captured tensor becomes an
@@ -192,9 +204,10 @@ class TraceBuilder:
         proxy = self._captured_proxies.get(id(tensor))
         if proxy is None:
             var = TensorVar(tuple(tensor.shape), tensor.dtype, tensor.device)
+            self._created(var)
             self.captured[id(tensor)] = (var, tensor)
             self.requires_grad[var] = tensor.requires_grad
-            proxy = TensorProxy(self, var, self._name(var), "captured")
+            proxy = TensorProxy(self, var, "captured")
             self._captured_proxies[id(tensor)] = proxy
             self._captured_storages.add(_storage_of(tensor))
         return proxy
@@ -234,6 +247,7 @@ class TraceBuilder:
         if result is None:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
+        self._created(*outs)
         self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
         wrapped = tuple(self._wrap(v) for v in outs)
@@ -261,6 +275,7 @@ class TraceBuilder:
     def _stop_gradient(self, var: TensorVar) -> TensorVar:
         out = TensorVar(var.shape, var.dtype, var.device)
         self.eqns.append(Eqn(stop_gradient_p, (var,), {}, (out,)))
+        self._created(out)
         self.requires_grad[out] = False
         return out
 
@@ -315,7 +330,7 @@ class TraceBuilder:
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
-        short = _public_name(func).rsplit(".", 1)[-1]
+        short = public_name(func).rsplit(".", 1)[-1]
         if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
             return None
         target = args[0]
@@ -339,7 +354,7 @@ class TraceBuilder:
         stands for the new value (every Python reference to it sees the update, as eager's);
         state read from outside (``num_batches_tracked.add_(1)``) is written back after
         every call, and later reads of it in this trace see the new value."""
-        short = _public_name(func).rsplit(".", 1)[-1]
+        short = public_name(func).rsplit(".", 1)[-1]
         rest = args[1:]
         if short == "zero_":
             new = self.torch_function(torch.zeros_like, (target,), {})
@@ -363,7 +378,7 @@ class TraceBuilder:
         if state is not None:
             self.assign_state(state, new)
             return new
-        target._var, target._name = new._var, new._name
+        target._var = new._var
         return target
 
     def state_tensor(self, value: Any) -> torch.Tensor | None:
@@ -408,8 +423,9 @@ class TraceBuilder:
         """The program's RNG seed and a fresh static offset: one stream per random op."""
         if self.rng_seed is None:
             var = ScalarVar(int)
+            self._created(var)
             self.roots[var] = frozenset(["the RNG seed of the program"])
-            self.rng_seed = DynamicInt(self, var, self._name(var), "the RNG seed of the program")
+            self.rng_seed = DynamicInt(self, var, "the RNG seed of the program")
         offset = self._rng_offsets
         self._rng_offsets += 1
         return self.rng_seed, offset
@@ -426,7 +442,10 @@ class TraceBuilder:
         self._kept_captured = tuple(t for _, t in kept)
         captured_vars = tuple(var for var, _ in kept)
         rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
-        return Trace(tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name)
+        return Trace(
+            tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name,
+            namespace=self.namespace,
+        )
 
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         """The tensors passed by reference for the captured inputs of the built trace."""
@@ -576,13 +595,10 @@ def public_name(func: Any) -> str:
     return qualname if isinstance(qualname, str) else repr(func)
 
 
-_public_name = public_name
-
-
 def _prepare_arguments(
     builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    name = _public_name(func)
+    name = public_name(func)
     if kwargs.get("out") is not None:
         short = name.rsplit(".", 1)[-1]
         raise UnsupportedOperationError(
@@ -667,7 +683,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
             if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
                 return self.builder.torch_function(func, args, kwargs)
             raise UnsupportedOperationError(
-                f"{_public_name(func)} inside a traced function is not supported: it would run "
+                f"{public_name(func)} inside a traced function is not supported: it would run "
                 "once while tracing and bake that sample into the compiled program. Draw "
                 "random tensors outside the jitted function and pass them in."
             )
@@ -860,13 +876,17 @@ class TensorProxy:
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_tracer", "_var", "_name", "_kind", "__weakref__")
+    __slots__ = ("_tracer", "_var", "_kind", "__weakref__")
 
-    def __init__(self, tracer: TraceBuilder, var: TensorVar, name: str, kind: str = "computed") -> None:
+    def __init__(self, tracer: TraceBuilder, var: TensorVar, kind: str = "computed") -> None:
         self._tracer = tracer
         self._var = var
-        self._name = name
         self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
+
+    @property
+    def _name(self) -> str:
+        """The name the value has in messages and in the printed trace, e.g. ``"t3"``."""
+        return self._tracer.name_of(self._var)
 
     def __repr__(self) -> str:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
@@ -1115,18 +1135,18 @@ class TensorProxy:
         t = self.mT
         return t if not self._var.dtype.is_complex else self._tracer.torch_function(torch.Tensor.conj, (t,), {})
 
-    for _name in _FORWARDED_DUNDERS:
-        locals()[_name] = _forward(_name)
-    for _name in _INPLACE_DUNDERS:
-        locals()[_name] = _raise_inplace(_name)
+    for _attr in _FORWARDED_DUNDERS:
+        locals()[_attr] = _forward(_attr)
+    for _attr in _INPLACE_DUNDERS:
+        locals()[_attr] = _raise_inplace(_attr)
     # x += y is x.add_(y): traced where an in-place method can be
-    for _name, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
-        locals()[_name] = _inplace_method(_method)
-    for _name in [n for n in _REFUSED if n.startswith("__")]:
-        _refuse = _raise_refused(_name)
-        locals()[_name] = _refuse if callable(getattr(torch.Tensor, _name)) else property(_refuse)
+    for _attr, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
+        locals()[_attr] = _inplace_method(_method)
+    for _attr in [n for n in _REFUSED if n.startswith("__")]:
+        _refuse = _raise_refused(_attr)
+        locals()[_attr] = _refuse if callable(getattr(torch.Tensor, _attr)) else property(_refuse)
     del _refuse
-    del _name
+    del _attr
 
 
 def _method_kinds() -> dict[str, str]:

@@ -61,6 +61,8 @@ class Tracer(Protocol):
 
     def bind(self, prim: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any: ...
 
+    def name_of(self, var: Any) -> str: ...
+
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy: ...
 
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
@@ -90,18 +92,21 @@ def _tracer_of(proxy: NumberProxy) -> Tracer:
 class NumberProxy:
     """Base class of the dynamic numbers. Instances are created by the tracer only."""
 
-    __slots__ = ("_tracer", "_var", "_name", "_origin", "__weakref__")
+    __slots__ = ("_tracer", "_var", "_origin", "__weakref__")
     _python_type: type = object
     _tracer: Tracer
     _var: Any  # the tracer's handle of this value (a ScalarVar)
-    _name: str  # the name the value has in the printed trace, e.g. "s0"
     _origin: str  # e.g. "parameter 'n' of f" or "computed from parameter 'n' of f"
 
-    def __init__(self, tracer: Tracer, var: Any, name: str, origin: str) -> None:
+    def __init__(self, tracer: Tracer, var: Any, origin: str) -> None:
         self._tracer = tracer
         self._var = var
-        self._name = name
         self._origin = origin
+
+    @property
+    def _name(self) -> str:
+        """The name the value has in messages and in the printed trace, e.g. ``"s0"``."""
+        return self._tracer.name_of(self._var)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._name}, {self._origin})"
