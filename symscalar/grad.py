@@ -186,7 +186,9 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
         input of ``wrt`` that a differentiable path joins to an output (see ``vjp``).
     """
     result = vjp(trace, wrt)
-    forward = Trace(trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward", namespace=trace.namespace)
+    forward = Trace(
+        trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward", namespace=trace.namespace
+    )
     check_trace(forward)
     return forward, result.backward, result.constants
 
