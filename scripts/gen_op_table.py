@@ -3,7 +3,7 @@
 The table is derived, never written by hand: the torch spellings and the static/dynamic
 parameters come from ``symscalar.tracing.TORCH_FUNCTIONS`` / ``OPS`` and the handlers'
 annotations; the primitives an op lowers to (and whether they have a vjp and an nvFuser
-lowering) come from tracing the op on its OpInfo samples (``tests/opinfo_support.py``).
+lowering) come from tracing the op on its OpInfo samples (``conformance/opinfo_support.py``).
 ``tests/test_opinfo_conformance.py`` checks that docs/ops_table.md is up to date.
 
 Usage:
@@ -29,7 +29,7 @@ import symscalar  # noqa: E402 - after the path set-up above
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS  # noqa: E402
 from symscalar.trace import PRIMITIVES, VJPS  # noqa: E402
 from symscalar.tracing import OPS, TORCH_FUNCTIONS  # noqa: E402
-from tests import opinfo_support as support  # noqa: E402
+from conformance import opinfo_support as support  # noqa: E402
 
 TABLE_PATH = ROOT / "docs" / "ops_table.md"
 README_PATH = ROOT / "README.md"

@@ -45,6 +45,7 @@ __all__ = [
     "Namespace",
     "eqn_source",
     "contains_dynamic",
+    "leaves",
     "dce",
     "last_uses",
     "memoized_meta",
@@ -373,15 +374,22 @@ def is_var(x: object) -> TypeIs[TensorVar | ScalarVar]:
     return isinstance(x, (TensorVar, ScalarVar))
 
 
+def leaves(value: Any) -> Iterator[Any]:
+    """The values inside ``value``, through tuples, lists and mappings (their values), in order:
+    what a walk over arguments or parameters looks at."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from leaves(v)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from leaves(v)
+    else:
+        yield value
+
+
 def contains_dynamic(value: Any) -> bool:
     """Whether a static-parameter value holds a dynamic scalar (a proxy or a ScalarVar)."""
-    if isinstance(value, (NumberProxy, ScalarVar, TensorVar)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return any(contains_dynamic(v) for v in value)
-    if isinstance(value, Mapping):
-        return any(contains_dynamic(v) for v in value.values())
-    return False
+    return any(isinstance(v, (NumberProxy, ScalarVar, TensorVar)) for v in leaves(value))
 
 
 # ----------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from symscalar.trace import (
     Trace,
     Var,
     contains_dynamic,
+    leaves,
     register_vjp,
 )
 from symscalar.types import (
@@ -56,6 +57,7 @@ from symscalar.types import (
     StaticFloat,
     StaticInt,
     StaticShape,
+    Traced,
     current_tracer,
 )
 
@@ -517,27 +519,10 @@ _METADATA_READS = frozenset(
 )
 
 
-def _has_traced_operand(value: Any) -> bool:
-    """Whether ``value`` (arguments, recursively through lists, tuples and dicts) holds a
-    tensor or a dynamic number, i.e. whether a torch call on it must be traced."""
-    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_has_traced_operand(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_traced_operand(v) for v in value.values())
-    return False
-
-
-def _tensor_operands(value: Any) -> Any:
-    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensor_operands(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensor_operands(v)
+def _tensor_operands(value: Any) -> list[Any]:
+    """The tensors (real or traced) and dynamic numbers among ``value``'s leaves: a torch call
+    with any of them is traced."""
+    return [v for v in leaves(value) if isinstance(v, (torch.Tensor, TensorProxy, NumberProxy))]
 
 
 def _storage_of(tensor: torch.Tensor) -> int:
@@ -557,7 +542,7 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
-    operands = list(_tensor_operands(arguments))
+    operands = _tensor_operands(arguments)
     if not all(isinstance(t, torch.Tensor) and builder.is_constant(t) for t in operands):
         return False
     if operands and _is_inplace(func):
@@ -607,7 +592,7 @@ def _prepare_arguments(
             f"instead: `y = {name}(...)` without out=."
             if short else f"{name}: out= is not supported inside a traced function"
         )
-    if func in _TENSOR_FROM_DATA and _has_traced_operand((args, kwargs)):
+    if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
     if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
@@ -872,21 +857,18 @@ _DEVICE_FLAGS = {
 _FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
-class TensorProxy:
+class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_tracer", "_var", "_kind", "__weakref__")
+    __slots__ = ("_kind",)
+    _tracer: TraceBuilder
+    _var: TensorVar
 
     def __init__(self, tracer: TraceBuilder, var: TensorVar, kind: str = "computed") -> None:
         self._tracer = tracer
         self._var = var
         self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
-
-    @property
-    def _name(self) -> str:
-        """The name the value has in messages and in the printed trace, e.g. ``"t3"``."""
-        return self._tracer.name_of(self._var)
 
     def __repr__(self) -> str:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
@@ -897,13 +879,8 @@ class TensorProxy:
     __hash__ = object.__hash__  # torch.Tensor hashes by identity too
 
     @classmethod
-    def __torch_function__(
-        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
-    ) -> Any:
-        tracer = current_tracer.get()
-        if tracer is None:
-            raise TraceCheckError("a traced tensor was used outside its trace")
-        return tracer.torch_function(func, args, kwargs or {})
+    def _outside_trace(cls) -> Exception:
+        return TraceCheckError("a traced tensor was used outside its trace")
 
     # -- static metadata -------------------------------------------------------------------
     @property
@@ -1251,11 +1228,7 @@ def static_message(op: str, param: str, value: Any) -> str:
 
 
 def _find_proxies(value: Any) -> list[NumberProxy]:
-    if isinstance(value, NumberProxy):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [p for v in value for p in _find_proxies(v)]
-    return []
+    return [v for v in leaves(value) if isinstance(v, NumberProxy)]
 
 
 @typing.overload

@@ -37,7 +37,7 @@ from symscalar import nvfuser_backend as nb
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import PRIMITIVES, VJPS
 from tests import nvfuser_interpreter as ni
-from tests import opinfo_support as support
+from conformance import opinfo_support as support
 from tests import test_grad_hazards as hazards
 from tests.test_nvfuser_lowerings import LOWERED_CASES, arange_trace
 

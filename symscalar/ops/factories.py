@@ -8,6 +8,7 @@ dynamic number in a shape or an ``arange`` bound is then reported as static-requ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -108,30 +109,25 @@ def ones(
     return full(shape, 1, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
-@implements(torch.zeros)
-def _torch_zeros(
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    return zeros(shape_arg("torch.zeros", "size", size, keywords), dtype=dtype, device=device)
+def _torch_filled(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.zeros``/``torch.ones`` (sizes as varargs or one sequence)."""
+
+    def handler(
+        *size: StaticInt | StaticShape,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        **keywords: Any,
+    ) -> Tensor:
+        return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
+
+    return handler
 
 
-@implements(torch.ones)
-def _torch_ones(
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    return ones(shape_arg("torch.ones", "size", size, keywords), dtype=dtype, device=device)
+implements(torch.zeros)(_torch_filled("torch.zeros", zeros))
+implements(torch.ones)(_torch_filled("torch.ones", ones))
 
 
 @defop
@@ -178,32 +174,26 @@ def _torch_full_like(
     return full_like(input, fill_value, dtype=dtype, device=device)
 
 
-@implements(torch.zeros_like)
-def _torch_zeros_like(
-    input: Tensor,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    memory_format: Any = None,
-) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device)
+def _torch_filled_like(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.zeros_like``/``torch.ones_like``."""
+
+    def handler(
+        input: Tensor,
+        *,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:
+        return op(input, dtype=dtype, device=device)
+
+    return handler
 
 
-@implements(torch.ones_like)
-def _torch_ones_like(
-    input: Tensor,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    memory_format: Any = None,
-) -> Tensor:
-    return ones_like(input, dtype=dtype, device=device)
+implements(torch.zeros_like)(_torch_filled_like(zeros_like))
+implements(torch.ones_like)(_torch_filled_like(ones_like))
 
 
 @implements(torch.Tensor.new_full)
@@ -221,34 +211,28 @@ def _tensor_new_full(
     return full(size, fill_value, dtype=dtype or input.dtype, device=device or input.device)
 
 
-@implements(torch.Tensor.new_zeros)
-def _tensor_new_zeros(
-    input: Tensor,
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    shape = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
-    return full(shape, 0, dtype=dtype or input.dtype, device=device or input.device)
+def _tensor_new_filled(name: str, fill: int) -> Callable[..., Tensor]:
+    """The handler of ``Tensor.new_zeros``/``Tensor.new_ones``: ``input``'s dtype and device
+    unless given."""
+
+    def handler(
+        input: Tensor,
+        *size: StaticInt | StaticShape,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        **keywords: Any,
+    ) -> Tensor:
+        shape = shape_arg(name, "size", size, keywords)
+        return full(shape, fill, dtype=dtype or input.dtype, device=device or input.device)
+
+    return handler
 
 
-@implements(torch.Tensor.new_ones)
-def _tensor_new_ones(
-    input: Tensor,
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    shape = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
-    return full(shape, 1, dtype=dtype or input.dtype, device=device or input.device)
+implements(torch.Tensor.new_zeros)(_tensor_new_filled("torch.Tensor.new_zeros", 0))
+implements(torch.Tensor.new_ones)(_tensor_new_filled("torch.Tensor.new_ones", 1))
 
 
 def _uninitialized(name: str) -> UnsupportedOperationError:

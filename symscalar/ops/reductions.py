@@ -531,22 +531,21 @@ def _implicit_softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-@implements(F.softmax)
-def _functional_softmax(
-    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Tensor:
-    if dim is None:
-        dim = _implicit_softmax_dim("softmax", input.ndim)
-    return softmax(input, dim, dtype=dtype)
+def _functional_softmax(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``F.softmax``/``F.log_softmax``, whose ``dim`` may be omitted."""
+
+    def handler(
+        input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+    ) -> Tensor:
+        if dim is None:
+            dim = _implicit_softmax_dim(name, input.ndim)
+        return op(input, dim, dtype=dtype)
+
+    return handler
 
 
-@implements(F.log_softmax)
-def _functional_log_softmax(
-    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Tensor:
-    if dim is None:
-        dim = _implicit_softmax_dim("log_softmax", input.ndim)
-    return log_softmax(input, dim, dtype=dtype)
+implements(F.softmax)(_functional_softmax("softmax", softmax))
+implements(F.log_softmax)(_functional_softmax("log_softmax", log_softmax))
 
 
 # ---- argmax, argmin (integer results: no gradient)
