@@ -161,7 +161,7 @@ class Primitive(Generic[R]):
     """An operation of the IR: its name, torch lowering and meta function, defined once in
     ``ops/``. Its other rules live in tables owned by who uses them, registered next to it:
     the vjp with ``register_vjp`` (here), the nvFuser lowering with
-    ``ops.nvfuser_lowering.register_nvfuser``.
+    ``nvfuser_lowering.register_nvfuser``.
 
     Attributes:
         name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
@@ -173,11 +173,13 @@ class Primitive(Generic[R]):
         size_params: the static parameters that hold the shape of the (single) result, with
             any -1 resolved by the meta: a backend with symbolic sizes (nvFuser) passes their
             entries as runtime sizes instead of constants.
+        may_alias: whether eager's op may return a view of its first input (reshape, slice,
+            expand...): an in-place update of its result would also change its input.
     """
 
     # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import
     # instead of being silently ignored.
-    __slots__ = ("name", "impl", "meta", "multiple_results", "size_params")
+    __slots__ = ("name", "impl", "meta", "multiple_results", "size_params", "may_alias")
 
     def __init__(
         self,
@@ -187,12 +189,14 @@ class Primitive(Generic[R]):
         *,
         multiple_results: bool = False,
         size_params: tuple[str, ...] = (),
+        may_alias: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
         self.meta = memoized_meta(meta)
         self.multiple_results = multiple_results
         self.size_params = size_params
+        self.may_alias = may_alias
         PRIMITIVES.register(name, self)
 
     def __repr__(self) -> str:
