@@ -273,14 +273,14 @@ def _arange_nvfuser(fd: Any, *, start: int, end: int, step: int, dtype: Any, dev
     return fd.ops.iota(fd.define_scalar(length), fd.define_scalar(start), fd.define_scalar(step), dtype)
 
 
-# Integer ranges only: torch computes float ranges in its own precision, which iota need not match.
-register_nvfuser(
-    arange_p, _arange_nvfuser,
-    supports=lambda *, start, end, step, dtype, device: (
-    all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
-    and dtype in (torch.int64, torch.int32)
-),
-)
+def _integer_range(*, start: Any, end: Any, step: Any, dtype: torch.dtype, device: Any) -> bool:
+    """Integer ranges only: torch computes float ranges in its own precision, which iota
+    need not match."""
+    bounds_are_ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+    return bounds_are_ints and dtype in (torch.int64, torch.int32)
+
+
+register_nvfuser(arange_p, _arange_nvfuser, supports=_integer_range)
 
 
 @defop

@@ -347,9 +347,7 @@ register_nvfuser(
 )
 register_nvfuser(
     zero_pad_p, _pad_nvfuser,
-    supports=lambda x, *, padding: all(
-    lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding
-),
+    supports=lambda x, *, padding: all(lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding),
 )
 
 
