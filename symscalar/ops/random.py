@@ -175,28 +175,23 @@ implements(torch.rand)(_torch_sample("torch.rand", rand))
 implements(torch.randn)(_torch_sample("torch.randn", randn))
 
 
-def _like(x: Tensor, dtype: torch.dtype | None, device: Any) -> tuple[torch.dtype, torch.device]:
-    return dtype or x.dtype, torch.device(device) if device is not None else x.device
+def _torch_sample_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.rand_like``/``torch.randn_like``: ``input``'s shape, and its dtype
+    and device unless given."""
+
+    def handler(
+        input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
+        requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
+    ) -> Tensor:
+        _no_generator(name, generator)
+        device = torch.device(device) if device is not None else input.device
+        return op(tuple(input.shape), dtype=dtype or input.dtype, device=device)
+
+    return handler
 
 
-@implements(torch.rand_like)
-def _torch_rand_like(
-    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
-) -> Tensor:
-    _no_generator("torch.rand_like", generator)
-    dt, dev = _like(input, dtype, device)
-    return rand(tuple(input.shape), dtype=dt, device=dev)
-
-
-@implements(torch.randn_like)
-def _torch_randn_like(
-    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
-) -> Tensor:
-    _no_generator("torch.randn_like", generator)
-    dt, dev = _like(input, dtype, device)
-    return randn(tuple(input.shape), dtype=dt, device=dev)
+implements(torch.rand_like)(_torch_sample_like("torch.rand_like", rand))
+implements(torch.randn_like)(_torch_sample_like("torch.randn_like", randn))
 
 
 @implements(torch.bernoulli, torch.Tensor.bernoulli)
