@@ -30,7 +30,7 @@ from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
 from symscalar.ops.factories import full, to
 from symscalar.nvfuser_lowering import floating, register_nvfuser
-from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
+from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, zero_pad_p
 from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import TensorProxy, static_message, defop, implements
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
@@ -506,7 +506,7 @@ def _is_advanced(item: Any) -> bool:
 def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
     items = indices if isinstance(indices, tuple) else (indices,)
     if not any(_is_advanced(i) for i in items):
-        return _getitem(input, indices, "torch.Tensor.__getitem__")
+        return basic_getitem(input, indices, "torch.Tensor.__getitem__")
     return _advanced_getitem(input, items)
 
 
@@ -527,7 +527,7 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
     for i in per_dim:
         if isinstance(i, NumberProxy):
             raise StaticValueRequiredError(static_message(op, "indices", i))
-    x = _getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
+    x = basic_getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
     tensors = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in per_dim if not isinstance(i, (int, _slice))]
     _check_indices(op, x, tensors)
     remaining = [i for i in per_dim if not isinstance(i, int)]  # one per dim of x now

@@ -428,10 +428,12 @@ def _check_index_item(item: Any, op: str) -> None:
 @defop
 def getitem(x: Tensor, indices: Any) -> Tensor:
     """Basic indexing ``x[indices]`` with static ints, slices, None and Ellipsis."""
-    return _getitem(x, indices, "symscalar.ops.getitem")
+    return basic_getitem(x, indices, "symscalar.ops.getitem")
 
 
-def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
+def basic_getitem(x: Tensor, indices: Any, op: str) -> Tensor:
+    """Basic indexing, with errors naming the spelling ``op`` the user wrote (shared by
+    ``getitem`` and ``Tensor.__getitem__``, which sends advanced indices elsewhere)."""
     items = indices if isinstance(indices, tuple) else (indices,)
     for item in items:
         _check_index_item(item, op)
@@ -466,7 +468,7 @@ def _getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     return reshape(sliced, tuple(1 if d == -1 else sliced.shape[d] for d in out_shape))
 
 
-# torch.Tensor.__getitem__ is registered in indexing.py: basic indexing goes to _getitem,
+# torch.Tensor.__getitem__ is registered in indexing.py: basic indexing goes to basic_getitem,
 # integer-tensor (advanced) indexing to indexing.index.
 
 
