@@ -27,8 +27,10 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
+
+from symscalar.backend import Backend
+from symscalar.errors import SymscalarError
 
 from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
@@ -233,7 +235,7 @@ class _Backward:
     through its own autograd program (built per pattern of inputs requiring grad), so the
     gradients it returns have a graph."""
 
-    def __init__(self, result: VJP, backend: Any) -> None:
+    def __init__(self, result: VJP, backend: Backend) -> None:
         self.vjp = result
         self.backend = backend
         self.fn = backend.compile_trace(result.backward)
@@ -262,7 +264,7 @@ class _Program:
     to outputs that got none gets ``None``, as in eager); one is built per such set, lazily.
     """
 
-    def __init__(self, trace: Trace, requires_grad: Sequence[bool], backend: Any) -> None:
+    def __init__(self, trace: Trace, requires_grad: Sequence[bool], backend: Backend) -> None:
         self.name = trace.name
         self.backend = backend
         self.n_in = len(trace.inputs)
@@ -366,7 +368,7 @@ def autograd_runner(
     trace: Trace,
     render: Callable[[list[str]], str],
     captured: tuple[torch.Tensor, ...],
-    backend: Any,
+    backend: Backend,
     requires_grad: Sequence[bool],
 ) -> tuple[Callable[..., Any], Trace]:
     """A runner whose outputs are wired into torch.autograd, and its first backward trace.
