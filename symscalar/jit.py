@@ -31,6 +31,7 @@ import torch
 from symscalar import nvfuser_backend, torch_backend  # noqa: F401 - each registers its backend
 from symscalar._jit.cache import CacheInfo
 from symscalar._jit.function import INSPECTION, Limits, jit_function
+from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.trace import Trace
@@ -127,15 +128,24 @@ def jit(
     options = {"static": static, "dynamic": dynamic, "backend": backend, **dataclasses.asdict(limits)}
     if fn is None:
         return functools.partial(jit, **options)
-    if isinstance(fn, (staticmethod, classmethod)):
-        # jit the function; the descriptor keeps binding it as the class body asked
-        return type(fn)(jit(fn.__func__, **options))
     if isinstance(fn, torch.nn.Module):
         return JitModule(fn, **options)
+    # the frame that applied jit: local names an annotation may refer to (see params.py)
+    frame_locals = sys._getframe(1).f_locals
+    if isinstance(fn, (staticmethod, classmethod)):
+        # jit the function; the descriptor keeps binding it as the class body asked
+        return type(fn)(_jit_plain(fn.__func__, static, dynamic, backend, limits, frame_locals))
+    if defined_in_class(fn):  # a method: one cache per instance, held weakly (see method.py)
+        return JitMethod(fn, static, dynamic, backend, limits, frame_locals)
     if not callable(fn):
         raise TypeError(f"jit() takes a function or a torch.nn.Module, got {type(fn).__name__}")
-    # the frame that applied jit: local names an annotation may refer to (see _resolve_hints)
-    dispatch = jit_function(fn, static, dynamic, backend, limits, sys._getframe(1).f_locals)
+    return _jit_plain(fn, static, dynamic, backend, limits, frame_locals)
+
+
+def _jit_plain(
+    fn: Callable[..., Any], static: Any, dynamic: Any, backend: str, limits: Limits, frame_locals: Any
+) -> Any:
+    dispatch = jit_function(fn, static, dynamic, backend, limits, frame_locals)
     functools.update_wrapper(dispatch, fn)
     return dispatch
 
