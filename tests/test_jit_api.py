@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import symscalar
 from symscalar import DynamicFloat
@@ -54,3 +58,25 @@ def test_grad_and_value_and_grad_share_the_inspection_surface(make):
     expected = torch.func.grad(lambda w: loss(w, x, 2.0))(w)
     got = g(w, x, 2.0)
     torch.testing.assert_close(got if make is symscalar.grad else got[1], expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=14), st.integers(1, 3))
+def test_eviction_follows_least_recently_used_order(calls, max_entries):
+    """The per-call path moves a key to the end only when it finds another value than the
+    last call's; the evictions still follow an exact LRU model."""
+    f = symscalar.jit(lambda x, n: x * n, static=["n"], max_entries=max_entries, max_traces=100)
+    model: collections.OrderedDict[int, None] = collections.OrderedDict()
+    misses = evictions = 0
+    for n in calls:
+        torch.testing.assert_close(f(torch.ones(2), n), torch.full((2,), float(n)))
+        if n in model:
+            model.move_to_end(n)
+        else:
+            misses += 1
+            if len(model) >= max_entries:
+                model.popitem(last=False)
+                evictions += 1
+            model[n] = None
+    assert f.cache_info() == symscalar.CacheInfo(len(calls) - misses, misses, len(model), evictions)
+    assert [key[2] for key in f._symscalar_state.cache.table] == list(model)

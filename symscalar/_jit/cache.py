@@ -92,6 +92,7 @@ class Cache:
             self.entries.pop(id(old.run), None)
         del chain.entries[MAX_ENTRIES_PER_KEY:]
         self.table[key] = chain
+        self.table.move_to_end(key)  # an existing key keeps its place on assignment
         return chain
 
     def entries_of(self, value: Any) -> list[Entry]:

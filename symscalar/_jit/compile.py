@@ -83,7 +83,9 @@ def compile_entry(
     ):
         run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
     else:
-        run = _autocast_off(backend.compile_trace(trace, render))
+        run = backend.compile_trace(trace, render)
+        if autocast.autocast_state():  # part of the key: calls that find this entry have it too
+            run = _autocast_off(run)
     if rng_seed:
         run = _append_rng_seed(run)
     run = finish_with_state(run, output) if pending else output.wrap(run)

@@ -133,8 +133,9 @@ def dispatch_source(
         _ss_entry = _ss_cache[_ss_key]
     except (KeyError, AttributeError, TypeError):
         return _ss_miss({args_src})
-    _ss_used(_ss_key)  # least recently used first: evicted beyond max_entries
-    _ss_state.last = _ss_entry
+    if _ss_entry is not _ss_state.last:  # else its key is the most recently used already
+        _ss_used(_ss_key)  # least recently used first: evicted beyond max_entries
+        _ss_state.last = _ss_entry
     _ss_out = _ss_entry({", ".join(call)})
     if _ss_out is _ss_MISS:
         return _ss_miss({args_src})

@@ -87,7 +87,9 @@ class FunctionState:
         self.rejected = 0
         self.calls_before_clear = 0
         self.lock = threading.RLock()
-        self.last: Any = None  # the cache value the last call ran
+        # the cache value the last call ran; invariant: its key is the table's last (the
+        # per-call path moves a key to the end only when it finds another value)
+        self.last: Any = None
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -118,7 +120,8 @@ class FunctionState:
             if value is not None:
                 out = value(*call_args)
                 if out is not MISS:
-                    self.last = value
+                    self.cache.table.move_to_end(key)
+                    self.last = value  # the most recently used key's value (see dispatch.py)
                     return out
             facts = self.call_facts(args)
             reasons = self.retraces.reasons(facts, self._failed_guards(value, call_args))
@@ -130,7 +133,7 @@ class FunctionState:
                 self.roots, self.top, self.hooks, self.backend,
             )
             self.misses += 1
-            value = self.cache.insert(key, value, entry)
+            value = self.cache.insert(key, value, entry)  # its key is now the last one
             self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))
         self.last = value
         out = value(*call_args)
