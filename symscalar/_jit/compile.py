@@ -4,6 +4,7 @@ state guard (``symscalar.state.make_entry``) that re-checks what the trace read 
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -39,10 +40,13 @@ def compile_entry(
     top: torch.nn.Module | None,
     hooks: outside.HookWatch,
     backend_name: str,
+    objects: list[tuple[str, Any]] = (),  # type: ignore[assignment]
 ) -> Entry:
     """Trace ``traced`` on proxies of this call's arguments and compile the entry that runs
-    it (``call_args`` are the program inputs the per-call path passes)."""
+    it (``call_args`` are the program inputs the per-call path passes; ``objects`` the
+    state-holding objects among the arguments, with where each was passed)."""
     builder = TraceBuilder(identifier(qualname(fn).rsplit(".", 1)[-1]))
+    roots = _with_argument_roots(roots, objects)
     watch = outside.TraceWatch(roots, builder, top)
     seed = torch.initial_seed()
     with watch, tracing(builder):
@@ -99,6 +103,20 @@ def compile_entry(
         guard, writes, MISS, qualname(fn),
     )
     return Entry(trace, entry_run, guards, backward, backend, guard)
+
+
+def _with_argument_roots(roots: outside.Roots, objects: list[tuple[str, Any]]) -> outside.Roots:
+    """The roots of one entry: the function's, plus the objects passed as arguments (keyed by
+    identity, see ``tree.holds_state``), whose tensors and modules the entry then reads by path
+    and checks on every call, and whose attribute writes it replays."""
+    if not objects:
+        return roots
+    extended = copy.copy(roots)
+    extended.roots = [
+        *roots.roots,
+        *(outside.Root(f"_ss_o{len(roots.roots) + j}", obj, where, "const") for j, (where, obj) in enumerate(objects)),
+    ]
+    return extended
 
 
 def _state_writes(

@@ -130,7 +130,7 @@ class FunctionState:
             start = time.perf_counter()
             entry = compile_entry(
                 self.fn, self._traced, lambda convert, target: self.call(args, convert, target), call_args,
-                self.roots, self.top, self.hooks, self.backend,
+                self.roots, self.top, self.hooks, self.backend, self._objects(args),
             )
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
@@ -144,6 +144,16 @@ class FunctionState:
         """Called from inside another jitted function's trace: run the function on the
         traced values, so that it becomes part of that trace."""
         return self.call(args, arguments.check_inlined_argument)
+
+    def _objects(self, args: tuple[Any, ...]) -> list[tuple[str, Any]]:
+        """The state-holding objects among the static and unannotated arguments (a module, a
+        plain instance), with where each was passed; each once."""
+        found: dict[int, tuple[str, Any]] = {}
+        for p, _, where, value in self._arguments(args):
+            if self.kinds[p.name] in (Kind.STATIC, Kind.AUTO):
+                for obj in tree.state_objects(value):
+                    found.setdefault(id(obj), (where, obj))
+        return list(found.values())
 
     def _validate(self, args: tuple[Any, ...]) -> None:
         for p, _, where, value in self._arguments(args):

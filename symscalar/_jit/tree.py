@@ -15,6 +15,9 @@ inputs; in a static value a tensor is refused (it would be baked into the progra
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +30,7 @@ from symscalar._jit.params import NUMPY_SCALARS, Kind
 __all__ = [
     "is_leaf", "flatten", "unflatten", "leaves", "map_leaves", "leaf_path", "tree_key", "static_key",
     "auto_key", "tensor_key", "var_positional_key", "var_keyword_key", "StaticTensorError",
-    "is_torch_dynamic_int", "TreeSpec",
+    "is_torch_dynamic_int", "holds_state", "state_objects", "TreeSpec",
 ]
 
 TreeSpec = pytree.TreeSpec
@@ -129,7 +132,42 @@ def _leaf_key(v: Any) -> Any:
         return (t, frozenset(_contained_key(x, v) for x in v))
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and v.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         return (t, tuple(_contained_key(getattr(v, f.name), v) for f in dataclasses.fields(v)))
+    if holds_state(v):  # by identity: its entry reads this object's attributes (see compile.py)
+        return (t, id(v))
     return (t, v)
+
+
+def holds_state(v: Any) -> bool:
+    """An object whose attributes a traced function may read or write (a module, a plain
+    instance), as opposed to a value (numbers, enums, frozen dataclasses, functions, classes).
+    Passed as an argument it is keyed by identity and becomes a root of its entries' state
+    guard, so its tensors are read by path on every call, as eager reads them."""
+    if isinstance(v, torch.nn.Module):
+        return True
+    return (
+        hasattr(v, "__dict__") and not isinstance(v, _VALUE_OBJECTS)
+        and not (dataclasses.is_dataclass(v) and v.__dataclass_params__.frozen)  # type: ignore[attr-defined]
+    )
+
+
+def state_objects(value: Any) -> list[Any]:
+    """The objects ``holds_state`` keys by identity inside ``value``, in the places the key
+    walk looks: pytree leaves and, within them, the items of containers keyed item by item."""
+    found = []
+    for leaf in leaves(value):
+        if holds_state(leaf):
+            found.append(leaf)
+        elif isinstance(leaf, (tuple, list, frozenset)) and type(leaf) is not torch.Size:
+            found += [obj for item in leaf for obj in state_objects(item)]
+        elif dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+            found += [obj for f in dataclasses.fields(leaf) for obj in state_objects(getattr(leaf, f.name))]
+    return found
+
+
+_VALUE_OBJECTS = (
+    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial,
+    enum.Enum, torch.dtype, torch.device,
+)
 
 
 def _contained_key(x: Any, container: Any) -> Any:
