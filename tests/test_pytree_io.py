@@ -11,10 +11,13 @@ import typing
 import pytest
 import torch
 import torch.utils._pytree as pytree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers.modeling_outputs import CausalLMOutput
 
 import symscalar
 from symscalar import DynamicFloat
+from symscalar._jit import tree
 
 
 class Batch(typing.NamedTuple):
@@ -243,11 +246,6 @@ def test_guarded_entries_with_pytree_outputs():
 
 
 # -- one pytree: keys, program inputs and outputs walk the same structure -------------------
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from symscalar._jit import tree  # noqa: E402
 
 
 class Pair(typing.NamedTuple):

@@ -18,7 +18,7 @@ import inspect
 import types
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from symscalar._jit.cache import CacheInfo
 from symscalar._jit.function import Limits, jit_function
@@ -29,7 +29,7 @@ from symscalar.types import current_tracer
 __all__ = ["JitMethod", "defined_in_class"]
 
 
-def defined_in_class(fn: Any) -> bool:
+def defined_in_class(fn: Any) -> TypeGuard[types.FunctionType]:
     """Whether ``fn`` is a plain function defined in a class body (``C.f``, not ``g.<locals>.f``)
     taking at least one positional parameter (``self``)."""
     if not isinstance(fn, types.FunctionType):

@@ -180,7 +180,7 @@ def _resolve_hints(
             hints[name] = annotation
             continue
         try:
-            hints[name] = eval(annotation, dict(globalns), localns)  # noqa: S307 - an annotation
+            hints[name] = eval(annotation, dict(globalns), localns)  # an annotation, as typing does
         except Exception as e:  # noqa: BLE001 - reported in explain() and retrace messages
             hints[name] = annotation  # _hint_kind still knows symscalar's names by spelling
             unresolved[name] = f"{annotation!r} ({type(e).__name__}: {e})"

@@ -146,7 +146,7 @@ def holds_state(v: Any) -> bool:
         return True
     return (
         hasattr(v, "__dict__") and not isinstance(v, _VALUE_OBJECTS)
-        and not (dataclasses.is_dataclass(v) and v.__dataclass_params__.frozen)  # type: ignore[attr-defined]
+        and not (dataclasses.is_dataclass(v) and getattr(v, "__dataclass_params__").frozen)
     )
 
 
