@@ -27,9 +27,10 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
 
+from symscalar.backend import Backend
+from symscalar.errors import SymscalarError
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 from symscalar.ops.factories import full
@@ -236,7 +237,7 @@ class _Backward:
     through its own autograd program (built per pattern of inputs requiring grad), so the
     gradients it returns have a graph."""
 
-    def __init__(self, result: VJP, backend: Any) -> None:
+    def __init__(self, result: VJP, backend: Backend) -> None:
         self.vjp = result
         self.backend = backend
         self.fn = backend.compile_trace(result.backward)
@@ -265,7 +266,7 @@ class _Program:
     to outputs that got none gets ``None``, as in eager); one is built per such set, lazily.
     """
 
-    def __init__(self, trace: Trace, requires_grad: Sequence[bool], backend: Any) -> None:
+    def __init__(self, trace: Trace, requires_grad: Sequence[bool], backend: Backend) -> None:
         self.name = trace.name
         self.backend = backend
         self.n_in = len(trace.inputs)
@@ -369,7 +370,7 @@ def autograd_runner(
     trace: Trace,
     render: Callable[[list[str]], str],
     captured: tuple[torch.Tensor, ...],
-    backend: Any,
+    backend: Backend,
     requires_grad: Sequence[bool],
 ) -> tuple[Callable[..., Any], Trace]:
     """A runner whose outputs are wired into torch.autograd, and its first backward trace.

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from symscalar.backend import register_backend
 from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import (
@@ -571,11 +572,23 @@ def _meta_of(v: TensorVar, x: Any) -> TensorMeta:
 
 
 class NvFuserBackend:
-    """What ``symscalar.jit`` uses as the backend of one cache entry: ``compile_trace`` like
-    the module's, remembering the plans it made (forward, backward) for ``last_fusion()``."""
+    """The nvFuser backend as ``symscalar.backend.Backend``; the object of one cache entry
+    (``for_entry``) remembers the plans it made (forward, backward) for ``last_fusion()``."""
+
+    name = "nvfuser"
+    priority = 10  # "auto" prefers it where usable
 
     def __init__(self) -> None:
         self.plans: list[Plan] = []
+
+    def check_available(self, trace: Trace) -> None:
+        check_available(trace)
+
+    def usable_for(self, trace: Trace) -> bool:
+        return usable_for(trace)
+
+    def for_entry(self) -> NvFuserBackend:
+        return NvFuserBackend()
 
     def compile_trace(
         self, trace: Trace, render_outputs: Callable[[list[str]], str] | None = None
@@ -608,3 +621,6 @@ def usable_for(trace: Trace) -> bool:
     tensors = [v for v in trace.inputs if isinstance(v, TensorVar)]
     return bool(tensors) and all(v.device.type == "cuda" for v in tensors) and nvfuser_available()
 
+
+
+register_backend(NvFuserBackend())
