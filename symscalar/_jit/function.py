@@ -83,6 +83,8 @@ class FunctionState:
         self.key_and_args: Callable[..., tuple[Any, tuple[Any, ...]]]
         self.cache = Cache(limits.max_entries)
         self.calls = itertools.count()
+        self._reads = 0
+        self._reads_lock = threading.Lock()
         self.misses = 0
         self.rejected = 0
         self.calls_before_clear = 0
@@ -295,8 +297,13 @@ class FunctionState:
         return entry.backward_trace if entry else None
 
     def _count_calls(self) -> int:
-        # itertools.count: next() is atomic under the GIL, so concurrent calls are all counted
-        return int(repr(self.calls)[6:-1])
+        # the generated per-call code counts with next() on an itertools.count (atomic under
+        # the GIL, so concurrent calls are all counted); reading it takes one more next(), so
+        # the reads are counted too and subtracted
+        with self._reads_lock:
+            calls = next(self.calls) - self._reads
+            self._reads += 1
+        return calls
 
     def last_fusion(self) -> list[Any]:
         entry = self.last_entry()
