@@ -144,15 +144,10 @@ class Roots:
             self.roots.append(Root(source, binding, label, kind, name))
         return index
 
-    def for_call(self, arguments: dict[str, Any]) -> Roots:
-        """These roots plus the call's arguments that the cache key holds by identity (an
-        object passed as a static argument, a method's ``self`` under ``@jit`` on the class):
-        an entry is only ever used with the same objects, so a path from them is exact."""
+    def copy(self) -> Roots:
+        """A copy for one trace: the walk adds roots (helpers' globals) to it, not to these."""
         roots = copy.copy(self)
         roots.roots, roots._index, roots.names = list(self.roots), dict(self._index), set(self.names)
-        for name, value in arguments.items():
-            if type(value) not in _ATOMS and not isinstance(value, torch.Tensor) and _keyed_by_identity(value):
-                roots._const(value, f"argument {name!r}")
         return roots
 
     def _const(self, obj: Any, label: str) -> None:
@@ -195,18 +190,6 @@ def _slots(cls: type) -> list[str]:
 def _searchable(value: list[Any] | tuple[Any, ...]) -> bool:
     """A list or tuple (or a user subclass: a NamedTuple of weights) whose items are walked."""
     return type(value) in (list, tuple) or not _library(type(value).__module__)
-
-
-def _keyed_by_identity(value: Any) -> bool:
-    """Whether jit's cache key tells ``value`` apart by identity: containers of objects that
-    compare by identity (the default ``==``), modules, functions, atoms."""
-    if type(value) in _ATOMS or isinstance(value, (type, pytypes.FunctionType, pytypes.ModuleType)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(_keyed_by_identity(v) for v in value)
-    if isinstance(value, dict):
-        return all(_keyed_by_identity(v) for v in value.values())
-    return not isinstance(value, torch.Tensor) and type(value).__eq__ is object.__eq__
 
 
 @functools.cache
@@ -562,10 +545,8 @@ class TraceWatch:
     writes of traced tensors into ``AttributeWrite``s, restore the snapshot, refuse what cannot
     be honoured."""
 
-    def __init__(
-        self, roots: Roots, builder: TraceBuilder, top: torch.nn.Module | None, arguments: dict[str, Any] | None = None
-    ) -> None:
-        roots = roots.for_call(arguments or {})
+    def __init__(self, roots: Roots, builder: TraceBuilder, top: torch.nn.Module | None) -> None:
+        roots = roots.copy()
         self.roots = roots  # the entry's: read by make_entry
         self.builder = builder
         self.top = top
@@ -872,6 +853,8 @@ def make_entry(
             f"{ref}.shape == _ss_S{j} and {ref}.device == _ss_V{j}"
         )
     checks.extend(f"{read(other)} is {read(path)}" for other, path in aliases)
+    if not (lines or checks or guard or writes or names):  # nothing to check: the program itself
+        return _unchecked_entry(run)
     body = "\n".join(lines)
     test = " and\n            ".join(checks) or "True"
     extra = "".join(f", {n}" for n in names)
@@ -912,6 +895,20 @@ def _ss_accepts(*_ss_a):
     # the checks alone, without running the program: for would_trace()
     entry.accepts = ns["_ss_accepts"]  # type: ignore[attr-defined]
     return entry
+
+
+def _unchecked_entry(run: Callable[..., Any]) -> Callable[..., Any]:
+    """An entry whose trace read nothing from outside: the program, with ``accepts`` (always
+    true). A wrapper only when ``run`` cannot hold the attribute or is shared."""
+    entry = run
+    if not isinstance(run, pytypes.FunctionType) or hasattr(run, "accepts"):
+        entry = functools.wraps(run)(lambda *args: run(*args))
+    entry.accepts = _always  # type: ignore[attr-defined]
+    return entry
+
+
+def _always(*args: Any) -> bool:
+    return True
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:
