@@ -24,6 +24,7 @@ from symscalar.__main__ import mypy_config
 from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 CORPUS = [
     str(ROOT / "typecheck_cases" / name)
     for name in ("static_ops.py", "concretization.py", "isinstance_legacy.py", "arithmetic.py")

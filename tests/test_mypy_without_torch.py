@@ -19,6 +19,7 @@ import pytest
 from symscalar.__main__ import mypy_config
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 
 CODE = '''
 from typing import Any

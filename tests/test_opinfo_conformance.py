@@ -14,7 +14,8 @@ registered torch spelling is covered automatically (and fails loudly if no sampl
   ``StaticValueRequiredError`` at trace time, naming the parameter.
 - ``test_op_not_in_library``: every OpInfo op outside the registry raises
   ``UnsupportedOperationError`` on traced tensors (it never runs eagerly).
-- ``test_ops_table_up_to_date``: docs/ops_table.md matches the registry.
+- ``test_ops_table_up_to_date``: docs/ops_table.md matches the registry, and README.md links to
+  it rather than carrying a copy that could go stale.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ from tests import opinfo_support as support
 from tests.opinfo_support import Call, Dyn, Skip
 
 # Samples with a single element reduced with correction=1 warn in eager and in the trace alike.
-pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+pytestmark = [
+    pytest.mark.opinfo,
+    pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning"),
+]
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPELLINGS = support.registered_spellings()
@@ -302,10 +306,16 @@ def _load_generator() -> Any:
 
 def test_ops_table_up_to_date() -> None:
     gen = _load_generator()
+    table = gen.render_table()
     current = (ROOT / "docs" / "ops_table.md").read_text()
-    assert current == gen.render_table(), (
+    assert current == table, (
         "docs/ops_table.md is stale: run `PYTHONPATH=. .venv/bin/python scripts/gen_op_table.py`"
     )
+    readme = (ROOT / "README.md").read_text()
+    assert "](docs/ops_table.md)" in readme, "README.md should link to docs/ops_table.md"
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+    copied = [line for line in rows if line in readme.splitlines()]
+    assert not copied, f"README.md carries {len(copied)} rows of the op table (link docs/ops_table.md instead)"
 
 
 NOT_YET = sorted(

@@ -48,6 +48,7 @@ from symscalar.__main__ import mypy_config
 from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 CASES = ROOT / "typecheck_cases"
 _MODES = r"(?:plugin-|plain-|pyright-)"
 _EXPECT = re.compile(rf"#\s*({_MODES})?([EN]):\s*(.*?)\s*(?=#\s*{_MODES}?[EN]:|$)")
