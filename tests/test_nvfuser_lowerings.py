@@ -467,7 +467,6 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "cat": lambda ts, dim: torch.cat(ts, dim),
     "permute": lambda t, dims: t.permute(dims),
     "matmul": torch.matmul,
-    "set": lambda t: t.clone(),
     "cumsum": lambda t, dim: torch.cumsum(t, dim),
     "reshape": lambda t, shape: t.reshape(shape),
     "broadcast_in_dim": lambda t, shape, bdims: t.reshape(

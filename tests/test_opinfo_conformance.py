@@ -223,7 +223,7 @@ def test_dynamic_parameter(case: tuple[Any, str]) -> None:
         for args, kwargs, values in _substituted(call, param):
             try:
                 expected = [_eager(func, args, kwargs, v) for v in values]
-            except Exception:  # noqa: BLE001 - torch rejects a number here for this sample
+            except Exception:  # noqa: BLE001, S112 - torch rejects a number here for this sample
                 continue
             f, tensors = support.jitted(func, args, kwargs, 1)
             try:
@@ -263,7 +263,7 @@ def test_static_parameter(case: tuple[Any, str]) -> None:
             continue
         try:
             call.run()
-        except Exception:  # noqa: BLE001 - want a sample that is valid apart from the dynamic value
+        except Exception:  # noqa: BLE001, S112 - want a sample that is valid apart from the dynamic value
             continue
         sig_param = bound.signature.parameters[param]
         template, value = _dynamic_version(bound.arguments.get(param, sig_param.default))
@@ -337,7 +337,7 @@ def test_op_not_in_library(func: Any) -> None:
             continue  # torch runs a call without tensors before symscalar could see it
         try:
             expected = call.run()
-        except Exception:  # noqa: BLE001 - want a sample torch accepts
+        except Exception:  # noqa: BLE001, S112 - want a sample torch accepts
             continue
         f, tensors = support.jitted(func, call.args, call.kwargs)
         try:
@@ -363,7 +363,7 @@ def test_unsupported_spelling_raises() -> None:
     """An op outside the registry raises UnsupportedOperationError; it never runs eagerly."""
     missing = next(f for f in (torch.special.zeta, torch.nextafter, torch.ldexp) if f not in symscalar.TORCH_FUNCTIONS)
     f, tensors = support.jitted(missing, (torch.ones(3), torch.ones(3)), {})
-    with pytest.raises(symscalar.UnsupportedOperationError, match="not run eagerly|was not run"):
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"not run eagerly|was not run"):
         f(tensors)
 
 

@@ -177,7 +177,7 @@ def test_nn_embedding_module_trains_like_eager() -> None:
     opts = [torch.optim.SGD(m.parameters(), lr=0.5) for m in (eager, jitted_module)]
     for step in range(3):
         i = idx(11, 2, 5, seed=step)
-        for m, run, opt in zip((eager, jitted_module), (eager, f), opts):
+        for run, opt in zip((eager, f), opts):
             opt.zero_grad()
             run(i).tanh().sum().backward()
             opt.step()
