@@ -21,10 +21,9 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -q -n 2 -m "not mypy and not opinfo and not slow" tests
 
-# ruff's lint (with import order) and format checks; configuration in pyproject.toml.
+# ruff's lint (with import order) and format checks, both reported; configuration in pyproject.toml.
 lint: setup
-	$(PY) -m ruff check .
-	$(PY) -m ruff format --check .
+	$(PY) -m ruff check .; status=$$?; $(PY) -m ruff format --check . && exit $$status
 
 # What `make lint` checks, fixed where ruff can: safe fixes, import order, formatting.
 format: setup
