@@ -519,6 +519,8 @@ def make_entry(
             f"{ref}.dtype is _ss_D{j} and {ref}.requires_grad is {t.requires_grad} and "
             f"{ref}.shape == _ss_S{j} and {ref}.device == _ss_V{j}"
         )
+    if not (lines or checks or guard or writes or names):  # nothing to check: the program itself
+        return _unchecked_entry(run)
     body = "\n".join(lines)
     test = " and\n            ".join(checks) or "True"
     extra = "".join(f", {n}" for n in names)
@@ -559,6 +561,20 @@ def _ss_accepts(*_ss_a):
     # the checks alone, without running the program: for would_trace()
     entry.accepts = ns["_ss_accepts"]  # type: ignore[attr-defined]
     return entry
+
+
+def _unchecked_entry(run: Callable[..., Any]) -> Callable[..., Any]:
+    """An entry whose trace read nothing from outside: the program, with ``accepts`` (always
+    true). A wrapper only when ``run`` cannot hold the attribute or is shared."""
+    entry = run
+    if not isinstance(run, pytypes.FunctionType) or hasattr(run, "accepts"):
+        entry = functools.wraps(run)(lambda *args: run(*args))
+    entry.accepts = _always  # type: ignore[attr-defined]
+    return entry
+
+
+def _always(*args: Any) -> bool:
+    return True
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:

@@ -13,14 +13,13 @@ from typing import Any
 
 import torch
 
+from symscalar.backend import Render, register_backend
 from symscalar.trace import Primitive, Trace, python_source, with_codegen_name
 
-__all__ = ["compile_trace"]
+__all__ = ["compile_trace", "TorchBackend", "BACKEND"]
 
 
-def compile_trace(
-    trace: Trace, render_outputs: Callable[[list[str]], str] | None = None
-) -> Callable[..., Any]:
+def compile_trace(trace: Trace, render_outputs: Render | None = None) -> Callable[..., Any]:
     """Compile ``trace`` into a Python function of its inputs.
 
     Args:
@@ -32,10 +31,10 @@ def compile_trace(
         The function; its ``__source__`` attribute holds the generated code.
     """
     namespace: dict[str, Any] = {}
-    names: dict[Primitive, str] = {}
+    names: dict[Primitive[Any], str] = {}
     trace = with_codegen_name(trace)
 
-    def callee(prim: Primitive) -> str:
+    def callee(prim: Primitive[Any]) -> str:
         if prim not in names:
             names[prim] = f"_prim_{prim.name}"
             namespace[names[prim]] = prim.impl
@@ -50,3 +49,28 @@ def compile_trace(
     fn: Callable[..., Any] = namespace[trace.name]
     fn.__source__ = source  # type: ignore[attr-defined]
     return fn
+
+
+class TorchBackend:
+    """The torch backend as ``symscalar.backend.Backend``: runs anything, fuses nothing."""
+
+    name = "torch"
+    priority = 0
+
+    def compile_trace(self, trace: Trace, render_outputs: Render | None = None) -> Callable[..., Any]:
+        return compile_trace(trace, render_outputs)
+
+    def check_available(self, trace: Trace) -> None:
+        return None
+
+    def usable_for(self, trace: Trace) -> bool:
+        return True
+
+    def for_entry(self) -> TorchBackend:
+        return self  # nothing to remember per entry
+
+    def last_fusions(self) -> list[Any]:
+        return []
+
+
+BACKEND = register_backend(TorchBackend())

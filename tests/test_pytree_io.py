@@ -12,10 +12,13 @@ import numpy as np
 import pytest
 import torch
 import torch.utils._pytree as pytree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers.modeling_outputs import CausalLMOutput
 
 import symscalar
 from symscalar import DynamicFloat
+from symscalar._jit import tree
 
 
 class Batch(typing.NamedTuple):
@@ -239,3 +242,92 @@ def test_guarded_entries_with_pytree_outputs():
         torch.testing.assert_close(out.mean, ref.mean)
         assert out.total == ref.total and type(out.total) is int
     assert f.cache_info() == symscalar.CacheInfo(hits=3, misses=2, entries=2)
+
+
+# -- one pytree: keys, program inputs and outputs walk the same structure -------------------
+
+
+class Pair(typing.NamedTuple):
+    first: typing.Any
+    second: typing.Any
+
+
+def _trees() -> st.SearchStrategy[typing.Any]:
+    tensors = st.builds(lambda n, s: torch.full((n,), float(s)), st.integers(1, 3), st.integers(-3, 3))
+    leaves = st.one_of(tensors, st.integers(-2, 2), st.floats(-2, 2), st.none(), st.just(torch.Size([2, 1])))
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.dictionaries(st.sampled_from(["a", "b", 1]), inner, max_size=3),
+            st.builds(Pair, inner, inner),
+            st.builds(Stats, inner, inner, inner),
+        ),
+        max_leaves=8,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(_trees())
+def test_key_inputs_are_the_tensor_leaves_in_flatten_order(value):
+    key, inputs = tree.auto_key(value)
+    flat = [v for v in tree.leaves(value) if isinstance(v, torch.Tensor)]
+    assert len(inputs) == len(flat) and all(a is b for a, b in zip(inputs, flat))
+    hash(key)
+    assert tree.auto_key(tree.map_leaves(lambda v: v, value))[0] == key  # rebuilt: same key
+
+
+@settings(max_examples=25, deadline=None)
+@given(_trees())
+def test_any_tree_of_namedtuples_round_trips_through_jit_like_eager(value):
+    def fn(x, t):
+        # hasattr, not isinstance: a traced tensor is no torch.Tensor instance (reported)
+        doubled = pytree.tree_map(lambda v: v * x.sum() if hasattr(v, "dtype") else v, t)
+        return Pair(doubled, x + 1)
+
+    f = symscalar.jit(fn)
+    x = torch.ones(2)
+    for _ in range(2):
+        out, ref = f(x, value), fn(x, value)
+        assert pytree.tree_structure(out) == pytree.tree_structure(ref)
+        for a, b in zip(tree.leaves(out), tree.leaves(ref)):
+            assert type(a) is type(b)
+            if isinstance(a, torch.Tensor):
+                torch.testing.assert_close(a, b)
+            else:
+                assert a == b or (a != a and b != b)
+    assert f.cache_info().misses == 1
+
+
+def test_namedtuples_in_every_role():
+    class Config(typing.NamedTuple):
+        n: int
+        shape: torch.Size
+
+    @symscalar.jit
+    def inner(x: torch.Tensor, c: Config, p):
+        return x.reshape(c.shape) * c.n + p.first
+
+    @symscalar.jit
+    def outer(x, p, *rest, **named):
+        return inner(x, Config(2, torch.Size([2, 2])), p) + rest[0].second + named["q"].first
+
+    g = symscalar.jit(inner.__wrapped__, static=["c"])
+    x = torch.arange(4.0)
+    for k in (1.0, 2.0, 1.0):
+        p = Pair(torch.full((2, 2), k), None)
+        ref = x.reshape(2, 2) * 2 + p.first + k + p.first
+        torch.testing.assert_close(outer(x, p, Pair(0, k), q=p), ref)
+        cfg = Config(int(k), torch.Size([2, 2]))
+        torch.testing.assert_close(g(x, cfg, p), x.reshape(2, 2) * int(k) + p.first)
+    assert outer.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)  # k in Pair(0, k) is static
+    assert g.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
+    reasons = [str(m) for m in g.explain()]
+    assert "Config(n=1, shape=torch.Size([2, 2])) → Config(n=2, shape=torch.Size([2, 2]))" in reasons[1]
+    assert not g.would_trace(x, Config(2, torch.Size([2, 2])), p)
+    assert g.would_trace(x, Config(2, (2, 2)), p)  # a tuple is not a Size
+    with pytest.raises(TypeError, match="parameter 'c' of .* is static .*cannot be a tensor"):
+        g(x, Config(torch.ones(1), torch.Size([2, 2])), p)
+    value, grads = symscalar.value_and_grad(lambda w, p: (w * p.first).sum())(torch.ones(2, 2), Pair(x.reshape(2, 2), 1))
+    torch.testing.assert_close(grads, x.reshape(2, 2))

@@ -1,0 +1,217 @@
+"""A cache miss, traced and compiled into an entry: trace the call, check the trace, choose a
+backend, wire the program into torch.autograd when an input requires grad, and wrap it in the
+state guard (``symscalar.state.make_entry``) that re-checks what the trace read from outside."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from symscalar import autocast, torch_backend
+from symscalar import grad as grad_transform
+from symscalar import state as outside
+from symscalar._jit import arguments, tree
+from symscalar._jit.cache import MISS, Entry
+from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
+from symscalar._jit.params import Kind, identifier, qualname
+from symscalar.backend import choose_backend
+from symscalar.errors import UnsupportedOperationError
+from symscalar.ops.random import draw_seed
+from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
+from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
+
+__all__ = ["compile_entry", "guard_function"]
+
+# ``call(convert, target)``: call ``target`` with each argument converted by
+# ``convert(kind, where, value)`` (see function.FunctionState.call).
+CallWith = Callable[[Callable[[Kind, str, Any], Any], Callable[..., Any]], Any]
+
+
+def compile_entry(
+    fn: Any,
+    traced: Callable[..., Any],
+    call: CallWith,
+    call_args: tuple[Any, ...],
+    roots: outside.Roots,
+    top: torch.nn.Module | None,
+    hooks: outside.HookWatch,
+    backend_name: str,
+    objects: list[tuple[str, Any]] = (),  # type: ignore[assignment]
+) -> Entry:
+    """Trace ``traced`` on proxies of this call's arguments and compile the entry that runs
+    it (``call_args`` are the program inputs the per-call path passes; ``objects`` the
+    state-holding objects among the arguments, with where each was passed)."""
+    builder = TraceBuilder(identifier(qualname(fn).rsplit(".", 1)[-1]))
+    roots = _with_argument_roots(roots, objects)
+    watch = outside.TraceWatch(roots, builder, top)
+    seed = torch.initial_seed()
+    with watch, tracing(builder):
+        # jit(module) traces forward: the module's own hooks run around the program
+        result = call(functools.partial(arguments.proxy, builder), traced)
+    if torch.initial_seed() != seed:
+        raise UnsupportedOperationError(
+            f"{qualname(fn)} calls torch.manual_seed while it is traced: that runs once, at "
+            "trace time, while the program's random ops draw a fresh seed on every call. "
+            "Seed outside the jitted function (torch.manual_seed before calling it)."
+        )
+    output = Output(result, qualname(fn))
+    leaves = output.leaves
+    pending, values = _state_writes(fn, builder, watch)
+    render = with_state_outputs(output.render, len(leaves)) if pending else output.render
+    trace = builder.build([*leaves, *values])
+    check_trace(trace)
+    backend = choose_backend(backend_name, trace)
+    rng_seed = (None,) if builder.rng_seed is not None else ()
+    captured = [
+        outside.Captured(t, watch.tensors[id(t)][1] if id(t) in watch.tensors else None)
+        for t in builder.captured_tensors()  # those the trace reads, in its input order
+    ]
+    requires_grad = [
+        isinstance(value, torch.Tensor) and value.requires_grad
+        for value in (*call_args, *(c.tensor for c in captured), *rng_seed)
+    ]
+    position = {id(c.tensor): j for j, c in enumerate(captured)}
+    with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
+    writes = [
+        outside.StateWrite(how, position[target] if how == "copy" else target, name, detach=out not in with_grad)
+        for (how, target, name), out in zip(pending, trace.outputs[len(leaves):])
+    ]
+    backward: Trace | None = None
+    # grad mode is part of the key, so an entry traced without grad never runs with it
+    if torch.is_grad_enabled() and any(
+        r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
+    ):
+        run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
+    else:
+        run = backend.compile_trace(trace, render)
+        if autocast.autocast_state():  # part of the key: calls that find this entry have it too
+            run = _autocast_off(run)
+    if rng_seed:
+        run = _append_rng_seed(run)
+    run = finish_with_state(run, output) if pending else output.wrap(run)
+    modules = {**{i: m for i, (m, _) in watch.modules.items()}, **watch.used_modules}
+    hooks.add(watch.used_modules, watch.names)
+    guards = tuple(builder.guards)
+    guard = guard_function(trace, guards, builder) if guards else None
+    entry_run = outside.make_entry(
+        run, roots, captured,
+        [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
+        guard, writes, MISS, qualname(fn),
+    )
+    return Entry(trace, entry_run, guards, backward, backend, guard)
+
+
+def _with_argument_roots(roots: outside.Roots, objects: list[tuple[str, Any]]) -> outside.Roots:
+    """The roots of one entry: the function's, plus the objects passed as arguments (keyed by
+    identity, see ``tree.holds_state``), whose tensors and modules the entry then reads by path
+    and checks on every call, and whose attribute writes it replays."""
+    if not objects:
+        return roots
+    extended = copy.copy(roots)
+    extended.roots = [
+        *roots.roots,
+        *(outside.Root(f"_ss_o{len(roots.roots) + j}", obj, where, "const") for j, (where, obj) in enumerate(objects)),
+    ]
+    return extended
+
+
+def _state_writes(
+    fn: Any, builder: TraceBuilder, watch: outside.TraceWatch
+) -> tuple[list[tuple[str, Any, str]], list[Any]]:
+    """The state the traced function writes, as (how, target, name) and the traced values:
+    in-place ops on captured tensors (``builder.write_backs``, copied in) first, then
+    attribute assignments of traced tensors (assigned with ``setattr``)."""
+    writes: list[tuple[str, Any, str]] = []
+    values: list[Any] = []
+    for target, value in builder.write_backs:
+        if target.requires_grad and target.is_leaf and torch.is_grad_enabled():
+            raise UnsupportedOperationError(
+                f"{qualname(fn)} writes in place into a leaf tensor that requires grad "
+                f"(shape {tuple(target.shape)}, e.g. a parameter); eager torch refuses this "
+                "too. Fix: do it under torch.no_grad(), or on .data, outside the jitted function."
+            )
+        builder.unwrap(target)  # read on every call, by path when it has one
+        writes.append(("copy", id(target), ""))
+        values.append(value)
+    for write in watch.writes:
+        writes.append(("set", write.owner, write.name))
+        values.append(write.value)
+    return writes, values
+
+
+def _autocast_off(compiled: Callable[..., Any]) -> Callable[..., Any]:
+    """A compiled program run with autocast disabled: the trace already holds the casts
+    autocast made while tracing (see ``symscalar.autocast``), and torch must not cast a second
+    time (``grad.autograd_runner`` does the same for programs wired into autograd)."""
+
+    def run(*args: Any) -> Any:
+        state = autocast.autocast_state()
+        if state is None:
+            return compiled(*args)
+        for device, _ in state:
+            torch.set_autocast_enabled(device, False)
+        try:
+            return compiled(*args)
+        finally:
+            for device, _ in state:
+                torch.set_autocast_enabled(device, True)
+
+    return run
+
+
+def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
+    """The variables of ``trace`` computed from any of ``sources``."""
+    reached = set(sources)
+    for eqn in trace.eqns:
+        if eqn.prim is stop_gradient_p:  # detach(), a no_grad region: no gradient flows on
+            continue
+        if any(a in reached for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))):
+            reached.update(eqn.outs)
+    return reached
+
+
+def _append_rng_seed(run: Callable[..., Any]) -> Callable[..., Any]:
+    """Supply a program with random ops its RNG seed, drawn fresh from torch's default
+    generator on every call (the seed is the trace's last input, after the captured tensors)."""
+
+    def run_with_rng_seed(*args: Any) -> Any:
+        return run(*args, draw_seed())
+
+    return run_with_rng_seed
+
+
+def guard_function(
+    trace: Trace, guards: tuple[tuple[ScalarVar, Any], ...], builder: TraceBuilder
+) -> Callable[..., bool]:
+    """A function of the program's inputs that is true when every specialize() guard holds."""
+    wanted = {var for var, _ in guards}
+    needed: list[Any] = []
+    for eqn in reversed(trace.eqns):
+        if any(out in wanted for out in eqn.outs):
+            needed.append(eqn)
+            wanted.update(a for a in eqn.args if isinstance(a, ScalarVar))
+    guard_trace = Trace(trace.inputs, tuple(reversed(needed)), tuple(var for var, _ in guards), "guard")
+    # compared like static keys: -0.0 is not 0.0, and a NaN guard holds for a NaN
+    expected = tree.static_key(tuple(value for _, value in guards))
+    compute = torch_backend.compile_trace(guard_trace)
+    n_inputs = len(trace.inputs)
+
+    def values(*args: Any) -> tuple[Any, ...]:
+        # guards are computed from scalar inputs only: missing captured tensors are not read
+        return tuple(compute(*args, *(None,) * (n_inputs - len(args))))
+
+    def guard(*args: Any) -> bool:
+        return bool(tree.static_key(compute(*args)) == expected)
+
+    # for messages (explain, would_trace): the values and where each came from
+    guard.values = values  # type: ignore[attr-defined]
+    guard.expected = tuple(value for _, value in guards)  # type: ignore[attr-defined]
+    guard.origins = tuple(  # type: ignore[attr-defined]
+        ", ".join(sorted(builder.roots.get(var, ()))) or "a computed value" for var, _ in guards
+    )
+    return guard
+

@@ -1,0 +1,401 @@
+"""Everything one jitted function owns: its parameters' kinds, its cache and counters, the
+miss path (validate, trace, compile, insert; under a lock), the facts that explain a miss
+(recorded on misses only, see ``symscalar/explain.py``) and the inspection methods."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from symscalar import explain, nvfuser_backend
+from symscalar import state as outside
+from symscalar._jit import arguments, tree
+from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
+from symscalar._jit.compile import compile_entry
+from symscalar._jit.dispatch import generate_dispatch
+from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
+from symscalar.backend import backend_named
+from symscalar.trace import Trace
+
+__all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
+
+# The inspection methods every jitted callable has (jit, JitModule, grad, value_and_grad)
+INSPECTION = (
+    "last_trace", "last_backward_trace", "last_fusion", "cache_info", "cache_clear", "explain", "would_trace",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """``jit``'s options on retracing (see ``explain.py``); None means the global default."""
+
+    max_traces: int | None = None
+    on_limit: str | None = None
+    retrace: bool = True
+    max_entries: int | None = None
+
+
+class FunctionState:
+    """A jitted function's state; the generated per-call function calls ``miss``, ``inline``
+    and ``hooked_call`` and reads ``cache.table``."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        static: Any,
+        dynamic: Any,
+        backend: str,
+        limits: Limits | None = None,
+        frame_locals: Mapping[str, Any] | None = None,
+    ) -> None:
+        if backend != "auto":
+            backend_named(backend)  # ValueError naming the backends
+        limits = limits or Limits()
+        explain.check_limits(limits.max_traces, limits.on_limit, limits.max_entries)
+        self.retraces = explain.RetraceLog(qualname(fn), limits.max_traces, limits.on_limit, limits.retrace)
+        self.fn = fn
+        self.backend = backend
+        # A module is called as itself (hooks run) but its parameters are forward's.
+        signature_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        try:
+            self.sig = inspect.signature(signature_of)
+        except ValueError:
+            raise TypeError(
+                f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
+                "e.g. jit(lambda a, b: torch.mm(a, b))"
+            ) from None
+        self.kinds, self.unresolved, self.optional = param_kinds(signature_of, self.sig, static, dynamic, frame_locals)
+        self.declared_at = declared_at(signature_of)
+        # What the traces read outside the arguments (see symscalar/state.py)
+        self.top = fn if isinstance(fn, torch.nn.Module) else None
+        self._traced = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        self.roots = outside.Roots(fn)
+        self.hooks = outside.HookWatch(self.top)
+        self.namespace: dict[str, Any] = {}  # the dispatch's globals (hook epoch seen)
+        self.inner: Callable[..., Any]  # the dispatch without the hook check
+        self.key_and_args: Callable[..., tuple[Any, tuple[Any, ...]]]
+        self.cache = Cache(limits.max_entries)
+        self.calls = itertools.count()
+        self._reads = 0
+        self._reads_lock = threading.Lock()
+        self.misses = 0
+        self.rejected = 0
+        self.calls_before_clear = 0
+        self.lock = threading.RLock()
+        # the cache value the last call ran; invariant: its key is the table's last (the
+        # per-call path moves a key to the end only when it finds another value)
+        self.last: Any = None
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def hooked_call(self, args: tuple[Any, ...]) -> Any:
+        """The slow path taken when a hook was registered somewhere since the last check:
+        refuse hooks jit cannot honour; run the jitted module's forward (pre-)hooks eagerly
+        around the program (on every call while it has any)."""
+        epoch = outside.hook_epoch()
+        positional, kwargs = self.call(args, lambda kind, where, v: v, lambda *a, **k: (a, k))
+        if not self.hooks.check():
+            self.namespace["_ss_hooks_seen"] = epoch
+            return self.inner(*positional, **kwargs)
+        assert self.top is not None
+        return outside.call_with_hooks(self.top, self.inner, positional, kwargs)
+
+    # -- the miss path ---------------------------------------------------------------------
+
+    def miss(self, args: tuple[Any, ...]) -> Any:
+        try:
+            self._validate(args)
+        except TypeError:
+            with self.lock:
+                self.rejected += 1  # neither a hit nor a miss
+            raise
+        key, call_args = self.key_and_args(*args)
+        with self.lock:
+            value = self.cache.table.get(key)
+            if value is not None:
+                out = value(*call_args)
+                if out is not MISS:
+                    self.cache.table.move_to_end(key)
+                    self.last = value  # the most recently used key's value (see dispatch.py)
+                    return out
+            facts = self.call_facts(args)
+            reasons = self.retraces.reasons(facts, self._failed_guards(value, call_args))
+            fixes = self.fixes(args)
+            self.retraces.before_trace(reasons, fixes)
+            start = time.perf_counter()
+            entry = compile_entry(
+                self.fn, self._traced, lambda convert, target: self.call(args, convert, target), call_args,
+                self.roots, self.top, self.hooks, self.backend, self._objects(args),
+            )
+            self.misses += 1
+            value = self.cache.insert(key, value, entry)  # its key is now the last one
+            self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))
+        self.last = value
+        out = value(*call_args)
+        assert out is not MISS, "a freshly traced entry must accept the call it was traced for"
+        return out
+
+    def inline(self, args: tuple[Any, ...]) -> Any:
+        """Called from inside another jitted function's trace: run the function on the
+        traced values, so that it becomes part of that trace."""
+        return self.call(args, arguments.check_inlined_argument)
+
+    def _objects(self, args: tuple[Any, ...]) -> list[tuple[str, Any]]:
+        """The state-holding objects among the static and unannotated arguments (a module, a
+        plain instance), with where each was passed; each once."""
+        found: dict[int, tuple[str, Any]] = {}
+        for p, _, where, value in self._arguments(args):
+            if self.kinds[p.name] in (Kind.STATIC, Kind.AUTO):
+                for obj in tree.state_objects(value):
+                    found.setdefault(id(obj), (where, obj))
+        return list(found.values())
+
+    def _validate(self, args: tuple[Any, ...]) -> None:
+        for p, _, where, value in self._arguments(args):
+            if value is None and p.name in self.optional:
+                continue
+            arguments.check_argument(self.kinds[p.name], value, where)
+
+    def _arguments(self, args: tuple[Any, ...]) -> list[tuple[inspect.Parameter, str, str, Any]]:
+        """Each value of the call as (parameter, keyword, description for messages, value);
+        ``*args`` and ``**kwargs`` give one item per value."""
+        items = []
+        fn = qualname(self.fn)
+        for (name, p), value in zip(self.sig.parameters.items(), args):
+            if p.kind is p.VAR_POSITIONAL:
+                items += [(p, name, f"argument {j} of *{name} of {fn}", v) for j, v in enumerate(value)]
+            elif p.kind is p.VAR_KEYWORD:
+                items += [(p, k, f"keyword argument '{k}' of {fn}", v) for k, v in value.items()]
+            else:
+                items.append((p, name, f"parameter '{name}' of {fn}", value))
+        return items
+
+    def call(
+        self, args: tuple[Any, ...], convert: Callable[[Kind, str, Any], Any], target: Callable[..., Any] | None = None
+    ) -> Any:
+        """Call the function (or ``target``) with the converted values of the call
+        (``convert(kind, where, value)``), in the order the per-call path passes them to the
+        program."""
+        pos: list[Any] = []
+        kw: dict[str, Any] = {}
+        for p, keyword_, where, value in self._arguments(args):
+            converted = convert(self.kinds[p.name], where, value)
+            if p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY):
+                kw[keyword_] = converted
+            else:
+                pos.append(converted)
+        return (target or self.fn)(*pos, **kw)
+
+    # -- why a call traces (recorded on misses only; see explain.py) ----------------------
+
+    def call_facts(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
+        """What a cache entry depends on, for this call: ``{label: (display, comparable)}``."""
+        facts: dict[str, tuple[str, Any]] = {}
+        suffix = f" of {qualname(self.fn)}"
+        for p, _, where, value in self._arguments(args):
+            label = where.removesuffix(suffix)
+            kind = self.kinds[p.name]
+            if isinstance(value, torch.Tensor) and kind in (Kind.TENSOR, Kind.AUTO):
+                facts.update(_tensor_facts(label.replace("parameter", "tensor", 1), value))
+            elif kind in (Kind.STATIC, Kind.AUTO, Kind.TENSOR):
+                facts[label] = _static_fact(value)
+            else:
+                facts[f"{label} type"] = (type(value).__name__, type(value))
+        facts["grad mode"] = _grad_mode()
+        facts["default dtype"] = (str(torch.get_default_dtype()), torch.get_default_dtype())
+        for device in ("cpu", "cuda"):
+            on = torch.is_autocast_enabled(device)
+            dtype = torch.get_autocast_dtype(device) if on else None
+            facts[f"autocast ({device})"] = (f"on ({dtype})" if on else "off", dtype)
+        if isinstance(self.fn, torch.nn.Module):
+            for path, module in self.fn.named_modules():
+                facts[f"{_module_label(self.fn, path)}.training"] = (str(module.training), module.training)
+            for path, t in (*self.fn.named_parameters(), *self.fn.named_buffers()):
+                facts.update(_tensor_facts(f"{_module_label(self.fn, path)}", t))
+        return facts
+
+    def fixes(self, args: tuple[Any, ...]) -> dict[str, str]:
+        """The fix to show next to a reason, by fact label."""
+        fixes = {}
+        where = f", declared at {self.declared_at}" if self.declared_at else ""
+        for name, value in zip(self.sig.parameters, args):
+            kind = self.kinds[name]
+            label = f"parameter '{name}'"
+            if name in self.unresolved:
+                fixes[label] = (
+                    f"its annotation {self.unresolved[name]} could not be resolved, so it is static; "
+                    "import the name at module level, or pass jit(..., dynamic=[...])"
+                )
+            elif kind is Kind.STATIC:  # declared static on purpose: each value is its own program
+                fixes[label] = f"static{where}"
+            elif kind is Kind.AUTO and _is_plain_number(value) and not tree.is_torch_dynamic_int(value):
+                fixes[label] = (
+                    f"unannotated, so static{where}: annotate it "
+                    f"{_dynamic_annotation(value)} to make it a runtime input"
+                )
+        return fixes
+
+    def auto_numbers(self, args: tuple[Any, ...]) -> list[str]:
+        """Labels of the unannotated number parameters of this call (for the one-time warning
+        after repeated retraces)."""
+        return [
+            f"parameter '{name}'" for name, value in zip(self.sig.parameters, args)
+            if self.kinds[name] is Kind.AUTO and _is_plain_number(value) and name not in self.unresolved
+            and not tree.is_torch_dynamic_int(value)
+        ]
+
+    def would_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> explain.WouldTrace:
+        """Whether ``f(*args, **kwargs)`` would trace, and why; nothing is traced or run."""
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{qualname(self.fn)}(): {e}") from None
+        bound.apply_defaults()
+        values = tuple(bound.arguments[name] for name in self.sig.parameters)
+        self._validate(values)
+        key, call_args = self.key_and_args(*values)
+        value = self.cache.table.get(key)
+        if value is not None and any(e.run.accepts(*call_args) for e in self.cache.entries_of(value)):  # type: ignore[attr-defined]
+            return explain.WouldTrace(False)  # some entry under the key accepts the call
+        failed = self._failed_guards(value, call_args) if value is not None else []
+        reasons = self.retraces.reasons(self.call_facts(values), failed)
+        fixes = self.fixes(values)
+        return explain.WouldTrace(True, tuple(explain._with_fix(r, fixes) for r in reasons))
+
+    def _failed_guards(self, value: Any, call_args: tuple[Any, ...]) -> list[str]:
+        """Why the guarded entries under a key reject the call: ``specialize`` guards whose
+        value differs now. Empty when no entry under the key has guards (or none failed)."""
+        reasons = []
+        for entry in self.cache.entries_of(value):
+            guard = entry.guard
+            if guard is None:
+                continue
+            got = guard.values(*call_args)
+            for origin, want, have in zip(guard.origins, guard.expected, got):
+                if tree.static_key(want) != tree.static_key(have):
+                    reasons.append(f"guard specialize({origin}) == {want!r} failed: it is {have!r} now")
+        return reasons
+
+    # -- inspection ------------------------------------------------------------------------
+
+    def last_entry(self) -> Entry | None:
+        return self.cache.entry_that_ran(self.last)
+
+    def last_trace(self) -> Trace | None:
+        entry = self.last_entry()
+        return entry.trace if entry else None
+
+    def last_backward_trace(self) -> Trace | None:
+        entry = self.last_entry()
+        return entry.backward_trace if entry else None
+
+    def _count_calls(self) -> int:
+        # the generated per-call code counts with next() on an itertools.count (atomic under
+        # the GIL, so concurrent calls are all counted); reading it takes one more next(), so
+        # the reads are counted too and subtracted
+        with self._reads_lock:
+            calls = next(self.calls) - self._reads
+            self._reads += 1
+        return calls
+
+    def last_fusion(self) -> list[Any]:
+        entry = self.last_entry()
+        fusions = entry.backend.last_fusions() if entry is not None and entry.backend is not None else []
+        return nvfuser_backend.FusionList(fusions)
+
+    def cache_info(self) -> CacheInfo:
+        calls = self._count_calls() - self.calls_before_clear
+        return CacheInfo(calls - self.misses - self.rejected, self.misses, len(self.cache), self.cache.evictions)
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.cache.clear()
+            self.last = None
+            self.misses = 0
+            self.rejected = 0
+            self.calls_before_clear = self._count_calls()
+
+    def explain(self) -> explain.Explanation:
+        return explain.Explanation(self.retraces.misses)
+
+
+def jit_function(
+    fn: Callable[..., Any],
+    static: Any,
+    dynamic: Any,
+    backend: str,
+    limits: Limits | None = None,
+    frame_locals: Mapping[str, Any] | None = None,
+) -> Any:
+    """The generated per-call function of ``fn``, with the inspection methods attached."""
+    state = FunctionState(fn, static, dynamic, backend, limits, frame_locals)
+    dispatch = generate_dispatch(qualname(fn), state)
+    dispatch.__signature__ = state.sig  # type: ignore[attr-defined]
+    for name in INSPECTION:
+        if name != "would_trace":
+            setattr(dispatch, name, getattr(state, name))
+    dispatch.would_trace = lambda *args, **kwargs: state.would_trace(args, kwargs)  # type: ignore[attr-defined]
+    dispatch._symscalar_state = state  # type: ignore[attr-defined]
+    return dispatch
+
+
+# -- facts for messages -------------------------------------------------------------------
+
+
+def _tensor_facts(label: str, t: torch.Tensor) -> dict[str, tuple[str, Any]]:
+    return {
+        f"{label} shape": (str(tuple(t.shape)), tuple(t.shape)),
+        f"{label} dtype": (str(t.dtype), t.dtype),
+        f"{label} device": (str(t.device), t.device),
+        f"{label} requires_grad": (str(t.requires_grad), t.requires_grad),
+    }
+
+
+class _TensorMeta:
+    """A tensor inside a static or unannotated value, shown by its metadata."""
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.text = f"tensor{list(t.shape)} {t.dtype}"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _static_fact(value: Any) -> tuple[str, Any]:
+    """A static or unannotated value for messages and comparison: compared like its cache
+    key (200 is not 200.0, -0.0 is not 0.0, NaN is NaN; tensors inside by metadata), shown by
+    its repr with tensors as their metadata."""
+    try:
+        comparable = tree.auto_key(value)[0]
+    except TypeError:
+        comparable = (type(value), id(value))
+    shown_value = tree.map_leaves(lambda v: _TensorMeta(v) if isinstance(v, torch.Tensor) else v, value)
+    text = repr(shown_value)
+    return (text if len(text) <= 60 else text[:57] + "..."), comparable
+
+
+def _grad_mode() -> tuple[str, Any]:
+    if torch.is_inference_mode_enabled():
+        return "inference_mode", 2
+    return ("on" if torch.is_grad_enabled() else "off (no_grad)"), torch.is_grad_enabled()
+
+
+def _module_label(root: torch.nn.Module, path: str) -> str:
+    return type(root).__name__ + (f".{path}" if path else "")
+
+
+def _is_plain_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, torch.Tensor)
+
+
+def _dynamic_annotation(value: Any) -> str:
+    if isinstance(value, bool):
+        return "DynamicBool"
+    return "DynamicInt" if isinstance(value, int) else "DynamicFloat"
