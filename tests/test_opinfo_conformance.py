@@ -351,14 +351,6 @@ def test_op_not_in_library(func: Any) -> None:
     pytest.skip(f"no sample of {_name(func)} with a tensor operand that torch eager accepts")
 
 
-def test_rewrite_readme_section() -> None:
-    gen = _load_generator()
-    readme = f"intro\n{gen.START}\nold table\n{gen.END}\noutro\n"
-    assert gen.rewrite_readme(readme, "| new |\n") == f"intro\n{gen.START}\n| new |\n{gen.END}\noutro\n"
-    with pytest.raises(SystemExit, match="op-table"):
-        gen.rewrite_readme("no markers", "| new |\n")
-
-
 def test_unsupported_spelling_raises() -> None:
     """An op outside the registry raises UnsupportedOperationError; it never runs eagerly."""
     missing = next(f for f in (torch.special.zeta, torch.nextafter, torch.ldexp) if f not in symscalar.TORCH_FUNCTIONS)
