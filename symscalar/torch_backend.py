@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from symscalar.simplify import simplify
 from symscalar.trace import Primitive, Trace, is_var, iter_vars, last_uses, python_source, with_codegen_name
 
 __all__ = ["compile_trace", "INTERPRET_FIRST_CALL_ABOVE"]
@@ -37,8 +38,10 @@ def compile_trace(
             uses it to return the user's output structure directly); default: a tuple.
 
     Returns:
-        The function; its ``__source__`` attribute holds the generated code.
+        The function; its ``__source__`` attribute holds the generated code. Algebraic no-ops
+        (``symscalar.simplify``) are left out of it.
     """
+    trace = simplify(trace)
     if len(trace.eqns) > INTERPRET_FIRST_CALL_ABOVE:
         return _TieredProgram(trace, render_outputs)
     return _generated(trace, render_outputs)
