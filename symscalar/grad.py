@@ -31,7 +31,7 @@ from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
 
 from symscalar.simplify import simplify
-from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
+from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 from symscalar.ops.factories import full
 
@@ -41,7 +41,7 @@ __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "
 # Primitives whose floating results carry no gradient although their inputs may (a stop
 # gradient, e.g. ``detach`` or a region under ``torch.no_grad()``): eager leaves their results
 # off the autograd graph, and so do we. Every other primitive needs a ``vjp``.
-STOP_GRADIENT: set[Primitive] = {stop_gradient_p}
+STOP_GRADIENT: set[Primitive[Any]] = {stop_gradient_p}
 
 
 def is_differentiable(v: object) -> TypeIs[TensorVar]:
@@ -135,7 +135,8 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
                 continue
-            if eqn.prim.vjp is None:
+            vjp = VJPS.get(eqn.prim)
+            if vjp is None:
                 raise NotImplementedError(
                     f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
                     "differentiated yet. Detach its inputs or call the function under "
@@ -144,9 +145,9 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
             if eqn.prim.multiple_results:
-                arg_cts = eqn.prim.vjp(tuple(cts), tuple(outs), *args, **eqn.params)
+                arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
             else:
-                arg_cts = eqn.prim.vjp(cts[0], outs[0], *args, **eqn.params)
+                arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
             for a, g in zip(eqn.args, arg_cts):
                 if g is not None and is_differentiable(a) and a in connected:
                     accumulate(a, g, eqn.prim.name)

@@ -49,10 +49,10 @@ def compile_trace(
 
 def _generated(trace: Trace, render_outputs: Callable[[list[str]], str] | None) -> Callable[..., Any]:
     namespace: dict[str, Any] = {}
-    names: dict[Primitive, str] = {}
+    names: dict[Primitive[Any], str] = {}
     trace = with_codegen_name(trace)
 
-    def callee(prim: Primitive) -> str:
+    def callee(prim: Primitive[Any]) -> str:
         if prim not in names:
             names[prim] = f"_prim_{prim.name}"
             namespace[names[prim]] = prim.impl

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Generic
 
 import torch
 
-from typing_extensions import TypeIs
+from typing_extensions import TypeIs, TypeVar
 
-from symscalar.errors import StaticValueRequiredError, TraceCheckError
+from symscalar.errors import RegistrationError, StaticValueRequiredError, TraceCheckError
 from symscalar.types import NumberProxy, current_tracer
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "Trace",
     "Primitive",
     "PRIMITIVES",
+    "Registry",
+    "VJPS",
+    "register_vjp",
     "prims",
     "check_trace",
     "eval_trace",
@@ -89,8 +93,74 @@ def dtype_short_name(dtype: torch.dtype) -> str:
     return short if short is not None else str(dtype).removeprefix("torch.")
 
 
-class Primitive:
-    """An operation of the IR: its name, meta function and lowerings, defined once in ``ops/``.
+K = TypeVar("K")
+V = TypeVar("V")
+# What ``Primitive.bind`` returns to the op that binds it: a tensor unless said otherwise
+# (``Primitive[tuple[Tensor, Tensor]]`` for two results, ``Primitive[NumberProxy]`` for a
+# scalar op).
+R = TypeVar("R", default=torch.Tensor)
+
+
+class Registry(Mapping[K, V]):
+    """A table filled once, at import, that refuses a second registration of a key.
+
+    Every table of rules is one of these: primitives by name, vjps and backend lowerings by
+    primitive, ops and torch spellings. A repeat registration raises ``RegistrationError``
+    instead of silently replacing the first one depending on import order.
+    """
+
+    def __init__(self, what: str, describe: Callable[[K], str] = str) -> None:
+        self.what = what  # what a key is, for the error: "primitive", "vjp of primitive", ...
+        self._describe = describe  # how the error names a key
+        self._items: dict[K, V] = {}
+
+    def register(self, key: K, value: V) -> V:
+        """Add ``key -> value``; returns ``value``.
+
+        Raises:
+            RegistrationError: ``key`` is registered already.
+        """
+        self.require_new(key)
+        self._items[key] = value
+        return value
+
+    def require_new(self, key: K) -> None:
+        """Raise ``RegistrationError`` if ``key`` is registered already."""
+        if key in self._items:
+            raise RegistrationError(
+                f"{self.what} {self._describe(key)} is already registered (as {self._items[key]!r}); "
+                "each is registered exactly once, next to its op. Register a new primitive (or "
+                "torch spelling) under its own name instead of registering this one again."
+            )
+
+    def unregister(self, key: K) -> V:
+        """Remove ``key`` (for tests that register something temporary)."""
+        return self._items.pop(key)
+
+    def __getitem__(self, key: K) -> V:
+        return self._items[key]
+
+    def get(self, key: K, default: Any = None) -> Any:  # dict's, without Mapping's try/except
+        return self._items.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.what}, {len(self._items)} entries)"
+
+
+class Primitive(Generic[R]):
+    """An operation of the IR: its name, torch lowering and meta function, defined once in
+    ``ops/``. Its other rules live in tables owned by who uses them, registered next to it:
+    the vjp with ``register_vjp`` (here), the nvFuser lowering with
+    ``ops.nvfuser_lowering.register_nvfuser``.
 
     Attributes:
         name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
@@ -98,12 +168,15 @@ class Primitive:
         meta: ``meta(*atoms, **static_params)`` returns the output variable(s) for variable
             inputs; it validates the inputs and raises a clear error for bad ones. Memoized
             by signature (see ``memoized_meta``).
-        vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
-        nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
-        nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
-            lowering handles this equation; where it says no, the equation runs in torch.
         multiple_results: whether ``meta``/``impl`` return a tuple.
+        size_params: the static parameters that hold the shape of the (single) result, with
+            any -1 resolved by the meta: a backend with symbolic sizes (nvFuser) passes their
+            entries as runtime sizes instead of constants.
     """
+
+    # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import
+    # instead of being silently ignored.
+    __slots__ = ("name", "impl", "meta", "multiple_results", "size_params")
 
     def __init__(
         self,
@@ -112,30 +185,40 @@ class Primitive:
         meta: Callable[..., Any],
         *,
         multiple_results: bool = False,
+        size_params: tuple[str, ...] = (),
     ) -> None:
-        if name in PRIMITIVES:
-            raise ValueError(f"primitive {name!r} is already registered")
         self.name = name
         self.impl = impl
         self.meta = memoized_meta(meta)
         self.multiple_results = multiple_results
-        self.vjp: Callable[..., Any] | None = None
-        self.nvfuser: Callable[..., Any] | None = None
-        self.nvfuser_supports: Callable[..., bool] | None = None
-        PRIMITIVES[name] = self
+        self.size_params = size_params
+        PRIMITIVES.register(name, self)
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def __str__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> R:
         """Apply the primitive: recorded in the current trace, or run eagerly outside one."""
         tracer = current_tracer.get()
         if tracer is None:
-            return self.impl(*args, **params)
-        return tracer.bind(self, args, params)
+            return typing.cast(R, self.impl(*args, **params))
+        return typing.cast(R, tracer.bind(self, args, params))
 
 
-PRIMITIVES: dict[str, Primitive] = {}
+PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
+
+# A reverse-mode rule: ``vjp(ct, out, *args, **params)`` returns one cotangent (or None) per
+# positional argument; for a primitive with multiple results ``ct`` and ``out`` are tuples.
+# Written with symscalar ops, so a backward is a trace like any other (see grad.py).
+VJPS: Registry[Primitive[Any], Callable[..., Any]] = Registry("vjp of primitive")
+
+
+def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
+    """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``)."""
+    VJPS.register(prim, rule)
 
 
 def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
@@ -259,7 +342,7 @@ prims = _Prims()
 class Eqn:
     """One primitive application: ``outs = prim(*args, **params)``."""
 
-    prim: Primitive  # what is applied
+    prim: Primitive[Any]  # what is applied
     args: tuple[Atom, ...]  # values: variables or static literals, positional
     params: Mapping[str, Any]  # static parameters, by keyword; never contain a variable
     outs: tuple[Var, ...]  # fresh variables defined by this equation
@@ -350,7 +433,7 @@ def format_static(value: Any) -> str:
 
 def python_source(
     trace: Trace,
-    callee: Callable[[Primitive], str] = lambda p: f"prims.{p.name}",
+    callee: Callable[[Primitive[Any]], str] = lambda p: f"prims.{p.name}",
     header: bool = True,
     render_outputs: Callable[[list[str]], str] | None = None,
     free: bool = False,

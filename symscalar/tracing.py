@@ -29,16 +29,19 @@ from symscalar.errors import (
     TraceCheckError,
     UnsupportedOperationError,
 )
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import (
-    PRIMITIVES,
     Atom,
     Eqn,
     Primitive,
+    Registry,
     ScalarVar,
     TensorVar,
     Trace,
     Var,
     contains_dynamic,
+    register_vjp,
 )
 from symscalar.types import (
     DynamicBool,
@@ -58,6 +61,7 @@ __all__ = [
     "TensorProxy",
     "implements",
     "defop",
+    "static_message",
     "OpSignature",
     "OPS",
     "TORCH_FUNCTIONS",
@@ -208,7 +212,7 @@ class TraceBuilder:
 
     # -- the Tracer protocol -------------------------------------------------------------
 
-    def bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         # Meta functions run torch on meta tensors: not user code, so not traced.
         self.depth += 1
         try:
@@ -216,7 +220,7 @@ class TraceBuilder:
         finally:
             self.depth -= 1
 
-    def _bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def _bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         atoms = tuple(self.unwrap(a) for a in args)
         for key, value in params.items():
             if contains_dynamic(value):
@@ -237,7 +241,7 @@ class TraceBuilder:
         return wrapped[0] if wrapped else None
 
     def _propagate_requires_grad(
-        self, prim: Primitive, atoms: tuple[Atom, ...], outs: tuple[Var, ...]
+        self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]
     ) -> tuple[Var, ...]:
         """Record whether each output requires grad, as eager autograd would decide it; in a
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
@@ -260,7 +264,7 @@ class TraceBuilder:
         return out
 
     def _propagate_scalar_values(
-        self, prim: Primitive, atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
+        self, prim: Primitive[Any], atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
     ) -> None:
         scalar_outs = [v for v in outs if isinstance(v, ScalarVar)]
         if not scalar_outs:
@@ -280,7 +284,9 @@ class TraceBuilder:
         self.scalar_values.update(zip(scalar_outs, values))
 
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
-        return self.bind(PRIMITIVES[f"scalar_{name}"], args, {})  # type: ignore[no-any-return]
+        """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
+        prim = SCALAR_BINARY[name] if len(args) == 2 else SCALAR_UNARY[name]
+        return typing.cast(NumberProxy, self.bind(prim, args, {}))
 
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
@@ -388,7 +394,7 @@ class TraceBuilder:
         return value
 
     def check(self, pred: NumberProxy, message: str) -> None:
-        self.bind(PRIMITIVES["check"], (pred,), {"message": message})
+        self.bind(check_p, (pred,), {"message": message})
 
     def write_back(self, target: torch.Tensor, value: Any) -> None:
         """Record that after every call the real tensor ``target`` (state read from outside
@@ -451,8 +457,8 @@ def _stop_gradient_meta(x: TensorVar) -> TensorVar:
 
 
 stop_gradient_p = Primitive("stop_gradient", torch.Tensor.detach, _stop_gradient_meta)
-stop_gradient_p.vjp = lambda ct, out, x: (None,)
-stop_gradient_p.nvfuser = lambda fd, x: fd.ops.set(x)
+register_vjp(stop_gradient_p, lambda ct, out, x: (None,))
+register_nvfuser(stop_gradient_p, lambda fd, x: fd.ops.set(x))
 
 
 # Functions that read their data argument as Python values: a dynamic number there would be
@@ -1177,9 +1183,11 @@ class OpSignature:
 
 # Every user-facing op and every torch spelling, by name: the single source of truth of which
 # parameters are static (exported for the mypy plugin by ``symscalar.export``).
-OPS: dict[str, OpSignature] = {}
+OPS: Registry[str, OpSignature] = Registry("op")
 # torch callable -> handler, consulted by __torch_function__.
-TORCH_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+TORCH_FUNCTIONS: Registry[Any, Callable[..., Any]] = Registry(
+    "the symscalar handler of", lambda func: public_name(func)
+)
 
 _STATIC_ALIASES = (StaticInt, StaticFloat, StaticBool, StaticDims, StaticShape)
 
@@ -1209,9 +1217,7 @@ def _contract(fn: Callable[..., Any], name: str) -> tuple[inspect.Signature, OpS
 def _checked(fn: F, name: str) -> F:
     """Wrap ``fn`` so that a dynamic value in a static parameter raises at trace time."""
     sig, contract = _contract(fn, name)
-    if name in OPS:
-        raise ValueError(f"{name} is already registered")
-    OPS[name] = contract
+    OPS.register(name, contract)
     static = contract.static
 
     @functools.wraps(fn)
@@ -1224,13 +1230,15 @@ def _checked(fn: F, name: str) -> F:
             for param in static:
                 value = bound.arguments.get(param)
                 if contains_dynamic(value):
-                    raise StaticValueRequiredError(_static_message(name, param, value))
+                    raise StaticValueRequiredError(static_message(name, param, value))
         return fn(*args, **kwargs)
 
     return typing.cast(F, wrapper)
 
 
-def _static_message(op: str, param: str, value: Any) -> str:
+def static_message(op: str, param: str, value: Any) -> str:
+    """The error message for dynamic ``value`` passed to static parameter ``param`` of ``op``:
+    it names the value, where it came from, and the two fixes."""
     proxies = _find_proxies(value)
     what = ", ".join(f"{p._name} ({type(p).__name__}, {p._origin})" for p in proxies)
     return (
@@ -1251,9 +1259,29 @@ def _find_proxies(value: Any) -> list[NumberProxy]:
     return []
 
 
-def defop(fn: F) -> F:
-    """Register a user-facing op of ``symscalar.ops``; its annotations are its contract."""
-    return _checked(fn, f"symscalar.ops.{fn.__name__}")
+@typing.overload
+def defop(fn: F, /) -> F: ...
+
+
+@typing.overload
+def defop(*, torch: Sequence[Any]) -> Callable[[F], F]: ...
+
+
+def defop(fn: F | None = None, /, *, torch: Sequence[Any] = ()) -> F | Callable[[F], F]:
+    """Register a user-facing op of ``symscalar.ops``; its annotations are its contract.
+
+    ``@defop(torch=(torch.exp, torch.Tensor.exp))`` also makes it the handler of those torch
+    spellings: for an op whose signature is exactly theirs (parameter names included), so
+    that a pure passthrough is not written twice. Where a spelling behaves differently,
+    register its own handler with ``@implements``.
+    """
+
+    def register(fn: F) -> F:
+        op = _checked(fn, f"symscalar.ops.{fn.__name__}")
+        _handle(fn, torch)
+        return op
+
+    return register if fn is None else register(fn)
 
 
 def implements(*torch_functions: Any) -> Callable[[F], F]:
@@ -1261,20 +1289,24 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
     ``torch.Tensor.sum``, ``torch.nn.functional.softmax``...) for traced values."""
 
     def register(handler: F) -> F:
-        # One checked wrapper per spelling, so that an error names the spelling the user
-        # wrote (``torch.Tensor.var``, not ``torch.var``). dict.fromkeys: aliases such as
-        # Tensor.__neg__ / Tensor.neg are the same object.
-        by_name: dict[str, F] = {}
-        for func in dict.fromkeys(torch_functions):
-            if func in TORCH_FUNCTIONS:
-                raise ValueError(f"{func} already has a symscalar handler")
-            name = public_name(func)
-            if name not in by_name:
-                by_name[name] = _checked(handler, name)
-            TORCH_FUNCTIONS[func] = by_name[name]
-        return next(iter(by_name.values()))
+        return _handle(handler, torch_functions)
 
     return register
+
+
+def _handle(handler: F, torch_functions: Sequence[Any]) -> F:
+    """Make ``handler`` the handler of each torch callable: one checked wrapper per spelling,
+    so that an error names the spelling the user wrote (``torch.Tensor.var``, not
+    ``torch.var``). ``dict.fromkeys``: aliases such as Tensor.__neg__ / Tensor.neg are the
+    same object. Returns the first wrapper (or ``handler`` if there are no spellings)."""
+    by_name: dict[str, F] = {}
+    for func in dict.fromkeys(torch_functions):
+        TORCH_FUNCTIONS.require_new(func)
+        name = public_name(func)
+        if name not in by_name:
+            by_name[name] = _checked(handler, name)
+        TORCH_FUNCTIONS.register(func, by_name[name])
+    return next(iter(by_name.values()), handler)
 
 
 def supported_torch_functions() -> list[str]:

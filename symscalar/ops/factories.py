@@ -14,7 +14,8 @@ import torch
 
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
-from symscalar.trace import Primitive
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.trace import Primitive, register_vjp
 from symscalar.ops.shape import expand, reshape, shape_arg
 from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
@@ -29,8 +30,8 @@ def _full_impl(fill: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device:
     return torch.full(shape, fill, dtype=dtype, device=device)
 
 
-full_p = Primitive("full", _full_impl, torch_meta(_full_impl))
-full_p.nvfuser = lambda fd, fill, *, shape, dtype, device: fd.ops.full(shape, fill, dtype)
+full_p = Primitive("full", _full_impl, torch_meta(_full_impl), size_params=("shape",))
+register_nvfuser(full_p, lambda fd, fill, *, shape, dtype, device: fd.ops.full(shape, fill, dtype))
 
 
 @defop
@@ -48,7 +49,7 @@ def full(
     if dtype is None:
         dtype = _default_dtype(fill_value)
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)  # type: ignore[no-any-return]
+    return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)
 
 
 def _full_from_tensor(shape: tuple[int, ...], fill: Any, dtype: torch.dtype | None) -> Tensor:
@@ -288,11 +289,13 @@ def _arange_nvfuser(fd: Any, *, start: int, end: int, step: int, dtype: Any, dev
     return fd.ops.iota(fd.define_scalar(length), fd.define_scalar(start), fd.define_scalar(step), dtype)
 
 
-arange_p.nvfuser = _arange_nvfuser
 # Integer ranges only: torch computes float ranges in its own precision, which iota need not match.
-arange_p.nvfuser_supports = lambda *, start, end, step, dtype, device: (
+register_nvfuser(
+    arange_p, _arange_nvfuser,
+    supports=lambda *, start, end, step, dtype, device: (
     all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
     and dtype in (torch.int64, torch.int32)
+),
 )
 
 
@@ -313,7 +316,7 @@ def arange(
         is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
         dtype = torch.int64 if is_int else torch.get_default_dtype()
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)  # type: ignore[no-any-return]
+    return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)
 
 
 @implements(torch.arange)
@@ -337,8 +340,8 @@ def _convert_impl(x: Any, *, dtype: torch.dtype) -> Any:
 
 
 convert_element_type_p = Primitive("convert_element_type", _convert_impl, torch_meta(_convert_impl))
-convert_element_type_p.vjp = lambda ct, out, x, *, dtype: (ct.to(x.dtype),)
-convert_element_type_p.nvfuser = lambda fd, x, *, dtype: fd.ops.cast(x, dtype)
+register_vjp(convert_element_type_p, lambda ct, out, x, *, dtype: (ct.to(x.dtype),))
+register_nvfuser(convert_element_type_p, lambda fd, x, *, dtype: fd.ops.cast(x, dtype))
 
 
 @defop
@@ -346,7 +349,7 @@ def to(x: Tensor, dtype: torch.dtype) -> Tensor:
     """``x`` converted to ``dtype`` (a no-op when it already has it)."""
     if x.dtype == dtype:
         return x
-    return convert_element_type_p.bind(x, dtype=dtype)  # type: ignore[no-any-return]
+    return convert_element_type_p.bind(x, dtype=dtype)
 
 
 @implements(torch.Tensor.to)

@@ -23,6 +23,7 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor
 from symscalar.ops.factories import full
 from symscalar.ops.shape import shape_arg
+from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
@@ -66,11 +67,11 @@ def _uniform_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, devi
     return torch.rand(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
 
 
-uniform_p = Primitive("uniform", _uniform_impl, _random_meta)
-uniform_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.uniform(
+uniform_p = Primitive("uniform", _uniform_impl, _random_meta, size_params=("shape",))
+register_nvfuser(uniform_p, lambda fd, seed, *, shape, dtype, device, offset: fd.ops.uniform(
     fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
     rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
-)
+))
 
 
 # ---- normal: N(0, 1)
@@ -78,18 +79,18 @@ def _normal_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, devic
     return torch.randn(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
 
 
-normal_p = Primitive("normal", _normal_impl, _random_meta)
-normal_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.normal(
+normal_p = Primitive("normal", _normal_impl, _random_meta, size_params=("shape",))
+register_nvfuser(normal_p, lambda fd, seed, *, shape, dtype, device, offset: fd.ops.normal(
     fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
     rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
-)
+))
 # Neither has a vjp: their only operand is the integer seed, which has no gradient.
 
 
-def _sample(prim: Primitive, shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
+def _sample(prim: Primitive[Tensor], shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
     seed, offset = _seed_and_offset()
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return prim.bind(  # type: ignore[no-any-return]
+    return prim.bind(
         seed, shape=tuple(shape), dtype=dtype or torch.get_default_dtype(), device=device, offset=offset
     )
 
