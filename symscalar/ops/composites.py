@@ -93,10 +93,54 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
-# ---- linear
+# ---- linear: a primitive, so the torch backend runs eager's kernel (addmm, the bias fused)
+# and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
+# ``x^T @ ct`` would be copied by AccumulateGrad on every step)
+def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
+    if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1] or (b is not None and b.shape != w.shape[:1]):
+        raise ValueError("not a linear of the primitive's form")  # torch's meta path says why
+    return x.shape[:-1] + w.shape[:1]
+
+
+linear_p = Primitive("linear", F.linear, small_meta(F.linear, _linear_shape))
+
+
+def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None) -> tuple[Any, Any, Any]:
+    flat_ct = ct.reshape(-1, ct.shape[-1])
+    grad_w = flat_ct.mT @ x.reshape(-1, x.shape[-1])
+    return ct @ w, grad_w, None if b is None else flat_ct.sum(0)
+
+
+register_vjp(linear_p, holomorphic(_linear_vjp))
+
+
+def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return fd.ops.linear(x, w) if b is None else fd.ops.linear(x, w, b)
+
+
+register_nvfuser(
+    linear_p, _linear_nvfuser,
+    supports=lambda x, w, b=None: all(
+        t.dtype == x.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
+        for t in (x, w, b) if t is not None
+    ),
+)
+
+
 @defop(torch=(F.linear,))
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``, like ``torch.nn.functional.linear``."""
+    """``input @ weight.T + bias``, like ``torch.nn.functional.linear``: the ``linear``
+    primitive for a batch of inputs, a matrix and a matching bias of one dtype; otherwise
+    (1-D inputs, a broadcast bias, mixed dtypes) composed, with torch's checks and promotion."""
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    if (
+        input.ndim >= 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]
+        and (bias is None or tuple(bias.shape) == tuple(weight.shape[:1]))
+        and all(t.dtype == input.dtype for t in tensors)
+    ):
+        return linear_p.bind(input, weight) if bias is None else linear_p.bind(input, weight, bias)
+    if input.ndim == 2 and bias is not None and weight.ndim != 2:  # eager's addmm path
+        raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     out = matmul(input, weight.t())
     return out + bias if bias is not None else out
 
