@@ -323,6 +323,11 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
             lambda fd, t: out(fd, fd.ops.matmul(t[0], t[1]), fd.ops.matmul(t[2], t[3])),
             [torch.randn(3, 4, 5), torch.randn(5, 2), h, torch.randn(5, 3, dtype=torch.float16)],
             lambda a, b, c, d: (a @ b, c @ d)),
+        "linear": (
+            lambda fd, t: out(fd, fd.ops.linear(t[0], t[1], t[2]), fd.ops.linear(t[3], t[4])),
+            [torch.randn(3, 4, 5), torch.randn(2, 5), torch.randn(2), torch.randn(4, 5, dtype=torch.float16),
+             torch.randn(3, 5, dtype=torch.float16)],
+            lambda a, b, bias, c, d: (F.linear(a, b, bias), F.linear(c, d))),
         # scalar arithmetic on sizes (the lowerings' counts and end indices)
         "size_arithmetic": (
             lambda fd, t: out(fd, fd.ops.iota(fd.ops.size(t[0], 1), fd.ops.sub(fd.ops.size(t[0], 1), 1), -1),
