@@ -1,6 +1,7 @@
 """The fused primitives the torch backend runs as eager does: ``linear`` (addmm with the bias,
-the weight gradient contiguous as eager's) and ``gelu_backward`` (torch's fused kernel as
-gelu's vjp). Compared with eager torch and torch.autograd over several calls with the
+the weight gradient contiguous as eager's), ``gelu_backward`` (torch's fused kernel as
+gelu's vjp) and ``native_layer_norm`` (eager's one-kernel forward, its mean and 1/std saved
+for the backward). Compared with eager torch and torch.autograd over several calls with the
 parameters changing in between, and with finite differences (gradcheck, gradgradcheck) in
 float64."""
 
@@ -10,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import symscalar
-from symscalar.ops.composites import linear_p
+from symscalar.ops.composites import linear_p, native_layer_norm_p
 from symscalar.ops.elementwise import erf_p, exp_p, gelu_backward_p
 
 APPROXIMATIONS = ["none", "tanh"]
@@ -141,3 +142,67 @@ def test_linear_dtype_mismatch_raises_like_eager():
     with pytest.raises(RuntimeError) as traced:
         symscalar.jit(lambda x, w: F.linear(x, w))(x, w)
     assert "dtype" in str(eager.value) and "dtype" in str(traced.value)
+
+
+NORM_CASES = {
+    "weight and bias": (True, True, (4,)),
+    "weight only": (True, False, (4,)),
+    "bias only": (False, True, (4,)),
+    "neither": (False, False, (4,)),
+    "two normalized dims": (True, True, (3, 4)),
+    "every dim": (True, True, (2, 3, 4)),
+}
+
+
+def _norm_args(case: str, dtype: torch.dtype) -> list[torch.Tensor | None]:
+    with_weight, with_bias, shape = NORM_CASES[case]
+    x = torch.randn(2, 3, 4, dtype=dtype) * 3 + 1
+    w = torch.randn(shape, dtype=dtype) if with_weight else None
+    b = torch.randn(shape, dtype=dtype) if with_bias else None
+    return [t.requires_grad_(True) if t is not None else None for t in (x, w, b)]
+
+
+def layer_norm(x: torch.Tensor, w: torch.Tensor | None, b: torch.Tensor | None, eps: symscalar.DynamicFloat,
+               shape: symscalar.StaticShape) -> torch.Tensor:
+    return torch.tanh(F.layer_norm(x, shape, w, b, eps))
+
+
+@pytest.mark.parametrize("case", list(NORM_CASES))
+def test_native_layer_norm_matches_eager_with_a_changing_eps(case: str):
+    f = symscalar.jit(layer_norm)
+    shape = NORM_CASES[case][2]
+    for eps in (1e-5, 0.5, 3.0):  # one trace: eps is dynamic
+        args = _norm_args(case, torch.float32)
+        twins = [t.detach().clone().requires_grad_(True) if t is not None else None for t in args]
+        out, ref = f(*args, eps, shape), layer_norm(*twins, eps, shape)
+        torch.testing.assert_close(out, ref)
+        ct = torch.randn_like(ref)
+        leaves = [t for t in args if t is not None]
+        eager_leaves = [t for t in twins if t is not None]
+        for g, r in zip(torch.autograd.grad(out, leaves, ct), torch.autograd.grad(ref, eager_leaves, ct)):
+            torch.testing.assert_close(g, r)
+    assert f.cache_info().misses == 1
+    assert any(e.prim is native_layer_norm_p for e in f.last_trace().eqns)
+
+
+@pytest.mark.parametrize("case", ["weight and bias", "neither", "two normalized dims"])
+def test_native_layer_norm_gradcheck_and_double_backward(case: str):
+    x, w, b = _norm_args(case, torch.float64)
+    shape = NORM_CASES[case][2]
+    f = symscalar.jit(layer_norm)
+    leaves = tuple(t for t in (x, w, b) if t is not None)
+
+    def call(*leaves: torch.Tensor) -> torch.Tensor:
+        it = iter(leaves)
+        return f(next(it), next(it) if w is not None else None, next(it) if b is not None else None, 0.1, shape)
+
+    assert torch.autograd.gradcheck(call, leaves)
+    assert torch.autograd.gradgradcheck(call, leaves)
+
+
+def test_layer_norm_outside_the_native_form_is_composed_and_matches_eager():
+    x = torch.randn(2, 3, 4, dtype=torch.bfloat16)
+    w = torch.randn(4)  # float32 parameters on bfloat16 activations: autocast's mixed case
+    f = symscalar.jit(layer_norm)
+    torch.testing.assert_close(f(x, w, None, 1e-5, (4,)), layer_norm(x, w, None, 1e-5, (4,)))
+    assert not any(e.prim is native_layer_norm_p for e in f.last_trace().eqns)

@@ -145,6 +145,8 @@ def flip_fn(a: torch.Tensor) -> Any: return a.flip(0, 2)
 def matmul_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return a @ b
 def linear_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> Any: return F.linear(a, w, b)
 def linear_no_bias_fn(a: torch.Tensor, w: torch.Tensor) -> Any: return F.linear(a, w)
+def native_layer_norm_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return F.layer_norm(a, a.shape[1:], w, b, s)
 def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.cumsum(a * s, 1)
 
 
@@ -236,6 +238,8 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
     "linear": (linear_fn, (x(3, 4, 5), x(2, 5), x(2)), ("fd.ops.linear(",)),
+    "native_layer_norm": (native_layer_norm_fn, (x(2, 3, 4), x(3, 4), x(3, 4), S),
+                          (r"fd\.ops\.welford\(tv\d+, dims=\[1, 2\]\)", "fd.ops.rsqrt(")),  # var_mean prints as welford
     "linear_no_bias": (linear_no_bias_fn, (x(4, 5), x(2, 5)), ("fd.ops.linear(",)),
     "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias

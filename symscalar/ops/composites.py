@@ -161,6 +161,83 @@ def _upcast(x: Tensor) -> Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
+# ---- native_layer_norm: eager's one-kernel forward, returning the mean and 1/std it used,
+# which the backward reads (residuals) instead of recomputing them. Float32/float64 inputs
+# with parameters of their dtype; other cases (half precision, mixed dtypes) are composed.
+def _native_layer_norm_impl(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> Any:
+    return torch.native_layer_norm(x, list(normalized_shape), weight, bias, float(eps))
+
+
+def _native_layer_norm_meta(
+    x: TensorVar, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> tuple[TensorVar, TensorVar, TensorVar]:
+    k = len(normalized_shape)
+    params = [t for t in (weight, bias) if t is not None]
+    if (
+        not isinstance(x, TensorVar) or x.dtype not in _NATIVE_NORM_DTYPES or not 0 < k <= x.ndim
+        or x.shape[x.ndim - k:] != tuple(normalized_shape)
+        or any(not isinstance(t, TensorVar) or (t.shape, t.dtype) != (tuple(normalized_shape), x.dtype) for t in params)
+    ):
+        raise ValueError(f"native_layer_norm: operands outside the primitive's form (normalized_shape {normalized_shape})")
+    stats = x.shape[:x.ndim - k] + (1,) * k
+    return TensorVar(x.shape, x.dtype, x.device), TensorVar(stats, x.dtype, x.device), TensorVar(stats, x.dtype, x.device)
+
+
+_NATIVE_NORM_DTYPES = (torch.float32, torch.float64)
+native_layer_norm_p = Primitive(
+    "native_layer_norm", _native_layer_norm_impl, _native_layer_norm_meta, multiple_results=True
+)
+
+
+def _native_layer_norm_vjp(
+    cts: Any, outs: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> tuple[Any, Any, Any, None]:
+    """The layer-norm gradients from the saved mean and 1/std, written with symscalar ops (so
+    a double backward differentiates them); cotangents of the mean and 1/std themselves come
+    from a double backward, which reads them."""
+    ct, ct_mean, ct_rstd = cts
+    _, mean, rstd = outs
+    k = len(normalized_shape)
+    dims, batch = tuple(range(x.ndim - k, x.ndim)), tuple(range(x.ndim - k))
+    n = math.prod(normalized_shape)
+    grad_x = grad_w = grad_b = None
+    if ct is not None:
+        xhat = (x - mean) * rstd
+        g = ct * weight if weight is not None else ct
+        grad_x = rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+        if weight is not None:
+            grad_w = (ct * xhat).sum(batch) if batch else ct * xhat
+        if bias is not None:
+            grad_b = ct.sum(batch) if batch else ct
+    extra = []
+    if ct_mean is not None:  # d mean / dx = 1/n
+        extra.append((ct_mean / n).expand(tuple(x.shape)))
+    if ct_rstd is not None:  # d rstd / dx = -rstd^3 (x - mean) / n
+        extra.append(ct_rstd * (rstd * rstd * rstd) * (mean - x) / n)
+    for e in extra:
+        grad_x = e if grad_x is None else grad_x + e
+    return grad_x, grad_w, grad_b, None
+
+
+register_vjp(native_layer_norm_p, _native_layer_norm_vjp)
+
+
+def _native_layer_norm_nvfuser(fd: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> Any:
+    k = len(normalized_shape)
+    var, mean = fd.ops.var_mean(x, list(range(x.ndim - k, x.ndim)), correction=0, keepdim=True)
+    rstd = fd.ops.rsqrt(fd.ops.add(var, eps))
+    out = fd.ops.mul(fd.ops.sub(x, mean), rstd)
+    lead = [True] * (x.ndim - k) + [False] * k
+    if weight is not None:
+        out = fd.ops.mul(out, fd.ops.broadcast(weight, lead))
+    if bias is not None:
+        out = fd.ops.add(out, fd.ops.broadcast(bias, lead))
+    return out, mean, rstd
+
+
+register_nvfuser(native_layer_norm_p, _native_layer_norm_nvfuser)
+
+
 @defop(torch=(F.layer_norm,))
 def layer_norm(
     input: Tensor,
@@ -176,6 +253,11 @@ def layer_norm(
     (the mixed-precision case autocast produces: bfloat16 activations, float32 parameters).
     """
     dims = _norm_dims(input, normalized_shape, "layer_norm")
+    shape = tuple(normalized_shape)
+    if dims and input.dtype in _NATIVE_NORM_DTYPES and all(
+        tuple(t.shape) == shape and t.dtype == input.dtype for t in (weight, bias) if t is not None
+    ):
+        return native_layer_norm_p.bind(input, weight, bias, eps, normalized_shape=shape)[0]
     xf = _upcast(input)
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
