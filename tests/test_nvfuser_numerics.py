@@ -776,12 +776,19 @@ UNSAMPLED: dict[str, str] = {
 }
 
 
+# Lowered primitives only a vjp makes, and why: checked inside backward fusions (their
+# gradients compared with torch.autograd); the test fails if no backward fusion holds them.
+BACKWARD_ONLY: dict[str, str] = {
+    "gelu_backward": "gelu's vjp: in the backward fusions of the gelu cases",
+}
+
+
 def test_every_lowered_primitive_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     lowered = {n for n, p in PRIMITIVES.items() if p in NVFUSER_LOWERINGS and not n.startswith("test_")}
     reports = all_reports()
     forward = set().union(*(r.prims.get("forward", set()) for r in reports))
     backward = set().union(*(r.prims.get("backward", set()) for r in reports))
-    missing = lowered - forward - set(UNSAMPLED)
+    missing = lowered - forward - set(UNSAMPLED) - (set(BACKWARD_ONLY) & backward)
     assert not missing, f"lowered primitives no sample runs through a fusion: {sorted(missing)}; add a case"
     with_vjp = {n for n in lowered if PRIMITIVES[n] in VJPS}
     vjps = set().union(*(r.vjps for r in reports))
