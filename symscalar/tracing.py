@@ -314,8 +314,7 @@ class TraceBuilder:
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
-        short = _public_name(func).rsplit(".", 1)[-1]
-        if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
+        if not args or func in TORCH_FUNCTIONS or not _functional_form(_public_name(func).rsplit(".", 1)[-1]):
             return None
         target = args[0]
         if isinstance(target, TensorProxy) and target._tracer is self:
@@ -612,16 +611,17 @@ def _prepare_arguments(
     if func in _TENSOR_FROM_DATA and _has_traced_operand((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
-    if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
+    if func not in TORCH_FUNCTIONS and short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
-    if isinstance(func, _BUILTIN_KINDS):
+    if kwargs and isinstance(func, _BUILTIN_KINDS):
         # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
             if alias in kwargs and canonical not in kwargs:
                 kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
-    args = tuple(_as_traced(builder, a) for a in args)
-    kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
+    args = tuple([_as_traced(builder, a) for a in args])
+    if kwargs:
+        kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
     return args, kwargs
 
 
