@@ -462,7 +462,7 @@ def test_every_emitted_op_has_a_semantic_test() -> None:
 
 S_VALUES = (0.3125, 1.75, -0.625)
 # Cases whose tensors are not all batch-generic in dim 0: (batch-generic args by position)
-FIXED_SHAPES = {"first_set": (), "matmul": (0,)}
+FIXED_SHAPES = {"first_set": (), "matmul": (0,), "native_layer_norm": (0,)}
 # Cases whose BACKWARD holds a size as a static value, so a new batch size builds one new
 # (correctly keyed) backward fusion: never a stale result, but a recompile per batch size.
 REBUILDS_FOR_NEW_BATCH = {
@@ -779,7 +779,8 @@ UNSAMPLED: dict[str, str] = {
 # Lowered primitives only a vjp makes, and why: checked inside backward fusions (their
 # gradients compared with torch.autograd); the test fails if no backward fusion holds them.
 BACKWARD_ONLY: dict[str, str] = {
-    "gelu_backward": "gelu's vjp: in the backward fusions of the gelu cases",
+    "gelu_backward": "gelu's vjp: in the backward fusions of the gelu cases (its own vjp, a double "
+                     "backward, by gradgradcheck in tests/test_fused_kernels.py)",
 }
 
 
@@ -792,7 +793,7 @@ def test_every_lowered_primitive_is_checked(capsys: pytest.CaptureFixture[str]) 
     assert not missing, f"lowered primitives no sample runs through a fusion: {sorted(missing)}; add a case"
     with_vjp = {n for n in lowered if PRIMITIVES[n] in VJPS}
     vjps = set().union(*(r.vjps for r in reports))
-    assert with_vjp - vjps - set(UNSAMPLED) == set(), f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
+    assert with_vjp - vjps - set(UNSAMPLED) - set(BACKWARD_ONLY) == set(), f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
     calls = sum(r.calls for r in reports)
     pairs = sum(len(r.prims.get("forward", ())) + len(r.prims.get("backward", ())) for r in reports)
     with capsys.disabled():
