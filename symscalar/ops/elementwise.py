@@ -457,8 +457,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_KAPPA = 0.044715
 
 
-# the vjp is torch's fused gelu_backward kernel (its primitive is defined below)
-register_vjp(gelu_p, lambda ct, out, a, **params: (gelu_backward_p.bind(ct, a, **params),))
+# gelu's vjp is torch's fused gelu_backward kernel: registered below, with that primitive
 
 
 def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
@@ -523,6 +522,7 @@ def _gelu_backward_nvfuser(fd: Any, ct: Any, a: Any, *, approximate: str = "none
 
 
 register_nvfuser(gelu_backward_p, _gelu_backward_nvfuser, supports=floating)
+register_vjp(gelu_p, lambda ct, out, a, **params: (gelu_backward_p.bind(ct, a, **params),))
 
 
 # ---- erf
