@@ -86,13 +86,13 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]] = {
 }
 
 
-def executors(with_thunder: bool, compile: bool) -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
+def executors(with_thunder: bool, with_compile: bool) -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
     found: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
         "eager": lambda fn: fn, "symscalar.jit": symscalar.jit,
     }
     if with_thunder and thunder is not None:
         found["thunder.jit"] = thunder.jit
-    if compile:
+    if with_compile:
         found["torch.compile"] = torch.compile
     return found
 

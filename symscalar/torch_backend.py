@@ -118,7 +118,10 @@ def _interpret(trace: Trace, render_outputs: Callable[[list[str]], str] | None) 
     n_inputs = len(trace.inputs)
     names = [f"o[{i}]" for i in range(len(outputs))]
     namespace: dict[str, Any] = {"torch": torch}
-    returned = f"({', '.join(names)}{',' if len(names) == 1 else ''})" if render_outputs is None else render_outputs(names)
+    if render_outputs is None:
+        returned = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+    else:
+        returned = render_outputs(names)
     exec(f"def render(o):\n    return {returned}\n", namespace)  # noqa: S102 - our own generated code
     render = namespace["render"]
 

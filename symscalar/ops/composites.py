@@ -178,9 +178,10 @@ def _native_layer_norm_meta(
         or x.shape[x.ndim - k:] != tuple(normalized_shape)
         or any(not isinstance(t, TensorVar) or (t.shape, t.dtype) != (tuple(normalized_shape), x.dtype) for t in params)
     ):
-        raise ValueError(f"native_layer_norm: operands outside the primitive's form (normalized_shape {normalized_shape})")
+        raise ValueError(f"native_layer_norm: operands outside the primitive's form ({normalized_shape=})")
     stats = x.shape[:x.ndim - k] + (1,) * k
-    return TensorVar(x.shape, x.dtype, x.device), TensorVar(stats, x.dtype, x.device), TensorVar(stats, x.dtype, x.device)
+    out, mean, rstd = (TensorVar(shape, x.dtype, x.device) for shape in (x.shape, stats, stats))
+    return out, mean, rstd
 
 
 _NATIVE_NORM_DTYPES = (torch.float32, torch.float64)
@@ -222,7 +223,9 @@ def _native_layer_norm_vjp(
 register_vjp(native_layer_norm_p, _native_layer_norm_vjp)
 
 
-def _native_layer_norm_nvfuser(fd: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> Any:
+def _native_layer_norm_nvfuser(
+    fd: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> Any:
     k = len(normalized_shape)
     var, mean = fd.ops.var_mean(x, list(range(x.ndim - k, x.ndim)), correction=0, keepdim=True)
     rstd = fd.ops.rsqrt(fd.ops.add(var, eps))
