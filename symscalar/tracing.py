@@ -542,9 +542,11 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
-    operands = _tensor_operands(arguments)
-    if not all(isinstance(t, torch.Tensor) and builder.is_constant(t) for t in operands):
-        return False
+    operands = []
+    for t in _tensor_operands(arguments):  # stops at the first traced operand
+        if not (isinstance(t, torch.Tensor) and builder.is_constant(t)):
+            return False
+        operands.append(t)
     if operands and _is_inplace(func):
         # writing into a constant the program already reads by reference would change it
         return not any(_storage_of(t) in builder._captured_storages for t in operands)
@@ -554,6 +556,8 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
 def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
+    if isinstance(value, (TensorProxy, NumberProxy)):
+        return value
     if isinstance(value, torch.Tensor):
         return builder.capture(value)
     if isinstance(value, np.bool_):  # torch's argument parser promotes numpy.bool_ like a float
@@ -569,7 +573,22 @@ def _as_traced(builder: TraceBuilder, value: Any) -> Any:
 
 def public_name(func: Any) -> str:
     """How the user spells a torch callable: ``torch.sum``, ``torch.Tensor.add_``,
-    ``torch._weight_norm`` (torch's resolver does not know every private builtin)."""
+    ``torch._weight_norm`` (torch's resolver does not know every private builtin).
+    Remembered per callable: torch's resolver installs a warnings filter on every call, a
+    third of the cost of tracing an elementwise op."""
+    try:
+        return _PUBLIC_NAMES[func]
+    except KeyError:
+        name = _PUBLIC_NAMES[func] = _resolve_public_name(func)
+        return name
+    except TypeError:  # an unhashable callable
+        return _resolve_public_name(func)
+
+
+_PUBLIC_NAMES: dict[Any, str] = {}
+
+
+def _resolve_public_name(func: Any) -> str:
     name = torch.overrides.resolve_name(func)
     if isinstance(name, str):
         return name
@@ -595,16 +614,17 @@ def _prepare_arguments(
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
-    if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
+    if func not in TORCH_FUNCTIONS and short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
-    if isinstance(func, _BUILTIN_KINDS):
+    if kwargs and isinstance(func, _BUILTIN_KINDS):
         # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
             if alias in kwargs and canonical not in kwargs:
                 kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
-    args = tuple(_as_traced(builder, a) for a in args)
-    kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
+    args = tuple([_as_traced(builder, a) for a in args])
+    if kwargs:
+        kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
     return args, kwargs
 
 
