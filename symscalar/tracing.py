@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from symscalar import autocast
+from symscalar.compiling import reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -676,13 +677,16 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
 
 
 class tracing:
-    """Context manager that makes ``builder`` the current tracer of this thread/context."""
+    """Context manager that makes ``builder`` the current tracer of this thread/context
+    (and ``torch.compiler.is_compiling()`` True there: see ``symscalar/compiling.py``)."""
 
     def __init__(self, builder: TraceBuilder) -> None:
         self.builder = builder
         self._mode = _TraceMode(builder)
+        self._compiling = reporting_compiling()
 
     def __enter__(self) -> TraceBuilder:
+        self._compiling.__enter__()
         self._token = current_tracer.set(self.builder)
         self.builder.grad_enabled_at_start = torch.is_grad_enabled()
         # torch leaves TorchFunctionMode.__enter__/__exit__ unannotated.
@@ -692,6 +696,7 @@ class tracing:
     def __exit__(self, *exc: object) -> None:
         self._mode.__exit__(*exc)  # type: ignore[no-untyped-call]
         current_tracer.reset(self._token)
+        self._compiling.__exit__(None, None, None)
 
 
 # ----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
 from symscalar.ops.nvfuser_lowering import floating, upcast
@@ -1187,3 +1188,41 @@ def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: NumberLike = 1) -> Tens
 @implements(torch.addcmul, torch.Tensor.addcmul)
 def _torch_addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
     return addcmul(input, tensor1, tensor2, value=value)
+
+
+# ---- &, |, ^, ~ on masks: on bool tensors torch's bitwise ops are the logical ones
+# (transformers combines attention masks with `&`). On integer tensors they are bitwise,
+# which has no primitive here: refused by name, never computed as the logical op.
+def _masks_only(op: str, *operands: Any) -> None:
+    for v in operands:
+        if not (_is_tensor(v) and v.dtype == torch.bool):
+            what = v._describe() if hasattr(v, "_describe") else f"{type(v).__name__} {v!r}"
+            raise UnsupportedOperationError(
+                f"torch.{op} on {what}: symscalar implements it on bool tensors only (masks, where "
+                "it is logical_and/or/xor/not). Convert the operands with `.bool()` when they "
+                "are masks, or compute the integer bitwise op outside the jitted function."
+            )
+
+
+@implements(torch.bitwise_and, torch.Tensor.bitwise_and, torch.Tensor.__and__, torch.Tensor.__rand__)
+def _torch_bitwise_and(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_and", input, other)
+    return logical_and(input, other)
+
+
+@implements(torch.bitwise_or, torch.Tensor.bitwise_or, torch.Tensor.__or__, torch.Tensor.__ror__)
+def _torch_bitwise_or(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_or", input, other)
+    return logical_or(input, other)
+
+
+@implements(torch.bitwise_xor, torch.Tensor.bitwise_xor, torch.Tensor.__xor__, torch.Tensor.__rxor__)
+def _torch_bitwise_xor(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_xor", input, other)
+    return ne(input, other)
+
+
+@implements(torch.bitwise_not, torch.Tensor.bitwise_not, torch.Tensor.__invert__)
+def _torch_bitwise_not(input: Tensor) -> Tensor:
+    _masks_only("bitwise_not", input)
+    return logical_not(input)
