@@ -101,6 +101,9 @@ class Primitive:
         nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
             lowering handles this equation; where it says no, the equation runs in torch.
         multiple_results: whether ``meta``/``impl`` return a tuple.
+        may_alias: whether eager's op may return a view of its first input (reshape, slice,
+            detach...): an in-place update of such an output, or of a value such an op read,
+            would reach the other in eager, so the tracer refuses to functionalize it.
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class Primitive:
         self.vjp: Callable[..., Any] | None = None
         self.nvfuser: Callable[..., Any] | None = None
         self.nvfuser_supports: Callable[..., bool] | None = None
+        self.may_alias = False
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:

@@ -320,10 +320,15 @@ class TraceBuilder:
             target = self.capture(target)  # state read from outside: a buffer
         else:
             return None
-        # A view (or any value) computed from the current value would silently keep the old
-        # value, while eager's view sees the update: only a value nothing has read yet is
-        # updated.
-        if any(target._var in eqn.args for eqn in self.eqns):
+        # Eager's update also reaches every alias: a view taken of the target, or the value the
+        # target is a view of. Functionalized, either would keep the old value, so a computed
+        # value is updated only where no op that may alias (``Primitive.may_alias``) made it
+        # or read it; other reads (``s = x.sum(); x /= s``) made new tensors from the old
+        # value, as eager's did. State read from outside is updated only before any read: a
+        # tensor built at trace time is a constant the program reads on every call.
+        var = target._var
+        computed = target._kind == "computed" and var not in self._state_of
+        if any((not computed or eqn.prim.may_alias) and (var in eqn.args or var in eqn.outs) for eqn in self.eqns):
             return None
         return target
 
@@ -454,6 +459,7 @@ def _stop_gradient_meta(x: TensorVar) -> TensorVar:
 stop_gradient_p = Primitive("stop_gradient", torch.Tensor.detach, _stop_gradient_meta)
 stop_gradient_p.vjp = lambda ct, out, x: (None,)
 stop_gradient_p.nvfuser = lambda fd, x: fd.ops.set(x)
+stop_gradient_p.may_alias = True  # detach() shares storage
 
 
 # Functions that read their data argument as Python values: a dynamic number there would be
@@ -1268,8 +1274,43 @@ def supported_torch_functions() -> list[str]:
     return sorted({public_name(f) for f in TORCH_FUNCTIONS})
 
 
+_MOE_FIX = (
+    " For mixture-of-experts routing, compute the experts for every token-expert pair by "
+    "gathering each token's expert weights (transformers: model.set_experts_implementation("
+    "'batched_mm')) instead of grouping tokens by expert."
+)
+
+
+def data_dependent_shape_error(name: str, what: str) -> UnsupportedOperationError:
+    """The refusal of an op whose output *shape* depends on tensor values (``nonzero``,
+    ``x[mask]``, one-argument ``torch.where``): a trace has one shape per value, and
+    symscalar does not specialize on data."""
+    return UnsupportedOperationError(
+        f"{name} on traced values: its output's shape depends on {what}, which is not known "
+        "while tracing (a trace never depends on tensor values). Write it with a fixed shape: "
+        "torch.where(mask, x, other), masked_fill, or multiplying by the mask instead of "
+        "selecting, scatter/index_add with every index instead of the selected ones; or run "
+        "this part outside the jitted function." + _MOE_FIX
+    )
+
+
+_DATA_DEPENDENT: dict[Any, str] = {
+    **dict.fromkeys([torch.nonzero, torch.Tensor.nonzero, torch.argwhere, torch.Tensor.argwhere],
+                    "how many elements are nonzero"),
+    **dict.fromkeys([torch.masked_select, torch.Tensor.masked_select], "how many mask elements are True"),
+    **dict.fromkeys([torch.unique, torch.functional.unique, torch.Tensor.unique, torch.unique_consecutive,
+                     torch.functional.unique_consecutive, torch.Tensor.unique_consecutive],
+                    "how many distinct values there are"),
+    **dict.fromkeys([torch.bincount, torch.Tensor.bincount], "the largest value"),
+}
+
+
 def _unsupported(func: Any) -> UnsupportedOperationError:
     name = public_name(func)
+    if func in _DATA_DEPENDENT:
+        return data_dependent_shape_error(name, _DATA_DEPENDENT[func])
+    if func in (torch.histc, torch.Tensor.histc):  # transformers' grouped_mm MoE sizes its groups with it
+        return UnsupportedOperationError(f"{name} is not supported on traced values by symscalar." + _MOE_FIX)
     supported = sorted({public_name(f) for f in TORCH_FUNCTIONS})
     short = name.rsplit(".", 1)[-1]
     by_short = {s.rsplit(".", 1)[-1]: s for s in supported}

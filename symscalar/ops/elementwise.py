@@ -16,7 +16,7 @@ from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic
 from symscalar.ops.factories import full, to
 from symscalar.ops.nvfuser_lowering import floating, upcast
 from symscalar.trace import Primitive
-from symscalar.tracing import defop, implements
+from symscalar.tracing import data_dependent_shape_error, defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
@@ -1056,7 +1056,9 @@ def where(condition: Tensor, a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
 
 
 @implements(torch.where)
-def _torch_where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+def _torch_where(condition: Tensor, input: TensorOrNumber | None = None, other: TensorOrNumber | None = None) -> Tensor:
+    if input is None or other is None:  # torch.where(condition) is nonzero(condition, as_tuple=True)
+        raise data_dependent_shape_error("torch.where(condition) (one argument)", "how many elements are True")
     return where(condition, input, other)
 
 

@@ -99,6 +99,7 @@ def _reshape_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
 reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl))
 reshape_p.vjp = lambda ct, out, x, *, shape: (ct.reshape(x.shape),)
 reshape_p.nvfuser = lambda fd, x, *, shape: fd.ops.reshape(x, shape)
+reshape_p.may_alias = True  # a view
 
 
 @defop
@@ -199,6 +200,7 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
 expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl))
 expand_p.vjp = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
 expand_p.nvfuser = lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape))))
+expand_p.may_alias = True  # a view
 
 
 @defop
@@ -274,6 +276,7 @@ def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
 
 permute_p.vjp = _permute_vjp
 permute_p.nvfuser = lambda fd, x, *, dims: fd.ops.permute(x, list(dims))
+permute_p.may_alias = True  # a view
 
 
 @defop
@@ -392,6 +395,7 @@ def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) 
 # cases run in torch.
 slice_p.nvfuser = lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops))
 slice_p.nvfuser_supports = lambda x, *, starts, stops, steps: all(step == 1 for step in steps)
+slice_p.may_alias = True  # a view
 zero_pad_p.nvfuser = _pad_nvfuser
 zero_pad_p.nvfuser_supports = lambda x, *, padding: all(
     lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding
@@ -625,6 +629,7 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
 
 
 split_p.nvfuser = _split_nvfuser
+split_p.may_alias = True  # a view
 
 
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
@@ -751,6 +756,7 @@ clone_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
 contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta)
 contiguous_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
 contiguous_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
+contiguous_p.may_alias = True  # the input itself when it is contiguous
 
 
 @defop
