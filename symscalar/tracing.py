@@ -114,6 +114,9 @@ class TraceBuilder:
         self._captured_storages: set[int] = set()
         # Traced values that are the current value of state updated in place, and its tensor.
         self._state_of: dict[TensorVar, torch.Tensor] = {}
+        # values that may share storage with another in eager though not in the trace (the
+        # operands and result of a _MAY_RETURN_INPUT call): never updated in place
+        self.may_alias: set[Var] = set()
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -297,9 +300,12 @@ class TraceBuilder:
         try:
             if self.depth == 1 and torch._C._is_any_autocast_enabled():
                 args, kwargs = autocast.cast_arguments(func, args, kwargs, self._autocast_cast)
-            return handler(*args, **kwargs)
+            result = handler(*args, **kwargs)
         finally:
             self.depth -= 1
+        if func in _MAY_RETURN_INPUT:
+            self.may_alias.update(p._var for p in _tensor_proxies((args, kwargs, result)))
+        return result
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
         return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
@@ -328,8 +334,11 @@ class TraceBuilder:
         # tensor built at trace time is a constant the program reads on every call.
         var = target._var
         computed = target._kind == "computed" and var not in self._state_of
-        if any((not computed or eqn.prim.may_alias) and (var in eqn.args or var in eqn.outs) for eqn in self.eqns):
+        if var in self.may_alias:
             return None
+        for eqn in self.eqns:
+            if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
+                return None
         return target
 
     def _update_in_place(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -430,6 +439,20 @@ class TraceBuilder:
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         """The tensors passed by reference for the captured inputs of the built trace."""
         return self._kept_captured
+
+
+# Eager returns the input tensor itself from these under conditions that may depend on a
+# dynamic value (dropout with p == 0), where the trace computes a new value.
+_MAY_RETURN_INPUT = frozenset({
+    torch.dropout, torch.nn.functional.dropout, torch.nn.functional.alpha_dropout,
+    torch.nn.functional.feature_alpha_dropout, torch.nn.functional.dropout1d, torch.nn.functional.dropout2d,
+    torch.nn.functional.dropout3d, torch.alpha_dropout, torch.feature_dropout, torch.feature_alpha_dropout,
+})
+
+
+def _tensor_proxies(tree: Any) -> list[TensorProxy]:
+    leaves = torch.utils._pytree.tree_leaves(tree)
+    return [leaf for leaf in leaves if isinstance(leaf, TensorProxy)]
 
 
 def _random_functions() -> frozenset[Any]:
@@ -746,8 +769,9 @@ def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> Un
     what = f" on {proxy._describe()}{detail}" if proxy is not None else ""
     return UnsupportedOperationError(
         f"{name}{what}: symscalar traces an in-place operation only on a value computed in "
-        "the function or a buffer read from outside, before any op reads it (eager would also "
-        "update every alias of the tensor: views taken earlier, the caller's tensor). "
+        "the function that is not a view and of which no view was taken, or on a buffer read "
+        "from outside before any op reads it (eager would also update every alias of the "
+        "tensor: views taken earlier, the tensor a view was taken of, the caller's tensor). "
         "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
         "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
         "`F.relu(x)` instead of `F.relu(x, inplace=True)`."

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import symscalar
@@ -283,6 +284,10 @@ ALIASING: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "ellipsis": lambda x: x[...], "none": lambda x: x[None], "view_as": lambda x: x.view_as(x),
     "permute": lambda x: x.permute(1, 0), "real": lambda x: x.real, "same": lambda x: x,
     "clone": lambda x: x.clone(), "mul": lambda x: x * 1, "roundtrip": lambda x: x.double().float(),
+    # eager returns the input itself (dropout with p == 0 or not training) or a copy (pad)
+    "dropout_p0": lambda x: F.dropout(x, 0.0, training=True), "dropout_eval": lambda x: F.dropout(x, 0.5, False),
+    "identity": lambda x: nn.Identity()(x), "pad_nothing": lambda x: F.pad(x, (0, 0)),
+    "pad_crop": lambda x: F.pad(x, (-1, 0)), "pad": lambda x: F.pad(x, (1, 0)),
 }
 
 
