@@ -3,7 +3,7 @@
 The table is derived, never written by hand: the torch spellings and the static/dynamic
 parameters come from ``symscalar.tracing.TORCH_FUNCTIONS`` / ``OPS`` and the handlers'
 annotations; the primitives an op lowers to (and whether they have a vjp and an nvFuser
-lowering) come from tracing the op on its OpInfo samples (``tests/opinfo_support.py``).
+lowering) come from tracing the op on its OpInfo samples (``conformance/opinfo_support.py``).
 ``tests/test_opinfo_conformance.py`` checks that docs/ops_table.md is up to date.
 
 Usage:
@@ -19,15 +19,17 @@ import inspect
 import pathlib
 import sys
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import symscalar  # noqa: E402 - after the path set-up above
-from symscalar.trace import PRIMITIVES  # noqa: E402
+from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS  # noqa: E402
+from symscalar.trace import PRIMITIVES, VJPS  # noqa: E402
 from symscalar.tracing import OPS, TORCH_FUNCTIONS  # noqa: E402
-from tests import opinfo_support as support  # noqa: E402
+from conformance import opinfo_support as support  # noqa: E402
 
 TABLE_PATH = ROOT / "docs" / "ops_table.md"
 README_PATH = ROOT / "README.md"
@@ -106,12 +108,12 @@ def _primitives(group: list[Any]) -> set[str] | str:
     return "refused" if refused else "?"
 
 
-def _has(prims: set[str] | str, attr: str) -> str:
+def _has(prims: set[str] | str, table: Mapping[Any, Any]) -> str:
     if isinstance(prims, str):
         return "—" if prims == "refused" else prims
     if not prims:
         return "n/a"
-    missing = sorted(p for p in prims if getattr(PRIMITIVES[p], attr) is None)
+    missing = sorted(p for p in prims if PRIMITIVES[p] not in table)
     if not missing:
         return "yes"
     if len(missing) == len(prims):
@@ -170,8 +172,8 @@ def render_table() -> str:
             prim_text = ", ".join(sorted(prims)) or "— (no-op)"
         lines.append(
             f"| {_op_name(group)} | {spellings} | {_parameters(group[0])} | "
-            f"{_dynamic_column(group[0])} | {prim_text} | {_has(prims, 'vjp')} | "
-            f"{_has(prims, 'nvfuser')} |"
+            f"{_dynamic_column(group[0])} | {prim_text} | {_has(prims, VJPS)} | "
+            f"{_has(prims, NVFUSER_LOWERINGS)} |"
         )
     lines += [
         "",

@@ -15,6 +15,7 @@ __all__ = [
     "CheckFailedError",
     "BackendUnavailableError",
     "RetraceError",
+    "RegistrationError",
 ]
 
 
@@ -55,3 +56,9 @@ class RetraceError(SymscalarError, RuntimeError):
     """A jitted function would trace again where that is forbidden (``symscalar.no_retrace()``,
     ``jit(retrace=False)``) or over its budget (``max_traces`` with ``on_limit="error"``).
     The message says what differs from the closest earlier call and how to fix it."""
+
+
+class RegistrationError(SymscalarError, ValueError):
+    """Something was registered twice: a primitive name, a vjp, a backend lowering, an op or a
+    torch spelling. Each is registered once, next to its op; a second registration would
+    silently replace the first depending on import order."""

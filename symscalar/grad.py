@@ -30,7 +30,7 @@ import torch
 from symscalar.errors import SymscalarError
 from typing_extensions import TypeIs
 
-from symscalar.trace import Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
+from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 from symscalar.ops.factories import full
 
@@ -40,7 +40,7 @@ __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "
 # Primitives whose floating results carry no gradient although their inputs may (a stop
 # gradient, e.g. ``detach`` or a region under ``torch.no_grad()``): eager leaves their results
 # off the autograd graph, and so do we. Every other primitive needs a ``vjp``.
-STOP_GRADIENT: set[Primitive] = {stop_gradient_p}
+STOP_GRADIENT: set[Primitive[Any]] = {stop_gradient_p}
 
 
 def is_differentiable(v: object) -> TypeIs[TensorVar]:
@@ -134,7 +134,8 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
                 continue
-            if eqn.prim.vjp is None:
+            vjp = VJPS.get(eqn.prim)
+            if vjp is None:
                 raise NotImplementedError(
                     f"symscalar has no gradient rule (vjp) for {eqn.prim.name}; it cannot be "
                     "differentiated yet. Detach its inputs or call the function under "
@@ -143,9 +144,9 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
             if eqn.prim.multiple_results:
-                arg_cts = eqn.prim.vjp(tuple(cts), tuple(outs), *args, **eqn.params)
+                arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
             else:
-                arg_cts = eqn.prim.vjp(cts[0], outs[0], *args, **eqn.params)
+                arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
             for a, g in zip(eqn.args, arg_cts):
                 if g is not None and is_differentiable(a) and a in connected:
                     accumulate(a, g, eqn.prim.name)
@@ -166,7 +167,7 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
     # constants a rule created eagerly (e.g. torch.full((), 2.0)) are read by reference
     constants = [(v, t) for v, t in zip(raw.inputs[n_inputs:], builder.captured_tensors()) if v in used]
     inputs = ct_inputs + kept_residuals + tuple(v for v, _ in constants)
-    backward = Trace(inputs, raw.eqns, raw.outputs, raw.name)
+    backward = Trace(inputs, raw.eqns, raw.outputs, raw.name, namespace=raw.namespace)
     backward = dataclasses.replace(backward, comment=_backward_comment(backward, n_cts, len(kept_residuals)))
     check_trace(backward)
     return VJP(
@@ -185,7 +186,9 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
         input of ``wrt`` that a differentiable path joins to an output (see ``vjp``).
     """
     result = vjp(trace, wrt)
-    forward = Trace(trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward")
+    forward = Trace(
+        trace.inputs, trace.eqns, trace.outputs + result.saved, f"{trace.name}_forward", namespace=trace.namespace
+    )
     check_trace(forward)
     return forward, result.backward, result.constants
 
@@ -273,7 +276,7 @@ class _Program:
         first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected])
         outs += [v for v in dict.fromkeys(first.saved) if v not in position and v not in outs]
         self.outs = tuple(outs)
-        self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward")
+        self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward", namespace=trace.namespace)
         check_trace(self.forward)
         self.forward_fn = backend.compile_trace(self.forward)
         out_index = {v: j for j, v in enumerate(self.outs)}

@@ -6,17 +6,18 @@ that it is (``check_trace``), and this module keeps it so at the boundary:
 
 1. **Partition.** Scalar-only equations (``scalar_mul``, ``check`` ...) run on the host and
    feed fusions as scalar inputs. An equation whose primitive has an nvFuser lowering
-   (``prim.nvfuser``), whose tensors have dtypes nvFuser supports and whose operands and
-   static parameters its ``prim.nvfuser_supports`` predicate (if any) accepts is *fusible*; runs of
+   (in ``NVFUSER_LOWERINGS``), whose tensors have dtypes nvFuser supports and whose operands and
+   static parameters its ``supports`` predicate (if any) accepts is *fusible*; runs of
    consecutive fusible equations form one fusion region; anything else runs in torch.
 2. **Lower** each region in three phases: define inputs (tensors with symbolic sizes ``-1``
    except size-1 broadcast dims, contiguity and stride order from the actual strides; each
    dynamic scalar as ``fd.define_scalar(dtype=...)``), translate each equation through its
-   op's lowering ``prim.nvfuser(fd, *args, **params)``, add outputs. Static literals become
+   op's lowering ``lower(fd, *args, **params)``, add outputs. Static literals become
    constants; torch dtypes in parameters become nvFuser ``DataType``\\ s.
 3. **Cache.** A region's ``FusionDefinition`` is cached on its structure, static values and
    input ranks/dtypes/broadcast dims/contiguity, never on dynamic scalar values or sizes:
-   sizes other than 1 in a ``shape`` parameter (reshape, expand, full) are passed to the
+   sizes other than 1 in a size parameter (``Primitive.size_params``: the ``shape`` of
+   reshape, expand, full) are passed to the
    fusion as scalar inputs, so a new batch size reuses the same fusion.
 
 The result is one generated Python function for the whole trace (like ``torch_backend``),
@@ -36,18 +37,21 @@ from typing import Any, NamedTuple
 import torch
 
 from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
+from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import (
     Eqn,
+    Namespace,
     ScalarVar,
     TensorVar,
     Trace,
     Var,
-    _Namer,
     check_trace,
     contains_dynamic,
     dce,
-    format_static,
+    eqn_source,
     is_var,
+    return_source,
+    signature_source,
     with_codegen_name,
 )
 
@@ -65,11 +69,6 @@ __all__ = [
     "fusion_cache_clear",
     "FusionCacheInfo",
 ]
-
-# Static parameters named like this hold a tensor shape: entries other than 1 are passed to
-# the fusion as scalar inputs (nvFuser sizes are symbolic), entries equal to 1 stay constants
-# (they make broadcast dims) and are part of the cache key.
-SIZE_PARAMS = frozenset({"shape"})
 
 _DTYPE_NAMES = {
     torch.float64: "Double",
@@ -196,18 +195,18 @@ def is_host_eqn(eqn: Eqn) -> bool:
 
 def is_fusible(eqn: Eqn) -> bool:
     """Whether nvFuser can run ``eqn``: its primitive has a lowering, its results are tensors,
-    every tensor has a dtype nvFuser supports, and the primitive's ``nvfuser_supports``
+    every tensor has a dtype nvFuser supports, and its lowering's ``supports``
     predicate (if any) accepts its operands and static parameters. Anything else runs in
     torch: a lowering that cannot handle a case says so there, never by a wrong result."""
-    if eqn.prim.nvfuser is None or not eqn.outs:
+    lowering = NVFUSER_LOWERINGS.get(eqn.prim)
+    if lowering is None or not eqn.outs:
         return False
     if not all(isinstance(o, TensorVar) for o in eqn.outs):
         return False
     tensors = [a for a in (*eqn.args, *eqn.outs) if isinstance(a, TensorVar)]
     if not all(t.dtype in _DTYPE_NAMES for t in tensors):
         return False
-    supports = eqn.prim.nvfuser_supports
-    return supports is None or bool(supports(*eqn.args, **eqn.params))
+    return lowering.supports is None or bool(lowering.supports(*eqn.args, **eqn.params))
 
 
 def _freeze(value: Any) -> Any:
@@ -232,14 +231,17 @@ def _size_pattern(shape: Sequence[int]) -> tuple[int | None, ...]:
 
 
 def _resolved_shape(eqn: Eqn, key: str, value: Any) -> tuple[int, ...]:
-    """A ``shape`` parameter with any -1 resolved: it is the (single) result's shape."""
+    """A size parameter (``Primitive.size_params``) with any -1 resolved: it is the (single)
+    result's shape. Its entries other than 1 are passed to the fusion as scalar inputs
+    (nvFuser sizes are symbolic); entries equal to 1 stay constants (they make broadcast dims)
+    and are part of the cache key."""
     out = eqn.outs[0]
     if isinstance(out, TensorVar) and len(out.shape) == len(value):
         return out.shape
     raise TraceCheckError(
-        f"primitive {eqn.prim.name}: parameter {key!r}={value!r} is read as a shape by the "
-        "nvFuser backend but does not match the shape of its result; name it differently "
-        "(see SIZE_PARAMS)"
+        f"primitive {eqn.prim.name}: size parameter {key!r}={value!r} does not match the shape "
+        "of its result; only a parameter holding the result's shape belongs in the primitive's "
+        "size_params"
     )
 
 
@@ -250,7 +252,7 @@ class Region:
         eqns: the equations, in trace order.
         inputs: variables read by the region and defined outside it, in order of first use.
         outputs: variables defined by the region and read after it.
-        sizes: runtime values of the size inputs (entries != 1 of ``shape`` parameters).
+        sizes: runtime values of the size inputs (entries != 1 of size parameters).
         structure: the cache key part that does not depend on strides.
         last_fusion: the FusionDefinition the region ran (or was lowered to) most recently.
     """
@@ -270,7 +272,7 @@ class Region:
             s
             for eqn in self.eqns
             for key, value in eqn.params.items()
-            if key in SIZE_PARAMS
+            if key in eqn.prim.size_params
             for s in _resolved_shape(eqn, key, value)
             if s != 1
         )
@@ -287,7 +289,7 @@ class Region:
                 index[o] = ("eqn", k, j)
             args = tuple(index[a] if isinstance(a, (TensorVar, ScalarVar)) else ("lit", _freeze(a)) for a in eqn.args)
             params = tuple(
-                (key, _size_pattern(_resolved_shape(eqn, key, v)) if key in SIZE_PARAMS else _freeze(v))
+                (key, _size_pattern(_resolved_shape(eqn, key, v)) if key in eqn.prim.size_params else _freeze(v))
                 for key, v in eqn.params.items()
             )
             body.append((eqn.prim.name, args, params, tuple(_signature(o) for o in eqn.outs)))
@@ -379,7 +381,7 @@ def _define(fd: Any, nv: Any, region: Region, layouts: Sequence[tuple[tuple[Any,
     for eqn in region.eqns:
         args = [env[a] if isinstance(a, (TensorVar, ScalarVar)) else _constant(fd, nv, a) for a in eqn.args]
         params = {key: _lower_param(fd, nv, eqn, key, value) for key, value in eqn.params.items()}
-        result = eqn.prim.nvfuser(fd, *args, **params)  # type: ignore[misc]
+        result = NVFUSER_LOWERINGS[eqn.prim].lower(fd, *args, **params)
         results = result if eqn.prim.multiple_results else (result,)
         for out, r in zip(eqn.outs, results):
             assert isinstance(out, TensorVar)
@@ -400,7 +402,7 @@ def _constant(fd: Any, nv: Any, value: Any) -> Any:
 
 
 def _lower_param(fd: Any, nv: Any, eqn: Eqn, key: str, value: Any) -> Any:
-    if key in SIZE_PARAMS:
+    if key in eqn.prim.size_params:
         shape = _resolved_shape(eqn, key, value)
         return [1 if s == 1 else fd.define_scalar(dtype=nv.DataType.Int) for s in shape]
     if isinstance(value, torch.dtype):
@@ -476,9 +478,9 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
     for eqn in trace.eqns:
         check_static_params(eqn)
     steps = partition(trace)
-    names = _Namer(trace)
+    names = Namespace.of(trace)
     namespace: dict[str, Any] = {"torch": torch}
-    lines = [f"def {trace.name}({', '.join(names[v] for v in trace.inputs)}):"]
+    lines = [signature_source(trace, names)]
     regions: list[Region] = []
     for kind, payload in steps:
         if kind == "fusion":
@@ -493,19 +495,8 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
         eqn = payload
         fn_name = f"_prim_{eqn.prim.name}"
         namespace[fn_name] = eqn.prim.impl
-        args = [names.atom(a) for a in eqn.args]
-        args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
-        call = f"{fn_name}({', '.join(args)})"
-        if not eqn.outs:
-            lines.append(f"    {call}  # {kind}")
-        else:
-            targets = ", ".join(names[v] for v in eqn.outs) + ("," if eqn.prim.multiple_results and len(eqn.outs) == 1 else "")
-            lines.append(f"    {targets} = {call}  # {kind}")
-    outs = [names.atom(a) for a in trace.outputs]
-    if render_outputs is None:
-        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    else:
-        lines.append(f"    return {render_outputs(outs)}")
+        lines.append(f"    {eqn_source(eqn, names, fn_name)}  # {kind}")
+    lines.append(return_source(trace, names, render_outputs))
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<symscalar nvfuser backend: {trace.name}>", "exec"), namespace)  # noqa: S102
     run: Callable[..., Any] = namespace[trace.name]

@@ -32,10 +32,10 @@ def compile_trace(
         The function; its ``__source__`` attribute holds the generated code.
     """
     namespace: dict[str, Any] = {}
-    names: dict[Primitive, str] = {}
+    names: dict[Primitive[Any], str] = {}
     trace = with_codegen_name(trace)
 
-    def callee(prim: Primitive) -> str:
+    def callee(prim: Primitive[Any]) -> str:
         if prim not in names:
             names[prim] = f"_prim_{prim.name}"
             namespace[names[prim]] = prim.impl

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Generic
 
 import torch
 
-from typing_extensions import TypeIs
+from typing_extensions import TypeIs, TypeVar
 
-from symscalar.errors import StaticValueRequiredError, TraceCheckError
+from symscalar.errors import RegistrationError, StaticValueRequiredError, TraceCheckError
 from symscalar.types import NumberProxy, current_tracer
 
 __all__ = [
@@ -34,11 +35,17 @@ __all__ = [
     "Trace",
     "Primitive",
     "PRIMITIVES",
+    "Registry",
+    "VJPS",
+    "register_vjp",
     "prims",
     "check_trace",
     "eval_trace",
     "python_source",
+    "Namespace",
+    "eqn_source",
     "contains_dynamic",
+    "leaves",
     "dce",
     "last_uses",
     "memoized_meta",
@@ -87,8 +94,74 @@ def dtype_short_name(dtype: torch.dtype) -> str:
     return _DTYPE_SHORT.get(dtype, str(dtype).removeprefix("torch."))
 
 
-class Primitive:
-    """An operation of the IR: its name, meta function and lowerings, defined once in ``ops/``.
+K = TypeVar("K")
+V = TypeVar("V")
+# What ``Primitive.bind`` returns to the op that binds it: a tensor unless said otherwise
+# (``Primitive[tuple[Tensor, Tensor]]`` for two results, ``Primitive[NumberProxy]`` for a
+# scalar op).
+R = TypeVar("R", default=torch.Tensor)
+
+
+class Registry(Mapping[K, V]):
+    """A table filled once, at import, that refuses a second registration of a key.
+
+    Every table of rules is one of these: primitives by name, vjps and backend lowerings by
+    primitive, ops and torch spellings. A repeat registration raises ``RegistrationError``
+    instead of silently replacing the first one depending on import order.
+    """
+
+    def __init__(self, what: str, describe: Callable[[K], str] = str) -> None:
+        self.what = what  # what a key is, for the error: "primitive", "vjp of primitive", ...
+        self._describe = describe  # how the error names a key
+        self._items: dict[K, V] = {}
+
+    def register(self, key: K, value: V) -> V:
+        """Add ``key -> value``; returns ``value``.
+
+        Raises:
+            RegistrationError: ``key`` is registered already.
+        """
+        self.require_new(key)
+        self._items[key] = value
+        return value
+
+    def require_new(self, key: K) -> None:
+        """Raise ``RegistrationError`` if ``key`` is registered already."""
+        if key in self._items:
+            raise RegistrationError(
+                f"{self.what} {self._describe(key)} is already registered (as {self._items[key]!r}); "
+                "each is registered exactly once, next to its op. Register a new primitive (or "
+                "torch spelling) under its own name instead of registering this one again."
+            )
+
+    def unregister(self, key: K) -> V:
+        """Remove ``key`` (for tests that register something temporary)."""
+        return self._items.pop(key)
+
+    def __getitem__(self, key: K) -> V:
+        return self._items[key]
+
+    def get(self, key: K, default: Any = None) -> Any:  # dict's, without Mapping's try/except
+        return self._items.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.what}, {len(self._items)} entries)"
+
+
+class Primitive(Generic[R]):
+    """An operation of the IR: its name, torch lowering and meta function, defined once in
+    ``ops/``. Its other rules live in tables owned by who uses them, registered next to it:
+    the vjp with ``register_vjp`` (here), the nvFuser lowering with
+    ``nvfuser_lowering.register_nvfuser``.
 
     Attributes:
         name: unique name; also the attribute of ``symscalar.prims`` that runs it eagerly.
@@ -96,15 +169,18 @@ class Primitive:
         meta: ``meta(*atoms, **static_params)`` returns the output variable(s) for variable
             inputs; it validates the inputs and raises a clear error for bad ones. Memoized
             by signature (see ``memoized_meta``).
-        vjp: reverse-mode rule, filled in by the op's module (see ``grad.py``).
-        nvfuser: nvFuser lowering, filled in by the op's module (see ``nvfuser_backend.py``).
-        nvfuser_supports: optional predicate ``(*atoms, **static_params) -> bool``: whether the
-            lowering handles this equation; where it says no, the equation runs in torch.
         multiple_results: whether ``meta``/``impl`` return a tuple.
+        size_params: the static parameters that hold the shape of the (single) result, with
+            any -1 resolved by the meta: a backend with symbolic sizes (nvFuser) passes their
+            entries as runtime sizes instead of constants.
         may_alias: whether eager's op may return a view of its first input (reshape, slice,
             detach...): an in-place update of such an output, or of a value such an op read,
             would reach the other in eager, so the tracer refuses to functionalize it.
     """
+
+    # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import
+    # instead of being silently ignored.
+    __slots__ = ("name", "impl", "meta", "multiple_results", "size_params", "may_alias")
 
     def __init__(
         self,
@@ -113,31 +189,42 @@ class Primitive:
         meta: Callable[..., Any],
         *,
         multiple_results: bool = False,
+        size_params: tuple[str, ...] = (),
+        may_alias: bool = False,
     ) -> None:
-        if name in PRIMITIVES:
-            raise ValueError(f"primitive {name!r} is already registered")
         self.name = name
         self.impl = impl
         self.meta = memoized_meta(meta)
         self.multiple_results = multiple_results
-        self.vjp: Callable[..., Any] | None = None
-        self.nvfuser: Callable[..., Any] | None = None
-        self.nvfuser_supports: Callable[..., bool] | None = None
-        self.may_alias = False
-        PRIMITIVES[name] = self
+        self.size_params = size_params
+        self.may_alias = may_alias
+        PRIMITIVES.register(name, self)
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def __str__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> R:
         """Apply the primitive: recorded in the current trace, or run eagerly outside one."""
         tracer = current_tracer.get()
         if tracer is None:
-            return self.impl(*args, **params)
-        return tracer.bind(self, args, params)
+            return typing.cast(R, self.impl(*args, **params))
+        return typing.cast(R, tracer.bind(self, args, params))
 
 
-PRIMITIVES: dict[str, Primitive] = {}
+PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
+
+# A reverse-mode rule: ``vjp(ct, out, *args, **params)`` returns one cotangent (or None) per
+# positional argument; for a primitive with multiple results ``ct`` and ``out`` are tuples.
+# Written with symscalar ops, so a backward is a trace like any other (see grad.py).
+VJPS: Registry[Primitive[Any], Callable[..., Any]] = Registry("vjp of primitive")
+
+
+def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
+    """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``)."""
+    VJPS.register(prim, rule)
 
 
 def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
@@ -261,7 +348,7 @@ prims = _Prims()
 class Eqn:
     """One primitive application: ``outs = prim(*args, **params)``."""
 
-    prim: Primitive  # what is applied
+    prim: Primitive[Any]  # what is applied
     args: tuple[Atom, ...]  # values: variables or static literals, positional
     params: Mapping[str, Any]  # static parameters, by keyword; never contain a variable
     outs: tuple[Var, ...]  # fresh variables defined by this equation
@@ -276,12 +363,15 @@ class Trace:
     outputs: tuple[Atom, ...]  # variables or static literals
     name: str = "f"  # the function name used when printing
     comment: str = ""  # printed under the signature, e.g. which inputs a backward saved
+    # Who names its variables: the tracer's, so that printing calls a value what an error
+    # message called it; shared by the traces a transform derives (see ``Namespace``).
+    namespace: Namespace = dataclasses.field(default_factory=lambda: Namespace())
 
     def __str__(self) -> str:
         return python_source(self)
 
     def input_names(self) -> list[str]:
-        names = _Namer(self)
+        names = Namespace.of(self)
         return [names[v] for v in self.inputs]
 
 
@@ -289,38 +379,65 @@ def is_var(x: object) -> TypeIs[TensorVar | ScalarVar]:
     return isinstance(x, (TensorVar, ScalarVar))
 
 
+def leaves(value: Any) -> Iterator[Any]:
+    """The values inside ``value``, through tuples, lists and mappings (their values), in order:
+    what a walk over arguments or parameters looks at."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from leaves(v)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from leaves(v)
+    else:
+        yield value
+
+
 def contains_dynamic(value: Any) -> bool:
     """Whether a static-parameter value holds a dynamic scalar (a proxy or a ScalarVar)."""
-    if isinstance(value, (NumberProxy, ScalarVar, TensorVar)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return any(contains_dynamic(v) for v in value)
-    if isinstance(value, Mapping):
-        return any(contains_dynamic(v) for v in value.values())
-    return False
+    return any(isinstance(v, (NumberProxy, ScalarVar, TensorVar)) for v in leaves(value))
 
 
 # ----------------------------------------------------------------------------------------
 # Printing as runnable Python
 
 
-class _Namer:
-    """Names variables ``t0, t1, ...`` (tensors) and ``s0, s1, ...`` (scalars) in order of
-    definition; the names never shadow a builtin or each other."""
+class Namespace:
+    """The one naming authority: names variables ``t0, t1, ...`` (tensors) and ``s0, s1, ...``
+    (scalars), each once, never shadowing a builtin or each other (torch.fx's ``_Namespace``).
 
-    def __init__(self, trace: Trace) -> None:
+    A value is named when its name is first needed: by an error message while tracing
+    (``proxy._name``) or by printing a trace, which names the rest in definition order (so a
+    trace nobody asked about prints as ``t0, t1, ...`` with no gaps). The tracer's namespace
+    is the trace's, and traces a transform derives share it: a message and every printed
+    trace call a value the same.
+    """
+
+    def __init__(self, parent: Namespace | None = None) -> None:
+        self._parent = parent  # where names come from, for a view of one trace (see ``of``)
         self._names: dict[Var, str] = {}
         self._counts = {"t": 0, "s": 0}
-        for v in trace.inputs:
-            self.define(v)
-        for eqn in trace.eqns:
-            for v in eqn.outs:
-                self.define(v)
 
-    def define(self, v: Var) -> None:
+    @classmethod
+    def of(cls, trace: Trace) -> Namespace:
+        """The names of ``trace``'s variables, inputs first, then in order of definition:
+        the view a printer reads (it knows only the variables ``trace`` defines)."""
+        names = cls(trace.namespace)
+        for v in iter_vars(trace):
+            names.define(v)
+        return names
+
+    def define(self, v: Var) -> str:
+        """``v``'s name: the one it has, or the next free one."""
+        name = self._names.get(v)
+        if name is None:
+            name = self._names[v] = self._parent.define(v) if self._parent else self._fresh(v)
+        return name
+
+    def _fresh(self, v: Var) -> str:
         prefix = "t" if isinstance(v, TensorVar) else "s"
-        self._names[v] = f"{prefix}{self._counts[prefix]}"
+        name = f"{prefix}{self._counts[prefix]}"
         self._counts[prefix] += 1
+        return name
 
     def __getitem__(self, v: Var) -> str:
         try:
@@ -352,7 +469,7 @@ def format_static(value: Any) -> str:
 
 def python_source(
     trace: Trace,
-    callee: Callable[[Primitive], str] = lambda p: f"prims.{p.name}",
+    callee: Callable[[Primitive[Any]], str] = lambda p: f"prims.{p.name}",
     header: bool = True,
     render_outputs: Callable[[list[str]], str] | None = None,
     free: bool = False,
@@ -365,36 +482,51 @@ def python_source(
     ``del`` follows each tensor's last use, so generated code holds no more memory than eager
     code that rebinds its temporaries (the torch backend sets it).
     """
-    names = _Namer(trace)
+    names = Namespace.of(trace)
     dead_after = last_uses(trace) if free else {}
     lines = ["import torch", "from symscalar import prims", "", ""] if header else []
-    params = ", ".join(names[v] for v in trace.inputs)
-    lines.append(f"def {trace.name}({params}):")
+    lines.append(signature_source(trace, names))
     if trace.comment:
         lines.extend(f"    # {line}" for line in trace.comment.splitlines())
     if trace.inputs:
         types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
         lines.append(f"    # {types}")
     for eqn in trace.eqns:
-        args = [names.atom(a) for a in eqn.args]
-        args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
-        call = f"{callee(eqn.prim)}({', '.join(args)})"
-        if not eqn.outs:
-            lines.append(f"    {call}")
-        else:
-            targets = ", ".join(names[v] for v in eqn.outs)
-            if eqn.prim.multiple_results and len(eqn.outs) == 1:
-                targets += ","
-            comment = ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
-            lines.append(f"    {targets} = {call}  # {comment}")
+        line = f"    {eqn_source(eqn, names, callee(eqn.prim))}"
+        if eqn.outs:
+            line += "  # " + ", ".join(f"{names[v]}: {v.type_str()}" for v in eqn.outs)
+        lines.append(line)
         if dead_after.get(eqn):
             lines.append(f"    del {', '.join(names[v] for v in dead_after[eqn])}")
+    lines.append(return_source(trace, names, render_outputs))
+    return "\n".join(lines) + "\n"
+
+
+def signature_source(trace: Trace, names: Namespace) -> str:
+    """``def <name>(<inputs>):``, the first line of a trace's generated function."""
+    return f"def {trace.name}({', '.join(names[v] for v in trace.inputs)}):"
+
+
+def eqn_source(eqn: Eqn, names: Namespace, callee: str) -> str:
+    """One equation as a Python statement: ``outs = callee(*args, **params)`` (the call alone
+    where it has no outputs). Every printer of traces renders equations with this."""
+    args = [names.atom(a) for a in eqn.args]
+    args += [f"{k}={format_static(v)}" for k, v in eqn.params.items()]
+    call = f"{callee}({', '.join(args)})"
+    if not eqn.outs:
+        return call
+    targets = ", ".join(names[v] for v in eqn.outs)
+    if eqn.prim.multiple_results and len(eqn.outs) == 1:
+        targets += ","
+    return f"{targets} = {call}"
+
+
+def return_source(trace: Trace, names: Namespace, render_outputs: Callable[[list[str]], str] | None) -> str:
+    """The ``return`` line: the outputs as a tuple, or as ``render_outputs`` builds them."""
     outs = [names.atom(a) for a in trace.outputs]
     if render_outputs is None:
-        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    else:
-        lines.append(f"    return {render_outputs(outs)}")
-    return "\n".join(lines) + "\n"
+        return f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"
+    return f"    return {render_outputs(outs)}"
 
 
 def last_uses(trace: Trace) -> dict[Eqn, list[TensorVar]]:

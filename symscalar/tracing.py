@@ -10,10 +10,12 @@ annotated ``StaticInt``/``StaticDims``/... raises ``StaticValueRequiredError``.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import difflib
 import functools
 import inspect
+import math
 import types as pytypes
 import typing
 from collections.abc import Callable, Sequence
@@ -30,16 +32,21 @@ from symscalar.errors import (
     TraceCheckError,
     UnsupportedOperationError,
 )
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import (
-    PRIMITIVES,
     Atom,
     Eqn,
+    Namespace,
     Primitive,
+    Registry,
     ScalarVar,
     TensorVar,
     Trace,
     Var,
     contains_dynamic,
+    leaves,
+    register_vjp,
 )
 from symscalar.types import (
     DynamicBool,
@@ -51,6 +58,7 @@ from symscalar.types import (
     StaticFloat,
     StaticInt,
     StaticShape,
+    Traced,
     current_tracer,
 )
 
@@ -59,6 +67,7 @@ __all__ = [
     "TensorProxy",
     "implements",
     "defop",
+    "static_message",
     "OpSignature",
     "OPS",
     "TORCH_FUNCTIONS",
@@ -116,7 +125,7 @@ class TraceBuilder:
         self._state_of: dict[TensorVar, torch.Tensor] = {}
         # values that may share storage with another in eager though not in the trace (the
         # operands and result of a _MAY_RETURN_INPUT call): never updated in place
-        self.may_alias: set[Var] = set()
+        self.aliased: set[Var] = set()
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -124,35 +133,45 @@ class TraceBuilder:
         # How many torch functions are being handled: only the outermost call of user code
         # (depth 0) is seen by the tracing mode and autocast; handlers run at depth > 0.
         self.depth = 0
-        self._counts = {"t": 0, "s": 0}
+        # The names of the values: given when first asked for (by a message or by printing
+        # the trace, whose namespace this is), the same everywhere after. Values not named
+        # yet, in order of creation: asking for one's name names those before it first, so
+        # names follow the order of definition.
+        self.namespace = Namespace()
+        self._unnamed: collections.deque[Var] = collections.deque()
 
     # -- inputs and proxies -------------------------------------------------------------
 
-    def _name(self, var: Var) -> str:
-        prefix = "t" if isinstance(var, TensorVar) else "s"
-        name = f"{prefix}{self._counts[prefix]}"
-        self._counts[prefix] += 1
-        return name
+    def name_of(self, var: Var) -> str:
+        """``var``'s name, in messages as in the printed trace (see ``Namespace``)."""
+        while self._unnamed and var in self._unnamed:
+            self.namespace.define(self._unnamed.popleft())
+        return self.namespace.define(var)
+
+    def _created(self, *variables: Var) -> None:
+        self._unnamed.extend(variables)
 
     def tensor_input(self, var: TensorVar, requires_grad: bool = False) -> TensorProxy:
         self.inputs.append(var)
+        self._created(var)
         self.requires_grad[var] = requires_grad
-        return TensorProxy(self, var, self._name(var), "input")
+        return TensorProxy(self, var, "input")
 
     def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
         var = ScalarVar(python_type)
         self.inputs.append(var)
+        self._created(var)
         if value is not None:
             self.scalar_values[var] = value
         self.roots[var] = frozenset([origin])
-        return _PROXY_CLASS[python_type](self, var, self._name(var), origin)
+        return _PROXY_CLASS[python_type](self, var, origin)
 
     def _wrap(self, var: Var) -> Any:
         if isinstance(var, TensorVar):
-            return TensorProxy(self, var, self._name(var), "computed")
+            return TensorProxy(self, var, "computed")
         roots = self.roots.get(var, frozenset())
         origin = "computed from " + ", ".join(sorted(roots)) if roots else "computed in the trace"
-        return _PROXY_CLASS[var.dtype](self, var, self._name(var), origin)
+        return _PROXY_CLASS[var.dtype](self, var, origin)
 
     def unwrap(self, value: Any) -> Atom:
         """A proxy becomes its variable; a static literal stays; a captured tensor becomes an
@@ -191,9 +210,10 @@ class TraceBuilder:
         proxy = self._captured_proxies.get(id(tensor))
         if proxy is None:
             var = TensorVar(tuple(tensor.shape), tensor.dtype, tensor.device)
+            self._created(var)
             self.captured[id(tensor)] = (var, tensor)
             self.requires_grad[var] = tensor.requires_grad
-            proxy = TensorProxy(self, var, self._name(var), "captured")
+            proxy = TensorProxy(self, var, "captured")
             self._captured_proxies[id(tensor)] = proxy
             self._captured_storages.add(_storage_of(tensor))
         return proxy
@@ -212,7 +232,7 @@ class TraceBuilder:
 
     # -- the Tracer protocol -------------------------------------------------------------
 
-    def bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         # Meta functions run torch on meta tensors: not user code, so not traced.
         self.depth += 1
         try:
@@ -220,7 +240,7 @@ class TraceBuilder:
         finally:
             self.depth -= 1
 
-    def _bind(self, prim: Primitive, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def _bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         atoms = tuple(self.unwrap(a) for a in args)
         for key, value in params.items():
             if contains_dynamic(value):
@@ -233,6 +253,7 @@ class TraceBuilder:
         if result is None:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
+        self._created(*outs)
         self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
         wrapped = tuple(self._wrap(v) for v in outs)
@@ -241,7 +262,7 @@ class TraceBuilder:
         return wrapped[0] if wrapped else None
 
     def _propagate_requires_grad(
-        self, prim: Primitive, atoms: tuple[Atom, ...], outs: tuple[Var, ...]
+        self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]
     ) -> tuple[Var, ...]:
         """Record whether each output requires grad, as eager autograd would decide it; in a
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
@@ -260,11 +281,12 @@ class TraceBuilder:
     def _stop_gradient(self, var: TensorVar) -> TensorVar:
         out = TensorVar(var.shape, var.dtype, var.device)
         self.eqns.append(Eqn(stop_gradient_p, (var,), {}, (out,)))
+        self._created(out)
         self.requires_grad[out] = False
         return out
 
     def _propagate_scalar_values(
-        self, prim: Primitive, atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
+        self, prim: Primitive[Any], atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
     ) -> None:
         scalar_outs = [v for v in outs if isinstance(v, ScalarVar)]
         if not scalar_outs:
@@ -284,7 +306,9 @@ class TraceBuilder:
         self.scalar_values.update(zip(scalar_outs, values))
 
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
-        return self.bind(PRIMITIVES[f"scalar_{name}"], args, {})  # type: ignore[no-any-return]
+        """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
+        prim = SCALAR_BINARY[name] if len(args) == 2 else SCALAR_UNARY[name]
+        return typing.cast(NumberProxy, self.bind(prim, args, {}))
 
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
@@ -304,7 +328,7 @@ class TraceBuilder:
         finally:
             self.depth -= 1
         if func in _MAY_RETURN_INPUT:
-            self.may_alias.update(p._var for p in _tensor_proxies((args, kwargs, result)))
+            self.aliased.update(p._var for p in _tensor_proxies((args, kwargs, result)))
         return result
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
@@ -315,7 +339,7 @@ class TraceBuilder:
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
-        short = _public_name(func).rsplit(".", 1)[-1]
+        short = public_name(func).rsplit(".", 1)[-1]
         if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
             return None
         target = args[0]
@@ -334,7 +358,7 @@ class TraceBuilder:
         # tensor built at trace time is a constant the program reads on every call.
         var = target._var
         computed = target._kind == "computed" and var not in self._state_of
-        if var in self.may_alias:
+        if var in self.aliased:
             return None
         for eqn in self.eqns:
             if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
@@ -347,7 +371,7 @@ class TraceBuilder:
         stands for the new value (every Python reference to it sees the update, as eager's);
         state read from outside (``num_batches_tracked.add_(1)``) is written back after
         every call, and later reads of it in this trace see the new value."""
-        short = _public_name(func).rsplit(".", 1)[-1]
+        short = public_name(func).rsplit(".", 1)[-1]
         rest = args[1:]
         if short == "zero_":
             new = self.torch_function(torch.zeros_like, (target,), {})
@@ -371,7 +395,7 @@ class TraceBuilder:
         if state is not None:
             self.assign_state(state, new)
             return new
-        target._var, target._name = new._var, new._name
+        target._var = new._var
         return target
 
     def state_tensor(self, value: Any) -> torch.Tensor | None:
@@ -403,7 +427,7 @@ class TraceBuilder:
         return value
 
     def check(self, pred: NumberProxy, message: str) -> None:
-        self.bind(PRIMITIVES["check"], (pred,), {"message": message})
+        self.bind(check_p, (pred,), {"message": message})
 
     def write_back(self, target: torch.Tensor, value: Any) -> None:
         """Record that after every call the real tensor ``target`` (state read from outside
@@ -416,8 +440,9 @@ class TraceBuilder:
         """The program's RNG seed and a fresh static offset: one stream per random op."""
         if self.rng_seed is None:
             var = ScalarVar(int)
+            self._created(var)
             self.roots[var] = frozenset(["the RNG seed of the program"])
-            self.rng_seed = DynamicInt(self, var, self._name(var), "the RNG seed of the program")
+            self.rng_seed = DynamicInt(self, var, "the RNG seed of the program")
         offset = self._rng_offsets
         self._rng_offsets += 1
         return self.rng_seed, offset
@@ -434,7 +459,10 @@ class TraceBuilder:
         self._kept_captured = tuple(t for _, t in kept)
         captured_vars = tuple(var for var, _ in kept)
         rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
-        return Trace(tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name)
+        return Trace(
+            tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name,
+            namespace=self.namespace,
+        )
 
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         """The tensors passed by reference for the captured inputs of the built trace."""
@@ -451,8 +479,7 @@ _MAY_RETURN_INPUT = frozenset({
 
 
 def _tensor_proxies(tree: Any) -> list[TensorProxy]:
-    leaves = torch.utils._pytree.tree_leaves(tree)
-    return [leaf for leaf in leaves if isinstance(leaf, TensorProxy)]
+    return [leaf for leaf in leaves(tree) if isinstance(leaf, TensorProxy)]
 
 
 def _random_functions() -> frozenset[Any]:
@@ -479,10 +506,11 @@ def _stop_gradient_meta(x: TensorVar) -> TensorVar:
     return TensorVar(x.shape, x.dtype, x.device)
 
 
-stop_gradient_p = Primitive("stop_gradient", torch.Tensor.detach, _stop_gradient_meta)
-stop_gradient_p.vjp = lambda ct, out, x: (None,)
-stop_gradient_p.nvfuser = lambda fd, x: fd.ops.set(x)
-stop_gradient_p.may_alias = True  # detach() shares storage
+stop_gradient_p = Primitive(
+    "stop_gradient", torch.Tensor.detach, _stop_gradient_meta, may_alias=True  # detach() shares storage
+)
+register_vjp(stop_gradient_p, lambda ct, out, x: (None,))
+register_nvfuser(stop_gradient_p, lambda fd, x: fd.ops.set(x))
 
 
 # Functions that read their data argument as Python values: a dynamic number there would be
@@ -521,27 +549,10 @@ _METADATA_READS = frozenset(
 )
 
 
-def _has_traced_operand(value: Any) -> bool:
-    """Whether ``value`` (arguments, recursively through lists, tuples and dicts) holds a
-    tensor or a dynamic number, i.e. whether a torch call on it must be traced."""
-    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_has_traced_operand(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_traced_operand(v) for v in value.values())
-    return False
-
-
-def _tensor_operands(value: Any) -> Any:
-    if isinstance(value, (torch.Tensor, TensorProxy, NumberProxy)):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensor_operands(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensor_operands(v)
+def _tensor_operands(value: Any) -> list[Any]:
+    """The tensors (real or traced) and dynamic numbers among ``value``'s leaves: a torch call
+    with any of them is traced."""
+    return [v for v in leaves(value) if isinstance(v, (torch.Tensor, TensorProxy, NumberProxy))]
 
 
 def _storage_of(tensor: torch.Tensor) -> int:
@@ -561,7 +572,7 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
-    operands = list(_tensor_operands(arguments))
+    operands = _tensor_operands(arguments)
     if not all(isinstance(t, torch.Tensor) and builder.is_constant(t) for t in operands):
         return False
     if operands and _is_inplace(func):
@@ -599,13 +610,10 @@ def public_name(func: Any) -> str:
     return qualname if isinstance(qualname, str) else repr(func)
 
 
-_public_name = public_name
-
-
 def _prepare_arguments(
     builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    name = _public_name(func)
+    name = public_name(func)
     if kwargs.get("out") is not None:
         short = name.rsplit(".", 1)[-1]
         raise UnsupportedOperationError(
@@ -614,7 +622,7 @@ def _prepare_arguments(
             f"instead: `y = {name}(...)` without out=."
             if short else f"{name}: out= is not supported inside a traced function"
         )
-    if func in _TENSOR_FROM_DATA and _has_traced_operand((args, kwargs)):
+    if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
     if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
@@ -690,7 +698,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
             if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
                 return self.builder.torch_function(func, args, kwargs)
             raise UnsupportedOperationError(
-                f"{_public_name(func)} inside a traced function is not supported: it would run "
+                f"{public_name(func)} inside a traced function is not supported: it would run "
                 "once while tracing and bake that sample into the compiled program. Draw "
                 "random tensors outside the jitted function and pass them in."
             )
@@ -884,16 +892,17 @@ _DEVICE_FLAGS = {
 _FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
-class TensorProxy:
+class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_tracer", "_var", "_name", "_kind", "__weakref__")
+    __slots__ = ("_kind",)
+    _tracer: TraceBuilder
+    _var: TensorVar
 
-    def __init__(self, tracer: TraceBuilder, var: TensorVar, name: str, kind: str = "computed") -> None:
+    def __init__(self, tracer: TraceBuilder, var: TensorVar, kind: str = "computed") -> None:
         self._tracer = tracer
         self._var = var
-        self._name = name
         self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
 
     def __repr__(self) -> str:
@@ -905,13 +914,8 @@ class TensorProxy:
     __hash__ = object.__hash__  # torch.Tensor hashes by identity too
 
     @classmethod
-    def __torch_function__(
-        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
-    ) -> Any:
-        tracer = current_tracer.get()
-        if tracer is None:
-            raise TraceCheckError("a traced tensor was used outside its trace")
-        return tracer.torch_function(func, args, kwargs or {})
+    def _outside_trace(cls) -> Exception:
+        return TraceCheckError("a traced tensor was used outside its trace")
 
     # -- static metadata -------------------------------------------------------------------
     @property
@@ -993,10 +997,7 @@ class TensorProxy:
         return self._var.shape[dim]
 
     def numel(self) -> int:
-        n = 1
-        for s in self._var.shape:
-            n *= s
-        return n
+        return math.prod(self._var.shape)
 
     nelement = numel
 
@@ -1146,18 +1147,18 @@ class TensorProxy:
         t = self.mT
         return t if not self._var.dtype.is_complex else self._tracer.torch_function(torch.Tensor.conj, (t,), {})
 
-    for _name in _FORWARDED_DUNDERS:
-        locals()[_name] = _forward(_name)
-    for _name in _INPLACE_DUNDERS:
-        locals()[_name] = _raise_inplace(_name)
+    for _attr in _FORWARDED_DUNDERS:
+        locals()[_attr] = _forward(_attr)
+    for _attr in _INPLACE_DUNDERS:
+        locals()[_attr] = _raise_inplace(_attr)
     # x += y is x.add_(y): traced where an in-place method can be
-    for _name, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
-        locals()[_name] = _inplace_method(_method)
-    for _name in [n for n in _REFUSED if n.startswith("__")]:
-        _refuse = _raise_refused(_name)
-        locals()[_name] = _refuse if callable(getattr(torch.Tensor, _name)) else property(_refuse)
+    for _attr, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
+        locals()[_attr] = _inplace_method(_method)
+    for _attr in [n for n in _REFUSED if n.startswith("__")]:
+        _refuse = _raise_refused(_attr)
+        locals()[_attr] = _refuse if callable(getattr(torch.Tensor, _attr)) else property(_refuse)
     del _refuse
-    del _name
+    del _attr
 
 
 def _method_kinds() -> dict[str, str]:
@@ -1193,9 +1194,11 @@ class OpSignature:
 
 # Every user-facing op and every torch spelling, by name: the single source of truth of which
 # parameters are static (exported for the mypy plugin by ``symscalar.export``).
-OPS: dict[str, OpSignature] = {}
+OPS: Registry[str, OpSignature] = Registry("op")
 # torch callable -> handler, consulted by __torch_function__.
-TORCH_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+TORCH_FUNCTIONS: Registry[Any, Callable[..., Any]] = Registry(
+    "the symscalar handler of", lambda func: public_name(func)
+)
 
 _STATIC_ALIASES = (StaticInt, StaticFloat, StaticBool, StaticDims, StaticShape)
 
@@ -1225,9 +1228,7 @@ def _contract(fn: Callable[..., Any], name: str) -> tuple[inspect.Signature, OpS
 def _checked(fn: F, name: str) -> F:
     """Wrap ``fn`` so that a dynamic value in a static parameter raises at trace time."""
     sig, contract = _contract(fn, name)
-    if name in OPS:
-        raise ValueError(f"{name} is already registered")
-    OPS[name] = contract
+    OPS.register(name, contract)
     static = contract.static
 
     @functools.wraps(fn)
@@ -1240,13 +1241,15 @@ def _checked(fn: F, name: str) -> F:
             for param in static:
                 value = bound.arguments.get(param)
                 if contains_dynamic(value):
-                    raise StaticValueRequiredError(_static_message(name, param, value))
+                    raise StaticValueRequiredError(static_message(name, param, value))
         return fn(*args, **kwargs)
 
     return typing.cast(F, wrapper)
 
 
-def _static_message(op: str, param: str, value: Any) -> str:
+def static_message(op: str, param: str, value: Any) -> str:
+    """The error message for dynamic ``value`` passed to static parameter ``param`` of ``op``:
+    it names the value, where it came from, and the two fixes."""
     proxies = _find_proxies(value)
     what = ", ".join(f"{p._name} ({type(p).__name__}, {p._origin})" for p in proxies)
     return (
@@ -1260,16 +1263,35 @@ def _static_message(op: str, param: str, value: Any) -> str:
 
 
 def _find_proxies(value: Any) -> list[NumberProxy]:
-    if isinstance(value, NumberProxy):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [p for v in value for p in _find_proxies(v)]
-    return []
+    return [v for v in leaves(value) if isinstance(v, NumberProxy)]
 
 
-def defop(fn: F) -> F:
-    """Register a user-facing op of ``symscalar.ops``; its annotations are its contract."""
-    return _checked(fn, f"symscalar.ops.{fn.__name__}")
+@typing.overload
+def defop(fn: F, /) -> F: ...
+
+
+@typing.overload
+def defop(*, torch: Sequence[Any]) -> Callable[[F], F]: ...
+
+
+def defop(fn: F | None = None, /, *, torch: Sequence[Any] = ()) -> F | Callable[[F], F]:
+    """Register a user-facing op of ``symscalar.ops``; its annotations are its contract.
+
+    ``@defop(torch=(torch.exp, torch.Tensor.exp))`` also makes it the handler of those torch
+    spellings: for an op whose signature is exactly theirs (parameter names included), so
+    that a pure passthrough is not written twice. Where a spelling behaves differently,
+    register its own handler with ``@implements``.
+    """
+
+    def register(fn: F) -> F:
+        name = f"symscalar.ops.{fn.__name__}"
+        OPS.require_new(name)
+        _require_new_spellings(torch)
+        op = _checked(fn, name)
+        _handle(fn, torch)
+        return op
+
+    return register if fn is None else register(fn)
 
 
 def implements(*torch_functions: Any) -> Callable[[F], F]:
@@ -1277,20 +1299,31 @@ def implements(*torch_functions: Any) -> Callable[[F], F]:
     ``torch.Tensor.sum``, ``torch.nn.functional.softmax``...) for traced values."""
 
     def register(handler: F) -> F:
-        # One checked wrapper per spelling, so that an error names the spelling the user
-        # wrote (``torch.Tensor.var``, not ``torch.var``). dict.fromkeys: aliases such as
-        # Tensor.__neg__ / Tensor.neg are the same object.
-        by_name: dict[str, F] = {}
-        for func in dict.fromkeys(torch_functions):
-            if func in TORCH_FUNCTIONS:
-                raise ValueError(f"{func} already has a symscalar handler")
-            name = public_name(func)
-            if name not in by_name:
-                by_name[name] = _checked(handler, name)
-            TORCH_FUNCTIONS[func] = by_name[name]
-        return next(iter(by_name.values()))
+        return _handle(handler, torch_functions)
 
     return register
+
+
+def _handle(handler: F, torch_functions: Sequence[Any]) -> F:
+    """Make ``handler`` the handler of each torch callable: one checked wrapper per spelling,
+    so that an error names the spelling the user wrote (``torch.Tensor.var``, not
+    ``torch.var``). ``dict.fromkeys``: aliases such as Tensor.__neg__ / Tensor.neg are the
+    same object. Returns the first wrapper (or ``handler`` if there are no spellings). Nothing
+    is registered unless every spelling is new."""
+    _require_new_spellings(torch_functions)
+    by_name: dict[str, F] = {}
+    for func in dict.fromkeys(torch_functions):
+        name = public_name(func)
+        if name not in by_name:
+            by_name[name] = _checked(handler, name)
+        TORCH_FUNCTIONS.register(func, by_name[name])
+    return next(iter(by_name.values()), handler)
+
+
+def _require_new_spellings(torch_functions: Sequence[Any]) -> None:
+    for func in torch_functions:
+        TORCH_FUNCTIONS.require_new(func)
+        OPS.require_new(public_name(func))
 
 
 def supported_torch_functions() -> list[str]:

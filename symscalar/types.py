@@ -32,6 +32,7 @@ __all__ = [
     "StaticBool",
     "StaticDims",
     "StaticShape",
+    "Traced",
     "NumberProxy",
     "DynamicInt",
     "DynamicFloat",
@@ -61,6 +62,8 @@ class Tracer(Protocol):
 
     def bind(self, prim: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any: ...
 
+    def name_of(self, var: Any) -> str: ...
+
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy: ...
 
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
@@ -87,20 +90,45 @@ def _tracer_of(proxy: NumberProxy) -> Tracer:
     return tracer
 
 
-class NumberProxy:
+class Traced:
+    """What every traced value (a dynamic number, a traced tensor) has: the tracer that
+    created it, its variable in the trace, and its name there."""
+
+    __slots__ = ("_tracer", "_var", "__weakref__")
+    _tracer: Tracer
+    _var: Any  # the tracer's handle of this value (a ScalarVar, a TensorVar)
+
+    @property
+    def _name(self) -> str:
+        """The name the value has in messages and in the printed trace, e.g. ``"s0"``."""
+        return self._tracer.name_of(self._var)
+
+    @classmethod
+    def __torch_function__(
+        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        """torch calls on traced values are recorded by the current tracer (a class without
+        this method is rejected by torch's argument parser before any dispatch)."""
+        tracer = current_tracer.get()
+        if tracer is None:
+            raise cls._outside_trace()
+        return tracer.torch_function(func, args, kwargs or {})
+
+    @classmethod
+    def _outside_trace(cls) -> Exception:
+        raise NotImplementedError
+
+
+class NumberProxy(Traced):
     """Base class of the dynamic numbers. Instances are created by the tracer only."""
 
-    __slots__ = ("_tracer", "_var", "_name", "_origin", "__weakref__")
+    __slots__ = ("_origin",)
     _python_type: type = object
-    _tracer: Tracer
-    _var: Any  # the tracer's handle of this value (a ScalarVar)
-    _name: str  # the name the value has in the printed trace, e.g. "s0"
     _origin: str  # e.g. "parameter 'n' of f" or "computed from parameter 'n' of f"
 
-    def __init__(self, tracer: Tracer, var: Any, name: str, origin: str) -> None:
+    def __init__(self, tracer: Tracer, var: Any, origin: str) -> None:
         self._tracer = tracer
         self._var = var
-        self._name = name
         self._origin = origin
 
     def __repr__(self) -> str:
@@ -148,13 +176,8 @@ class NumberProxy:
         return (other // self, other % self)
 
     @classmethod
-    def __torch_function__(
-        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
-    ) -> Any:
-        tracer = current_tracer.get()
-        if tracer is None:
-            raise DynamicValueError("a dynamic value was passed to a torch function outside a trace")
-        return tracer.torch_function(func, args, kwargs or {})
+    def _outside_trace(cls) -> Exception:
+        return DynamicValueError("a dynamic value was passed to a torch function outside a trace")
 
     if not TYPE_CHECKING:
         # Run-time only: type checkers must not see these, so that they reject

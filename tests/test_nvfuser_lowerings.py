@@ -19,11 +19,12 @@ import symscalar
 from symscalar import DynamicFloat, StaticInt
 from symscalar import nvfuser_backend as nb
 from symscalar.grad import vjp_traces
-from symscalar.ops.scalar import SCALAR_BINARY, SCALAR_UNARY
+from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY
 from symscalar.ops import random as random_ops
 from symscalar.ops.factories import arange_p
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import PRIMITIVES, Eqn, ScalarVar, TensorVar, Trace, dce, is_var
+from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from tests.tracing_support import trace_of
 
 HAS_NVFUSER = nb.nvfuser_available()
@@ -286,7 +287,7 @@ def _prims_in(trace: Trace) -> set[str]:
 
 @needs_nvfuser
 def test_every_lowered_primitive_has_a_case() -> None:
-    lowered = {n for n, p in PRIMITIVES.items() if p.nvfuser is not None and not n.startswith("test_")}
+    lowered = {n for n, p in PRIMITIVES.items() if p in NVFUSER_LOWERINGS and not n.startswith("test_")}
     covered = set().union(*(_prims_in(_case_trace(name)) for name in CASE_IDS))
     covered |= _prims_in(arange_trace(0, 4, 1, torch.int64))
     assert lowered - covered == set(), "lowered primitives without a test case"
@@ -314,7 +315,7 @@ UNLOWERED = {
 
 
 def test_unlowered_primitives_are_exactly_the_allow_list() -> None:
-    unlowered = {n for n, p in PRIMITIVES.items() if p.nvfuser is None and not n.startswith("test_")}
+    unlowered = {n for n, p in PRIMITIVES.items() if p not in NVFUSER_LOWERINGS and not n.startswith("test_")}
     assert unlowered == set(UNLOWERED), (
         f"without a lowering but not allowed: {sorted(unlowered - set(UNLOWERED))}; "
         f"allowed but lowered now: {sorted(set(UNLOWERED) - unlowered)}"
@@ -539,7 +540,7 @@ def run_through_lowerings(trace: Trace, inputs: Sequence[Any]) -> tuple[Any, ...
             results = result if eqn.prim.multiple_results else (result,)
         else:
             wrapped = [FakeTensorView(a) if isinstance(a, torch.Tensor) else a for a in args]
-            result = eqn.prim.nvfuser(fd, *wrapped, **_fake_params(eqn))  # type: ignore[misc]
+            result = NVFUSER_LOWERINGS[eqn.prim].lower(fd, *wrapped, **_fake_params(eqn))
             results = result if eqn.prim.multiple_results else (result,)
             results = tuple(_un(r).to(o.dtype) for r, o in zip(results, eqn.outs))
         env.update(zip(eqn.outs, results))
@@ -549,7 +550,7 @@ def run_through_lowerings(trace: Trace, inputs: Sequence[Any]) -> tuple[Any, ...
 def _fake_params(eqn: Eqn) -> dict[str, Any]:
     params = {}
     for key, value in eqn.params.items():
-        if key in nb.SIZE_PARAMS:
+        if key in eqn.prim.size_params:
             value = list(nb._resolved_shape(eqn, key, value))
         elif isinstance(value, torch.dtype):
             value = nb.nvfuser_dtype(value)

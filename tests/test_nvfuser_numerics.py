@@ -34,9 +34,10 @@ import torch.nn.functional as F
 import symscalar
 from symscalar import DynamicFloat
 from symscalar import nvfuser_backend as nb
-from symscalar.trace import PRIMITIVES
+from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
+from symscalar.trace import PRIMITIVES, VJPS
 from tests import nvfuser_interpreter as ni
-from tests import opinfo_support as support
+from conformance import opinfo_support as support
 from tests import test_grad_hazards as hazards
 from tests.test_nvfuser_lowerings import LOWERED_CASES, arange_trace
 
@@ -481,7 +482,7 @@ class Report:
 
 def report(name: str, calls: int, observed: Observed) -> Report:
     """What ``observed`` saw, after ``calls`` calls of sample group ``name`` passed."""
-    vjps = {p for p in observed.prims["forward"] if PRIMITIVES[p].vjp is not None} if observed.gradients_compared else set()
+    vjps = {p for p in observed.prims["forward"] if PRIMITIVES[p] in VJPS} if observed.gradients_compared else set()
     return Report(name, calls, dict(observed.prims), _recordings(), vjps)
 
 
@@ -771,13 +772,13 @@ UNSAMPLED: dict[str, str] = {
 
 
 def test_every_lowered_primitive_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    lowered = {n for n, p in PRIMITIVES.items() if p.nvfuser is not None and not n.startswith("test_")}
+    lowered = {n for n, p in PRIMITIVES.items() if p in NVFUSER_LOWERINGS and not n.startswith("test_")}
     reports = all_reports()
     forward = set().union(*(r.prims.get("forward", set()) for r in reports))
     backward = set().union(*(r.prims.get("backward", set()) for r in reports))
     missing = lowered - forward - set(UNSAMPLED)
     assert not missing, f"lowered primitives no sample runs through a fusion: {sorted(missing)}; add a case"
-    with_vjp = {n for n in lowered if PRIMITIVES[n].vjp is not None}
+    with_vjp = {n for n in lowered if PRIMITIVES[n] in VJPS}
     vjps = set().union(*(r.vjps for r in reports))
     assert with_vjp - vjps - set(UNSAMPLED) == set(), f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
     calls = sum(r.calls for r in reports)

@@ -30,8 +30,8 @@ import torch
 
 import symscalar
 from symscalar.trace import ScalarVar
-from tests import opinfo_support as support
-from tests.opinfo_support import Call, Dyn, Skip
+from conformance import opinfo_support as support
+from conformance.opinfo_support import Call, Dyn, Skip
 
 # Samples with a single element reduced with correction=1 warn in eager and in the trace alike.
 pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
@@ -163,7 +163,7 @@ def test_conformance(func: Any) -> None:
         return  # every valid sample refused with a clear error: torch.empty (uninitialized memory)
     assert passed > 0, (
         f"no OpInfo sample exercised {_name(func)} (outcomes: {dict(outcomes)}); map an OpInfo "
-        "to it, or add samples, in tests/opinfo_support.py (OPINFO_CALLS, STEM_ALIASES, HAND_SAMPLES)"
+        "to it, or add samples, in conformance/opinfo_support.py (OPINFO_CALLS, STEM_ALIASES, HAND_SAMPLES)"
     )
 
 

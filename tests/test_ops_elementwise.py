@@ -5,7 +5,7 @@ between calls without a retrace, and every torch spelling the family registers."
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -109,21 +109,26 @@ def _is_float_tensor(a: Any) -> bool:
 
 
 @pytest.fixture
-def record_spelling(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[int]]:
-    """Wraps the handler of a torch spelling to count the calls routed through it."""
+def record_spelling() -> Iterator[Callable[[Any], list[int]]]:
+    """Wraps the handler of a torch spelling to count the calls routed through it (the
+    registry refuses a second registration: the handler is unregistered, then restored)."""
+    originals: dict[Any, Any] = {}
 
     def record(func: Any) -> list[int]:
         calls = [0]
-        handler = TORCH_FUNCTIONS[func]
+        handler = originals[func] = TORCH_FUNCTIONS.unregister(func)
 
         def counting(*args: Any, **kwargs: Any) -> Any:
             calls[0] += 1
             return handler(*args, **kwargs)
 
-        monkeypatch.setitem(TORCH_FUNCTIONS, func, counting)
+        TORCH_FUNCTIONS.register(func, counting)
         return calls
 
-    return record
+    yield record
+    for func, handler in originals.items():
+        TORCH_FUNCTIONS.unregister(func)
+        TORCH_FUNCTIONS.register(func, handler)
 
 
 SHAPES_1 = [(2, 3), ()]

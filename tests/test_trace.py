@@ -85,3 +85,58 @@ def test_names_never_shadow_builtins():
 
     f(torch.ones(2), 2.0)
     assert "def f(t0, s0):" in str(f.last_trace())
+
+
+def _named_in_messages() -> tuple[symscalar.JitFunction, dict[str, str]]:
+    """A jitted function that, while it is traced, reads the names of an intermediate tensor
+    (repr), of a computed dynamic scalar and of a dynamic parameter (from the message of a
+    caught StaticValueRequiredError), in an order other than the order of definition."""
+    said: dict[str, str] = {}
+
+    @symscalar.jit
+    def f(x: torch.Tensor, a: DynamicFloat, n: symscalar.DynamicInt) -> torch.Tensor:
+        y = torch.exp(x * a)
+        k = n + 1
+        try:
+            torch.sum(y, k)
+        except StaticValueRequiredError as e:
+            said["k"] = str(e).split("dynamic value ", 1)[1].split(" ", 1)[0]
+        z = torch.sin(y) + a
+        said["z"] = repr(z).removeprefix("TensorProxy(").split(":", 1)[0]
+        said["y"] = repr(y).removeprefix("TensorProxy(").split(":", 1)[0]
+        return z * 2
+
+    return f, said
+
+
+def test_a_value_is_called_the_same_in_a_message_and_in_every_printed_trace():
+    f, said = _named_in_messages()
+    x = torch.randn(3, requires_grad=True)
+    f(x, 0.5, 2).sum().backward()
+    printed = str(f.last_trace())
+    assert f"{said['k']} = prims.scalar_add(" in printed
+    assert f"{said['y']} = prims.exp(" in printed
+    assert f"{said['z']} = prims.add(" in printed
+    generated = symscalar.torch_backend.compile_trace(f.last_trace()).__source__
+    assert f"{said['z']} = _prim_add(" in generated
+    # names follow the order of definition, also when a message asked for one early
+    assert (said["y"], said["k"], said["z"]) == ("t2", "s2", "t4")
+
+
+def test_names_nobody_asked_for_are_dense_in_definition_order():
+    """A backward creates values its trace drops (residuals a rule did not read): printing
+    names only what the trace holds, t0, t1, ... in order."""
+
+    @symscalar.jit
+    def f(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        return torch.exp(torch.sum(x * s, 0) + 1)
+
+    f(torch.randn(3, 2, requires_grad=True), 0.5).sum().backward()
+    for trace in (f.last_trace(), f.last_backward_trace()):
+        names = trace.input_names()
+        for line in str(trace).splitlines():
+            if " = prims." in line:
+                names += [n.strip() for n in line.split(" = ")[0].split(",") if n.strip()]
+        for prefix in "ts":
+            mine = [n for n in names if n.startswith(prefix)]
+            assert mine == [f"{prefix}{i}" for i in range(len(mine))], str(trace)

@@ -19,6 +19,7 @@ kernels, equal up to rounding), with every branch decided by the same flags
 from __future__ import annotations
 
 import functools
+import math
 import types
 import typing
 from collections.abc import Callable
@@ -55,9 +56,7 @@ def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tenso
     sizes = tuple(sizes)
     if sizes.count(-1) > 1:
         raise RuntimeError("unflatten: only one dimension can be inferred")
-    known = 1
-    for s in sizes:
-        known *= s if s != -1 else 1
+    known = math.prod(s for s in sizes if s != -1)
     n = input.shape[d]
     if -1 in sizes:
         if known == 0 or n % known:

@@ -7,10 +7,10 @@ from typing import Any
 
 import torch
 
-from symscalar.trace import Atom, ScalarVar, TensorVar
+from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar
 
 __all__ = [
-    "torch_meta", "small_meta", "elementwise_meta", "broadcast_shapes", "reduced_shape",
+    "torch_meta", "small_meta", "elementwise_meta", "elementwise_primitive", "broadcast_shapes", "reduced_shape",
     "same_shape", "output_device", "canonical_dim", "canonical_dims", "result_dtype",
     "holomorphic", "Tensor",
 ]
@@ -94,6 +94,12 @@ def elementwise_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
     """The meta of a broadcasting elementwise op: the broadcast shape (see ``small_meta``)."""
     return small_meta(impl, lambda *atoms, **params: broadcast_shapes(
         [a.shape for a in atoms if isinstance(a, TensorVar)]))
+
+
+def elementwise_primitive(name: str, impl: Callable[..., Any]) -> Primitive:
+    """The primitive of a broadcasting elementwise op: ``impl`` is its torch lowering, its
+    meta the broadcast shape with torch's dtype (see ``elementwise_meta``)."""
+    return Primitive(name, impl, elementwise_meta(impl))
 
 
 def reduced_shape(x: TensorVar, *, dims: tuple[int, ...], keepdim: bool, **params: Any) -> tuple[int, ...]:

@@ -18,8 +18,8 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_meta, unbroadcast
 from symscalar.ops.factories import arange
-from symscalar.ops.nvfuser_lowering import is_broadcast, upcast
-from symscalar.trace import Primitive, TensorVar
+from symscalar.nvfuser_lowering import is_broadcast, register_nvfuser, upcast
+from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
 from symscalar.tracing import defop, implements
@@ -36,10 +36,10 @@ def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
 
 
 matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_shape))
-matmul_p.vjp = holomorphic(lambda ct, out, a, b: (
+register_vjp(matmul_p, holomorphic(lambda ct, out, a, b: (
     unbroadcast(ct @ b.mT, a.shape),
     unbroadcast(a.mT @ ct, b.shape),
-))
+)))
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -54,27 +54,24 @@ def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
     return fd.ops.sum(upcast(fd, fd.ops.mul(a, b)), [rank - 1], False)
 
 
-matmul_p.nvfuser = _matmul_nvfuser
-matmul_p.nvfuser_supports = lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
+register_nvfuser(
+    matmul_p, _matmul_nvfuser,
+    supports=lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
-@defop
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+@defop(torch=(torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__))
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with ``torch.matmul``'s rules for 1-D operands and batch broadcasting."""
-    if a.ndim == 0 or b.ndim == 0:
+    if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D")
-    if a.ndim == 1 and b.ndim == 1:  # a dot product: torch's kernel, its dtype and accumulation
-        return matmul_p.bind(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())  # type: ignore[no-any-return]
-    if a.ndim == 1:
-        return matmul_p.bind(a.unsqueeze(0), b).squeeze(-2)  # type: ignore[no-any-return]
-    if b.ndim == 1:
-        return matmul_p.bind(a, b.unsqueeze(-1)).squeeze(-1)  # type: ignore[no-any-return]
-    return matmul_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__)
-def _torch_matmul(input: Tensor, other: Tensor) -> Tensor:
-    return matmul(input, other)
+    if input.ndim == 1 and other.ndim == 1:  # a dot product: torch's kernel, its dtype and accumulation
+        return matmul_p.bind(input.unsqueeze(0), other.unsqueeze(-1)).reshape(())
+    if input.ndim == 1:
+        return matmul_p.bind(input.unsqueeze(0), other).squeeze(-2)
+    if other.ndim == 1:
+        return matmul_p.bind(input, other.unsqueeze(-1)).squeeze(-1)
+    return matmul_p.bind(input, other)
 
 
 @implements(torch.Tensor.__rmatmul__)
@@ -97,16 +94,11 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 # ---- linear
-@defop
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight.T + bias``, like ``torch.nn.functional.linear``."""
-    out = matmul(x, weight.t())
+@defop(torch=(F.linear,))
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``, like ``torch.nn.functional.linear``."""
+    out = matmul(input, weight.t())
     return out + bias if bias is not None else out
-
-
-@implements(F.linear)
-def _torch_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    return linear(input, weight, bias)
 
 
 # ---- normalization
@@ -125,9 +117,9 @@ def _upcast(x: Tensor) -> Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
-@defop
+@defop(torch=(F.layer_norm,))
 def layer_norm(
-    x: Tensor,
+    input: Tensor,
     normalized_shape: StaticShape,
     weight: Tensor | None = None,
     bias: Tensor | None = None,
@@ -139,8 +131,8 @@ def layer_norm(
     and rounded once; the result has the input's dtype, also with float32 ``weight``/``bias``
     (the mixed-precision case autocast produces: bfloat16 activations, float32 parameters).
     """
-    dims = _norm_dims(x, normalized_shape, "layer_norm")
-    xf = _upcast(x)
+    dims = _norm_dims(input, normalized_shape, "layer_norm")
+    xf = _upcast(input)
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
     out = centered * torch.rsqrt(var + eps)
@@ -148,45 +140,24 @@ def layer_norm(
         out = out * _upcast(weight)
     if bias is not None:
         out = out + _upcast(bias)
-    return out.to(x.dtype)
+    return out.to(input.dtype)
 
 
-@implements(F.layer_norm)
-def _torch_layer_norm(
-    input: Tensor,
-    normalized_shape: StaticShape,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    eps: FloatLike = 1e-5,
-) -> Tensor:
-    return layer_norm(input, normalized_shape, weight, bias, eps)
-
-
-@defop
+@defop(torch=(F.rms_norm,))
 def rms_norm(
-    x: Tensor,
+    input: Tensor,
     normalized_shape: StaticShape,
     weight: Tensor | None = None,
     eps: FloatLike | None = None,
 ) -> Tensor:
     """RMS normalization; ``eps`` may be dynamic. Its default is the machine epsilon of the
     dtype the normalization is computed in (float32 for float16/bfloat16 inputs), as torch's."""
-    dims = _norm_dims(x, normalized_shape, "rms_norm")
-    xf = _upcast(x)
+    dims = _norm_dims(input, normalized_shape, "rms_norm")
+    xf = _upcast(input)
     if eps is None:
         eps = torch.finfo(xf.dtype).eps
-    out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(x.dtype)
+    out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(input.dtype)
     return out * weight if weight is not None else out
-
-
-@implements(F.rms_norm)
-def _torch_rms_norm(
-    input: Tensor,
-    normalized_shape: StaticShape,
-    weight: Tensor | None = None,
-    eps: FloatLike | None = None,
-) -> Tensor:
-    return rms_norm(input, normalized_shape, weight, eps)
 
 
 # ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from
@@ -200,7 +171,7 @@ def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
 
 
 # ---- attention
-@defop
+@defop(torch=(F.scaled_dot_product_attention,))
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -249,19 +220,3 @@ def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, T
             f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
         )
     return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)
-
-
-@implements(F.scaled_dot_product_attention)
-def _torch_sdpa(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: StaticFloat = 0.0,
-    is_causal: StaticBool = False,
-    scale: FloatLike | None = None,
-    enable_gqa: StaticBool = False,
-) -> Any:
-    return scaled_dot_product_attention(
-        query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
-    )

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.ops.shape import zero_pad_p
-from symscalar.trace import Primitive
+from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import TensorProxy, TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer, is_static
 
@@ -65,9 +65,9 @@ convolution_p = Primitive("convolution", _conv_impl, torch_meta(_conv_impl))
 convolution_backward_p = Primitive(
     "convolution_backward", _conv_backward_impl, torch_meta(_conv_backward_impl), multiple_results=True
 )
-convolution_p.vjp = lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
+register_vjp(convolution_p, lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
     ct, x, w, bias=b is not None, **geometry
-)
+))
 
 
 @defop
@@ -92,7 +92,7 @@ def convolution(
     stride_t, dilation_t = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
     x, padding_t = _conv_padding(x, weight, padding, stride_t, dilation_t)
     out = convolution_p.bind(x, weight, bias, stride=stride_t, padding=padding_t, dilation=dilation_t, groups=groups)
-    return out.squeeze(0) if unbatched else out  # type: ignore[no-any-return]
+    return out.squeeze(0) if unbatched else out
 
 
 def _conv_padding(
@@ -164,7 +164,7 @@ def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: F
         return torch.clone(input)  # eager's result is a new tensor, never a view of the input
     out = zero_pad_p.bind(input, padding=padding)
     if value is None or (is_static(value) and type(value) in (int, float) and value == 0):
-        return out  # type: ignore[no-any-return]
+        return out
     inside = zero_pad_p.bind(torch.ones_like(input, dtype=torch.bool), padding=padding)
     return torch.where(inside, out, value)
 
@@ -185,7 +185,9 @@ max_pool2d_p = Primitive("max_pool2d", _max_pool2d_impl, torch_meta(_max_pool2d_
 max_pool2d_backward_p = Primitive(
     "max_pool2d_backward", _max_pool2d_backward_impl, torch_meta(_max_pool2d_backward_impl)
 )
-max_pool2d_p.vjp = lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),)
+register_vjp(
+    max_pool2d_p, lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),),
+)
 
 
 def _pool_geometry(kernel_size: Any, stride: Any, padding: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -194,9 +196,9 @@ def _pool_geometry(kernel_size: Any, stride: Any, padding: Any) -> tuple[tuple[i
     return kernel, strides, _ntuple(padding, 2, "padding")
 
 
-@defop
+@defop(torch=(F.max_pool2d,))
 def max_pool2d(
-    x: Tensor,
+    input: Tensor,
     kernel_size: StaticInt | StaticShape,
     stride: StaticInt | StaticShape | None = None,
     padding: StaticInt | StaticShape = 0,
@@ -207,7 +209,7 @@ def max_pool2d(
     """2-d max pooling, as ``F.max_pool2d`` (``return_indices`` gives ``(values, indices)``)."""
     kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
     values, indices = max_pool2d_p.bind(
-        x, kernel_size=kernel, stride=strides, padding=pads,
+        input, kernel_size=kernel, stride=strides, padding=pads,
         dilation=_ntuple(dilation, 2, "dilation"), ceil_mode=ceil_mode,
     )
     return (values, indices) if return_indices else values
@@ -239,19 +241,6 @@ def _torch_max_pool2d_with_indices(
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-@implements(F.max_pool2d)
-def _torch_max_pool2d(
-    input: Tensor,
-    kernel_size: StaticInt | StaticShape,
-    stride: StaticInt | StaticShape | None = None,
-    padding: StaticInt | StaticShape = 0,
-    dilation: StaticInt | StaticShape = 1,
-    ceil_mode: StaticBool = False,
-    return_indices: StaticBool = False,
-) -> Any:
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
 def _avg_pool2d_impl(x: Any, *, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
                      count_include_pad: bool, divisor_override: int | None) -> Any:
     return aten.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -264,12 +253,12 @@ def _avg_pool2d_backward_impl(ct: Any, x: Any, *, kernel_size: Any, stride: Any,
 
 avg_pool2d_p = Primitive("avg_pool2d", _avg_pool2d_impl, torch_meta(_avg_pool2d_impl))
 avg_pool2d_backward_p = Primitive("avg_pool2d_backward", _avg_pool2d_backward_impl, torch_meta(_avg_pool2d_backward_impl))
-avg_pool2d_p.vjp = lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),)
+register_vjp(avg_pool2d_p, lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),))
 
 
-@defop
+@defop(torch=(F.avg_pool2d,))
 def avg_pool2d(
-    x: Tensor,
+    input: Tensor,
     kernel_size: StaticInt | StaticShape,
     stride: StaticInt | StaticShape | None = None,
     padding: StaticInt | StaticShape = 0,
@@ -279,23 +268,10 @@ def avg_pool2d(
 ) -> Tensor:
     """2-d average pooling, as ``F.avg_pool2d``."""
     kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
-    return avg_pool2d_p.bind(  # type: ignore[no-any-return]
-        x, kernel_size=kernel, stride=strides, padding=pads, ceil_mode=ceil_mode,
+    return avg_pool2d_p.bind(
+        input, kernel_size=kernel, stride=strides, padding=pads, ceil_mode=ceil_mode,
         count_include_pad=count_include_pad, divisor_override=divisor_override,
     )
-
-
-@implements(F.avg_pool2d)
-def _torch_avg_pool2d(
-    input: Tensor,
-    kernel_size: StaticInt | StaticShape,
-    stride: StaticInt | StaticShape | None = None,
-    padding: StaticInt | StaticShape = 0,
-    ceil_mode: StaticBool = False,
-    count_include_pad: StaticBool = True,
-    divisor_override: StaticInt | None = None,
-) -> Tensor:
-    return avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def _adaptive_avg_pool2d_impl(x: Any, *, output_size: tuple[int, int]) -> Any:
@@ -312,25 +288,20 @@ adaptive_avg_pool2d_p = Primitive(
 adaptive_avg_pool2d_backward_p = Primitive(
     "adaptive_avg_pool2d_backward", _adaptive_avg_pool2d_backward_impl, torch_meta(_adaptive_avg_pool2d_backward_impl)
 )
-adaptive_avg_pool2d_p.vjp = lambda ct, out, x, **params: (adaptive_avg_pool2d_backward_p.bind(ct, x),)
+register_vjp(adaptive_avg_pool2d_p, lambda ct, out, x, **params: (adaptive_avg_pool2d_backward_p.bind(ct, x),))
 
 
-@defop
-def adaptive_avg_pool2d(x: Tensor, output_size: StaticInt | Sequence[StaticInt | None]) -> Tensor:
+@defop(torch=(F.adaptive_avg_pool2d,))
+def adaptive_avg_pool2d(input: Tensor, output_size: StaticInt | Sequence[StaticInt | None]) -> Tensor:
     """Average pooling to a fixed output size, as ``F.adaptive_avg_pool2d`` (``None`` in
     ``output_size`` keeps that input size)."""
-    if x.ndim not in (3, 4):
-        raise ValueError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input, got shape {list(x.shape)}")
+    if input.ndim not in (3, 4):
+        raise ValueError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input, got shape {list(input.shape)}")
     sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     if len(sizes) != 2:
         raise ValueError(f"adaptive_avg_pool2d: output_size must be 2 numbers, got {output_size!r}")
-    resolved = tuple(x.shape[x.ndim - 2 + i] if s is None else s for i, s in enumerate(sizes))
-    return adaptive_avg_pool2d_p.bind(x, output_size=resolved)  # type: ignore[no-any-return]
-
-
-@implements(F.adaptive_avg_pool2d)
-def _torch_adaptive_avg_pool2d(input: Tensor, output_size: StaticInt | Sequence[StaticInt | None]) -> Tensor:
-    return adaptive_avg_pool2d(input, output_size)
+    resolved = tuple(input.shape[input.ndim - 2 + i] if s is None else s for i, s in enumerate(sizes))
+    return adaptive_avg_pool2d_p.bind(input, output_size=resolved)
 
 
 # ---- batch normalization (a composite; the running statistics are written back)
@@ -338,9 +309,9 @@ def _upcast(x: Tensor) -> Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
-@defop
+@defop(torch=(F.batch_norm,))
 def batch_norm(
-    x: Tensor,
+    input: Tensor,
     running_mean: Tensor | None,
     running_var: Tensor | None,
     weight: Tensor | None = None,
@@ -357,18 +328,20 @@ def batch_norm(
     ``write_back``. Eval: normalize with the running statistics. ``momentum`` and ``eps`` may
     be dynamic.
     """
-    if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input with at least 2 dims, got shape {list(x.shape)}")
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input with at least 2 dims, got shape {list(input.shape)}")
     if (running_mean is None) != (running_var is None):
         raise RuntimeError("batch_norm: running_mean and running_var must both be given or both be None")
-    channels = x.shape[1]
-    dims = (0, *range(2, x.ndim))
-    stat_shape = (1, channels) + (1,) * (x.ndim - 2)
-    xf = _upcast(x)
+    channels = input.shape[1]
+    dims = (0, *range(2, input.ndim))
+    stat_shape = (1, channels) + (1,) * (input.ndim - 2)
+    xf = _upcast(input)
     if training:
-        count = x.numel() // channels if channels else 0
+        count = input.numel() // channels if channels else 0
         if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {list(input.shape)}"
+            )
         mean = xf.mean(dims, keepdim=True)
         centered = xf - mean
         var = (centered * centered).mean(dims, keepdim=True)
@@ -385,7 +358,7 @@ def batch_norm(
         out = out * weight.reshape(stat_shape)
     if bias is not None:
         out = out + bias.reshape(stat_shape)
-    return out.to(x.dtype)
+    return out.to(input.dtype)
 
 
 def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbiased_var: Any, momentum: Any) -> None:
@@ -412,17 +385,3 @@ def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbias
                 "running_var=None."
             )
         tracer.assign_state(target, new)
-
-
-@implements(F.batch_norm)
-def _torch_batch_norm(
-    input: Tensor,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    training: StaticBool = False,
-    momentum: FloatLike = 0.1,
-    eps: FloatLike = 1e-5,
-) -> Tensor:
-    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)

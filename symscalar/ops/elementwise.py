@@ -12,10 +12,10 @@ from typing import Any
 import torch
 
 from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, elementwise_meta, grad_for, holomorphic, result_dtype
+from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
-from symscalar.ops.nvfuser_lowering import floating, upcast
-from symscalar.trace import Primitive
+from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
+from symscalar.trace import register_vjp
 from symscalar.tracing import data_dependent_shape_error, defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
@@ -31,20 +31,16 @@ __all__ = [
 TensorOrNumber = Tensor | NumberLike
 
 
-def _elementwise(name: str, impl: object) -> Primitive:
-    return Primitive(name, impl, elementwise_meta(impl))  # type: ignore[arg-type]
-
-
 # ---- add
-add_p = _elementwise("add", torch.add)
-add_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b))
-add_p.nvfuser = lambda fd, a, b: fd.ops.add(a, b)
+add_p = elementwise_primitive("add", torch.add)
+register_vjp(add_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(ct, b)))
+register_nvfuser(add_p, lambda fd, a, b: fd.ops.add(a, b))
 
 
 @defop
 def add(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a + b`` with torch's broadcasting and type promotion."""
-    return add_p.bind(a, b)  # type: ignore[no-any-return]
+    return add_p.bind(a, b)
 
 
 def _times_alpha(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: NumberLike) -> TensorOrNumber:
@@ -78,15 +74,15 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- sub
-sub_p = _elementwise("sub", torch.sub)
-sub_p.vjp = lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b))
-sub_p.nvfuser = lambda fd, a, b: fd.ops.sub(a, b)
+sub_p = elementwise_primitive("sub", torch.sub)
+register_vjp(sub_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b)))
+register_nvfuser(sub_p, lambda fd, a, b: fd.ops.sub(a, b))
 
 
 @defop
 def sub(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
     """``a - b``."""
-    return sub_p.bind(a, b)  # type: ignore[no-any-return]
+    return sub_p.bind(a, b)
 
 
 @implements(torch.sub, torch.Tensor.sub, torch.Tensor.__sub__)
@@ -113,20 +109,15 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- mul
-mul_p = _elementwise("mul", torch.mul)
-mul_p.vjp = holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b)))
-mul_p.nvfuser = lambda fd, a, b: fd.ops.mul(a, b)
+mul_p = elementwise_primitive("mul", torch.mul)
+register_vjp(mul_p, holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))))
+register_nvfuser(mul_p, lambda fd, a, b: fd.ops.mul(a, b))
 
 
-@defop
-def mul(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a * b``."""
-    return mul_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.mul, torch.Tensor.mul, torch.Tensor.__mul__)
-def _torch_mul(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return mul(input, other)
+@defop(torch=(torch.mul, torch.Tensor.mul, torch.Tensor.__mul__))
+def mul(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input * other``."""
+    return mul_p.bind(input, other)
 
 
 @implements(torch.Tensor.__rmul__)
@@ -135,7 +126,7 @@ def _torch_rmul(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- div: true division, or rounded with rounding_mode 'trunc' / 'floor' (static)
-div_p = _elementwise("div", torch.div)
+div_p = elementwise_primitive("div", torch.div)
 
 
 def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> tuple[Any, Any]:
@@ -144,7 +135,7 @@ def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = N
     return grad_for(ct / b, a), grad_for(-ct * out / b, b)
 
 
-div_p.vjp = holomorphic(_div_vjp)
+register_vjp(div_p, holomorphic(_div_vjp))
 
 
 def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> Any:
@@ -156,28 +147,25 @@ def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -
     return quotient
 
 
-div_p.nvfuser = _div_nvfuser
 # Rounded integer division goes through a float quotient in nvFuser (inexact for large
 # integers; torch raises on division by zero): it runs in torch.
-div_p.nvfuser_supports = lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b)
+register_nvfuser(
+    div_p, _div_nvfuser,
+    supports=lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b),
+)
 
 
-@defop
-def div(a: TensorOrNumber, b: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
-    """``a / b``: true division (integer inputs give a floating result), or rounded toward
+@defop(torch=(torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide, torch.Tensor.__truediv__))
+def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other``: true division (integer inputs give a floating result), or rounded toward
     zero (``rounding_mode='trunc'``) or down (``'floor'``; integer inputs stay integers)."""
     if rounding_mode is None:
-        return div_p.bind(a, b)  # type: ignore[no-any-return]
+        return div_p.bind(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(
             f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
-    return div_p.bind(a, b, rounding_mode=rounding_mode)  # type: ignore[no-any-return]
-
-
-@implements(torch.div, torch.divide, torch.Tensor.div, torch.Tensor.divide, torch.Tensor.__truediv__)
-def _torch_div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
-    return div(input, other, rounding_mode=rounding_mode)
+    return div_p.bind(input, other, rounding_mode=rounding_mode)
 
 
 @implements(torch.Tensor.__rtruediv__)
@@ -187,53 +175,38 @@ def _torch_rdiv(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- neg
-neg_p = _elementwise("neg", torch.neg)
-neg_p.vjp = lambda ct, out, a: (-ct,)
-neg_p.nvfuser = lambda fd, a: fd.ops.neg(a)
+neg_p = elementwise_primitive("neg", torch.neg)
+register_vjp(neg_p, lambda ct, out, a: (-ct,))
+register_nvfuser(neg_p, lambda fd, a: fd.ops.neg(a))
 
 
-@defop
-def neg(a: Tensor) -> Tensor:
-    """``-a``."""
-    return neg_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.neg, torch.Tensor.neg, torch.Tensor.__neg__)
-def _torch_neg(input: Tensor) -> Tensor:
-    return neg(input)
+@defop(torch=(torch.neg, torch.Tensor.neg, torch.Tensor.__neg__))
+def neg(input: Tensor) -> Tensor:
+    """``-input``."""
+    return neg_p.bind(input)
 
 
 # ---- conj: the complex conjugate (real tensors are their own); used by complex vjps
-conj_p = _elementwise("conj", torch.conj_physical)
-conj_p.vjp = lambda ct, out, a: (torch.conj_physical(ct),)
+conj_p = elementwise_primitive("conj", torch.conj_physical)
+register_vjp(conj_p, lambda ct, out, a: (torch.conj_physical(ct),))
 
 
-@defop
-def conj(a: Tensor) -> Tensor:
+@defop(torch=(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj))
+def conj(input: Tensor) -> Tensor:
     """The complex conjugate, materialized (``torch.conj``'s lazy view has the same values)."""
-    return conj_p.bind(a) if a.dtype.is_complex else a
-
-
-@implements(torch.conj_physical, torch.conj, torch.Tensor.conj_physical, torch.Tensor.conj)
-def _torch_conj(input: Tensor) -> Tensor:
-    return conj(input)
+    return conj_p.bind(input) if input.dtype.is_complex else input
 
 
 # ---- exp
-exp_p = _elementwise("exp", torch.exp)
-exp_p.vjp = holomorphic(lambda ct, out, a: (ct * out,))
-exp_p.nvfuser = lambda fd, a: fd.ops.exp(a)
+exp_p = elementwise_primitive("exp", torch.exp)
+register_vjp(exp_p, holomorphic(lambda ct, out, a: (ct * out,)))
+register_nvfuser(exp_p, lambda fd, a: fd.ops.exp(a))
 
 
-@defop
-def exp(a: Tensor) -> Tensor:
-    """``e ** a``."""
-    return exp_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.exp, torch.Tensor.exp)
-def _torch_exp(input: Tensor) -> Tensor:
-    return exp(input)
+@defop(torch=(torch.exp, torch.Tensor.exp))
+def exp(input: Tensor) -> Tensor:
+    """``e ** input``."""
+    return exp_p.bind(input)
 
 
 # ---- helpers shared by the rules below
@@ -258,276 +231,188 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 # ================================================================ unary ops
 
 # ---- abs
-abs_p = _elementwise("abs", torch.abs)
+abs_p = elementwise_primitive("abs", torch.abs)
 # torch's abs_backward: ct * sgn(a), where sgn(z) = z / |z| for complex z, and 0 at 0
-abs_p.vjp = lambda ct, out, a: (
+register_vjp(abs_p, lambda ct, out, a: (
     ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),
-)
-abs_p.nvfuser = lambda fd, a: fd.ops.abs(a)
+))
+register_nvfuser(abs_p, lambda fd, a: fd.ops.abs(a))
 
 
-@defop
-def abs(a: Tensor) -> Tensor:  # noqa: A001 - torch's name
-    """``|a|``; the gradient at 0 is 0, as in torch."""
-    return abs_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.abs, torch.absolute, torch.Tensor.abs, torch.Tensor.absolute, torch.Tensor.__abs__)
-def _torch_abs(input: Tensor) -> Tensor:
-    return abs(input)
+@defop(torch=(torch.abs, torch.absolute, torch.Tensor.abs, torch.Tensor.absolute, torch.Tensor.__abs__))
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - torch's name
+    """``|input|``; the gradient at 0 is 0, as in torch."""
+    return abs_p.bind(input)
 
 
 # ---- exp2
-exp2_p = _elementwise("exp2", torch.exp2)
+exp2_p = elementwise_primitive("exp2", torch.exp2)
 _LN2 = math.log(2.0)
-exp2_p.vjp = holomorphic(lambda ct, out, a: (ct * out * _LN2,))
-exp2_p.nvfuser = lambda fd, a: fd.ops.exp2(a)
-exp2_p.nvfuser_supports = floating
+register_vjp(exp2_p, holomorphic(lambda ct, out, a: (ct * out * _LN2,)))
+register_nvfuser(exp2_p, lambda fd, a: fd.ops.exp2(a), supports=floating)
 
 
-@defop
-def exp2(a: Tensor) -> Tensor:
-    """``2 ** a``."""
-    return exp2_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.exp2, torch.Tensor.exp2, torch.special.exp2)
-def _torch_exp2(input: Tensor) -> Tensor:
-    return exp2(input)
+@defop(torch=(torch.exp2, torch.Tensor.exp2, torch.special.exp2))
+def exp2(input: Tensor) -> Tensor:
+    """``2 ** input``."""
+    return exp2_p.bind(input)
 
 
 # ---- expm1
-expm1_p = _elementwise("expm1", torch.expm1)
-expm1_p.vjp = holomorphic(lambda ct, out, a: (ct * (out + 1),))
-expm1_p.nvfuser = lambda fd, a: fd.ops.expm1(a)
-expm1_p.nvfuser_supports = floating
+expm1_p = elementwise_primitive("expm1", torch.expm1)
+register_vjp(expm1_p, holomorphic(lambda ct, out, a: (ct * (out + 1),)))
+register_nvfuser(expm1_p, lambda fd, a: fd.ops.expm1(a), supports=floating)
 
 
-@defop
-def expm1(a: Tensor) -> Tensor:
-    """``exp(a) - 1``, accurate for small ``a``."""
-    return expm1_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.expm1, torch.Tensor.expm1, torch.special.expm1)
-def _torch_expm1(input: Tensor) -> Tensor:
-    return expm1(input)
+@defop(torch=(torch.expm1, torch.Tensor.expm1, torch.special.expm1))
+def expm1(input: Tensor) -> Tensor:
+    """``exp(input) - 1``, accurate for small ``input``."""
+    return expm1_p.bind(input)
 
 
 # ---- log
-log_p = _elementwise("log", torch.log)
-log_p.vjp = holomorphic(lambda ct, out, a: (ct / a,))
-log_p.nvfuser = lambda fd, a: fd.ops.log(a)
-log_p.nvfuser_supports = floating
+log_p = elementwise_primitive("log", torch.log)
+register_vjp(log_p, holomorphic(lambda ct, out, a: (ct / a,)))
+register_nvfuser(log_p, lambda fd, a: fd.ops.log(a), supports=floating)
 
 
-@defop
-def log(a: Tensor) -> Tensor:
+@defop(torch=(torch.log, torch.Tensor.log))
+def log(input: Tensor) -> Tensor:
     """Natural logarithm."""
-    return log_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.log, torch.Tensor.log)
-def _torch_log(input: Tensor) -> Tensor:
-    return log(input)
+    return log_p.bind(input)
 
 
 # ---- log1p
-log1p_p = _elementwise("log1p", torch.log1p)
-log1p_p.vjp = holomorphic(lambda ct, out, a: (ct / (a + 1),))
-log1p_p.nvfuser = lambda fd, a: fd.ops.log1p(a)
-log1p_p.nvfuser_supports = floating
+log1p_p = elementwise_primitive("log1p", torch.log1p)
+register_vjp(log1p_p, holomorphic(lambda ct, out, a: (ct / (a + 1),)))
+register_nvfuser(log1p_p, lambda fd, a: fd.ops.log1p(a), supports=floating)
 
 
-@defop
-def log1p(a: Tensor) -> Tensor:
-    """``log(1 + a)``, accurate for small ``a``."""
-    return log1p_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.log1p, torch.Tensor.log1p, torch.special.log1p)
-def _torch_log1p(input: Tensor) -> Tensor:
-    return log1p(input)
+@defop(torch=(torch.log1p, torch.Tensor.log1p, torch.special.log1p))
+def log1p(input: Tensor) -> Tensor:
+    """``log(1 + input)``, accurate for small ``input``."""
+    return log1p_p.bind(input)
 
 
 # ---- log2
-log2_p = _elementwise("log2", torch.log2)
-log2_p.vjp = holomorphic(lambda ct, out, a: (ct / (a * _LN2),))
-log2_p.nvfuser = lambda fd, a: fd.ops.log2(a)
-log2_p.nvfuser_supports = floating
+log2_p = elementwise_primitive("log2", torch.log2)
+register_vjp(log2_p, holomorphic(lambda ct, out, a: (ct / (a * _LN2),)))
+register_nvfuser(log2_p, lambda fd, a: fd.ops.log2(a), supports=floating)
 
 
-@defop
-def log2(a: Tensor) -> Tensor:
+@defop(torch=(torch.log2, torch.Tensor.log2))
+def log2(input: Tensor) -> Tensor:
     """Base-2 logarithm."""
-    return log2_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.log2, torch.Tensor.log2)
-def _torch_log2(input: Tensor) -> Tensor:
-    return log2(input)
+    return log2_p.bind(input)
 
 
 # ---- sqrt
-sqrt_p = _elementwise("sqrt", torch.sqrt)
-sqrt_p.vjp = holomorphic(lambda ct, out, a: (ct / (out * 2),))
-sqrt_p.nvfuser = lambda fd, a: fd.ops.sqrt(a)
-sqrt_p.nvfuser_supports = floating
+sqrt_p = elementwise_primitive("sqrt", torch.sqrt)
+register_vjp(sqrt_p, holomorphic(lambda ct, out, a: (ct / (out * 2),)))
+register_nvfuser(sqrt_p, lambda fd, a: fd.ops.sqrt(a), supports=floating)
 
 
-@defop
-def sqrt(a: Tensor) -> Tensor:
+@defop(torch=(torch.sqrt, torch.Tensor.sqrt))
+def sqrt(input: Tensor) -> Tensor:
     """Square root."""
-    return sqrt_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.sqrt, torch.Tensor.sqrt)
-def _torch_sqrt(input: Tensor) -> Tensor:
-    return sqrt(input)
+    return sqrt_p.bind(input)
 
 
 # ---- rsqrt
-rsqrt_p = _elementwise("rsqrt", torch.rsqrt)
-rsqrt_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,))
-rsqrt_p.nvfuser = lambda fd, a: fd.ops.rsqrt(a)
-rsqrt_p.nvfuser_supports = floating
+rsqrt_p = elementwise_primitive("rsqrt", torch.rsqrt)
+register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,)))
+register_nvfuser(rsqrt_p, lambda fd, a: fd.ops.rsqrt(a), supports=floating)
 
 
-@defop
-def rsqrt(a: Tensor) -> Tensor:
-    """``1 / sqrt(a)``."""
-    return rsqrt_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.rsqrt, torch.Tensor.rsqrt)
-def _torch_rsqrt(input: Tensor) -> Tensor:
-    return rsqrt(input)
+@defop(torch=(torch.rsqrt, torch.Tensor.rsqrt))
+def rsqrt(input: Tensor) -> Tensor:
+    """``1 / sqrt(input)``."""
+    return rsqrt_p.bind(input)
 
 
 # ---- reciprocal
-reciprocal_p = _elementwise("reciprocal", torch.reciprocal)
-reciprocal_p.vjp = holomorphic(lambda ct, out, a: (-ct * (out * out),))
-reciprocal_p.nvfuser = lambda fd, a: fd.ops.reciprocal(a)
-reciprocal_p.nvfuser_supports = floating
+reciprocal_p = elementwise_primitive("reciprocal", torch.reciprocal)
+register_vjp(reciprocal_p, holomorphic(lambda ct, out, a: (-ct * (out * out),)))
+register_nvfuser(reciprocal_p, lambda fd, a: fd.ops.reciprocal(a), supports=floating)
 
 
-@defop
-def reciprocal(a: Tensor) -> Tensor:
-    """``1 / a`` (integer inputs give a floating result)."""
-    return reciprocal_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.reciprocal, torch.Tensor.reciprocal)
-def _torch_reciprocal(input: Tensor) -> Tensor:
-    return reciprocal(input)
+@defop(torch=(torch.reciprocal, torch.Tensor.reciprocal))
+def reciprocal(input: Tensor) -> Tensor:
+    """``1 / input`` (integer inputs give a floating result)."""
+    return reciprocal_p.bind(input)
 
 
 # ---- sin
-sin_p = _elementwise("sin", torch.sin)
-sin_p.vjp = holomorphic(lambda ct, out, a: (ct * torch.cos(a),))
-sin_p.nvfuser = lambda fd, a: fd.ops.sin(a)
-sin_p.nvfuser_supports = floating
+sin_p = elementwise_primitive("sin", torch.sin)
+register_vjp(sin_p, holomorphic(lambda ct, out, a: (ct * torch.cos(a),)))
+register_nvfuser(sin_p, lambda fd, a: fd.ops.sin(a), supports=floating)
 
 
-@defop
-def sin(a: Tensor) -> Tensor:
+@defop(torch=(torch.sin, torch.Tensor.sin))
+def sin(input: Tensor) -> Tensor:
     """Sine."""
-    return sin_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.sin, torch.Tensor.sin)
-def _torch_sin(input: Tensor) -> Tensor:
-    return sin(input)
+    return sin_p.bind(input)
 
 
 # ---- cos
-cos_p = _elementwise("cos", torch.cos)
-cos_p.vjp = holomorphic(lambda ct, out, a: (ct * -torch.sin(a),))
-cos_p.nvfuser = lambda fd, a: fd.ops.cos(a)
-cos_p.nvfuser_supports = floating
+cos_p = elementwise_primitive("cos", torch.cos)
+register_vjp(cos_p, holomorphic(lambda ct, out, a: (ct * -torch.sin(a),)))
+register_nvfuser(cos_p, lambda fd, a: fd.ops.cos(a), supports=floating)
 
 
-@defop
-def cos(a: Tensor) -> Tensor:
+@defop(torch=(torch.cos, torch.Tensor.cos))
+def cos(input: Tensor) -> Tensor:
     """Cosine."""
-    return cos_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.cos, torch.Tensor.cos)
-def _torch_cos(input: Tensor) -> Tensor:
-    return cos(input)
+    return cos_p.bind(input)
 
 
 # ---- tan
-tan_p = _elementwise("tan", torch.tan)
-tan_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * out + 1),))
-tan_p.nvfuser = lambda fd, a: fd.ops.tan(a)
-tan_p.nvfuser_supports = floating
+tan_p = elementwise_primitive("tan", torch.tan)
+register_vjp(tan_p, holomorphic(lambda ct, out, a: (ct * (out * out + 1),)))
+register_nvfuser(tan_p, lambda fd, a: fd.ops.tan(a), supports=floating)
 
 
-@defop
-def tan(a: Tensor) -> Tensor:
+@defop(torch=(torch.tan, torch.Tensor.tan))
+def tan(input: Tensor) -> Tensor:
     """Tangent."""
-    return tan_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.tan, torch.Tensor.tan)
-def _torch_tan(input: Tensor) -> Tensor:
-    return tan(input)
+    return tan_p.bind(input)
 
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
-tanh_p = _elementwise("tanh", torch.tanh)
-tanh_p.vjp = holomorphic(lambda ct, out, a: (ct * (1 - out * out),))
-tanh_p.nvfuser = lambda fd, a: fd.ops.tanh(a)
-tanh_p.nvfuser_supports = floating
+tanh_p = elementwise_primitive("tanh", torch.tanh)
+register_vjp(tanh_p, holomorphic(lambda ct, out, a: (ct * (1 - out * out),)))
+register_nvfuser(tanh_p, lambda fd, a: fd.ops.tanh(a), supports=floating)
 
 
-@defop
-def tanh(a: Tensor) -> Tensor:
+@defop(torch=(torch.tanh, torch.Tensor.tanh))
+def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return tanh_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.tanh, torch.Tensor.tanh)
-def _torch_tanh(input: Tensor) -> Tensor:
-    return tanh(input)
+    return tanh_p.bind(input)
 
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
-sigmoid_p = _elementwise("sigmoid", torch.sigmoid)
-sigmoid_p.vjp = holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),))
-sigmoid_p.nvfuser = lambda fd, a: fd.ops.sigmoid(a)
-sigmoid_p.nvfuser_supports = floating
+sigmoid_p = elementwise_primitive("sigmoid", torch.sigmoid)
+register_vjp(sigmoid_p, holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),)))
+register_nvfuser(sigmoid_p, lambda fd, a: fd.ops.sigmoid(a), supports=floating)
 
 
-@defop
-def sigmoid(a: Tensor) -> Tensor:
-    """``1 / (1 + exp(-a))``."""
-    return sigmoid_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit)
-def _torch_sigmoid(input: Tensor) -> Tensor:
-    return sigmoid(input)
+@defop(torch=(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit))
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))``."""
+    return sigmoid_p.bind(input)
 
 
 # ---- relu
-relu_p = _elementwise("relu", torch.relu)
+relu_p = elementwise_primitive("relu", torch.relu)
 # torch's threshold_backward: 0 where out <= 0, so 0 at 0 and the cotangent at NaN
-relu_p.vjp = lambda ct, out, a: (torch.where(out <= 0, 0, ct),)
-relu_p.nvfuser = lambda fd, a: fd.ops.relu(a)
+register_vjp(relu_p, lambda ct, out, a: (torch.where(out <= 0, 0, ct),))
+register_nvfuser(relu_p, lambda fd, a: fd.ops.relu(a))
 
 
-@defop
-def relu(a: Tensor) -> Tensor:
-    """``max(a, 0)``; the gradient at 0 is 0, as in torch."""
-    return relu_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.relu, torch.Tensor.relu)
-def _torch_relu(input: Tensor) -> Tensor:
-    return relu(input)
+@defop(torch=(torch.relu, torch.Tensor.relu))
+def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)``; the gradient at 0 is 0, as in torch."""
+    return relu_p.bind(input)
 
 
 @implements(torch.nn.functional.relu)
@@ -537,7 +422,7 @@ def _torch_f_relu(input: Tensor, inplace: StaticBool = False) -> Tensor:
 
 
 # ---- silu
-silu_p = _elementwise("silu", torch.nn.functional.silu)
+silu_p = elementwise_primitive("silu", torch.nn.functional.silu)
 
 
 def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
@@ -545,15 +430,14 @@ def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
     return (ct * (s * (1 + a * (1 - s))),)
 
 
-silu_p.vjp = _silu_vjp
-silu_p.nvfuser = lambda fd, a: fd.ops.silu(a)
-silu_p.nvfuser_supports = floating
+register_vjp(silu_p, _silu_vjp)
+register_nvfuser(silu_p, lambda fd, a: fd.ops.silu(a), supports=floating)
 
 
 @defop
 def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)`` (swish)."""
-    return silu_p.bind(a)  # type: ignore[no-any-return]
+    return silu_p.bind(a)
 
 
 @implements(torch.nn.functional.silu)
@@ -563,7 +447,7 @@ def _torch_silu(input: Tensor, inplace: StaticBool = False) -> Tensor:
 
 
 # ---- gelu
-gelu_p = _elementwise("gelu", torch.nn.functional.gelu)
+gelu_p = elementwise_primitive("gelu", torch.nn.functional.gelu)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -581,7 +465,7 @@ def _gelu_vjp(ct: Any, out: Any, a: Any, *, approximate: str = "none") -> tuple[
     return (ct * (cdf + a * pdf),)
 
 
-gelu_p.vjp = _gelu_vjp
+register_vjp(gelu_p, _gelu_vjp)
 
 
 def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
@@ -592,96 +476,70 @@ def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
     return fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(x, _INV_SQRT_2)), 1.0))
 
 
-gelu_p.nvfuser = _gelu_nvfuser
-gelu_p.nvfuser_supports = floating
+register_nvfuser(gelu_p, _gelu_nvfuser, supports=floating)
 
 
-@defop
-def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+@defop(torch=(torch.nn.functional.gelu,))
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate`` (static) is ``'none'`` or ``'tanh'``."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     if approximate == "none":
-        return gelu_p.bind(a)  # type: ignore[no-any-return]
-    return gelu_p.bind(a, approximate=approximate)  # type: ignore[no-any-return]
-
-
-@implements(torch.nn.functional.gelu)
-def _torch_gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return gelu(input, approximate)
+        return gelu_p.bind(input)
+    return gelu_p.bind(input, approximate=approximate)
 
 
 # ---- erf
-erf_p = _elementwise("erf", torch.erf)
-erf_p.vjp = lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),)
-erf_p.nvfuser = lambda fd, a: fd.ops.erf(a)
-erf_p.nvfuser_supports = floating
+erf_p = elementwise_primitive("erf", torch.erf)
+register_vjp(erf_p, lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),))
+register_nvfuser(erf_p, lambda fd, a: fd.ops.erf(a), supports=floating)
 
 
-@defop
-def erf(a: Tensor) -> Tensor:
+@defop(torch=(torch.erf, torch.Tensor.erf, torch.special.erf))
+def erf(input: Tensor) -> Tensor:
     """The error function."""
-    return erf_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.erf, torch.Tensor.erf, torch.special.erf)
-def _torch_erf(input: Tensor) -> Tensor:
-    return erf(input)
+    return erf_p.bind(input)
 
 
 # ---- floor, ceil, round, sign: piecewise constant, zero gradient as in torch
-floor_p = _elementwise("floor", torch.floor)
-floor_p.vjp = _zero_grad
-floor_p.nvfuser = lambda fd, a: fd.ops.floor(a)
-floor_p.nvfuser_supports = floating
+floor_p = elementwise_primitive("floor", torch.floor)
+register_vjp(floor_p, _zero_grad)
+register_nvfuser(floor_p, lambda fd, a: fd.ops.floor(a), supports=floating)
 
 
-@defop
-def floor(a: Tensor) -> Tensor:
+@defop(torch=(torch.floor, torch.Tensor.floor))
+def floor(input: Tensor) -> Tensor:
     """Round down to an integer value (same dtype); zero gradient."""
-    return floor_p.bind(a)  # type: ignore[no-any-return]
+    return floor_p.bind(input)
 
 
-@implements(torch.floor, torch.Tensor.floor)
-def _torch_floor(input: Tensor) -> Tensor:
-    return floor(input)
+ceil_p = elementwise_primitive("ceil", torch.ceil)
+register_vjp(ceil_p, _zero_grad)
+register_nvfuser(ceil_p, lambda fd, a: fd.ops.ceil(a), supports=floating)
 
 
-ceil_p = _elementwise("ceil", torch.ceil)
-ceil_p.vjp = _zero_grad
-ceil_p.nvfuser = lambda fd, a: fd.ops.ceil(a)
-ceil_p.nvfuser_supports = floating
-
-
-@defop
-def ceil(a: Tensor) -> Tensor:
+@defop(torch=(torch.ceil, torch.Tensor.ceil))
+def ceil(input: Tensor) -> Tensor:
     """Round up to an integer value (same dtype); zero gradient."""
-    return ceil_p.bind(a)  # type: ignore[no-any-return]
+    return ceil_p.bind(input)
 
 
-@implements(torch.ceil, torch.Tensor.ceil)
-def _torch_ceil(input: Tensor) -> Tensor:
-    return ceil(input)
+round_p = elementwise_primitive("round", torch.round)
+register_vjp(round_p, _zero_grad)
+# half to even, like torch; decimals != 0 (torch scales by 10**decimals in its own way) and
+# integer inputs run in torch
+register_nvfuser(
+    round_p, lambda fd, a: fd.ops.round(a),
+    supports=lambda a, *, decimals=0: decimals == 0 and floating(a),
+)
 
 
-round_p = _elementwise("round", torch.round)
-round_p.vjp = _zero_grad
-round_p.nvfuser = lambda fd, a: fd.ops.round(a)  # half to even, like torch
-# decimals != 0 (torch scales by 10**decimals in its own way) and integer inputs run in torch
-round_p.nvfuser_supports = lambda a, *, decimals=0: decimals == 0 and floating(a)
-
-
-@defop
-def round(a: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torch's name
+@defop(torch=(torch.round, torch.Tensor.round))
+def round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:  # noqa: A001 - torch's name
     """Round half to even, to ``decimals`` (static) decimal places; zero gradient."""
     if decimals == 0:
-        return round_p.bind(a)  # type: ignore[no-any-return]
-    return round_p.bind(a, decimals=decimals)  # type: ignore[no-any-return]
-
-
-@implements(torch.round, torch.Tensor.round)
-def _torch_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
-    return round(input, decimals=decimals)
+        return round_p.bind(input)
+    return round_p.bind(input, decimals=decimals)
 
 
 @implements(torch.special.round)
@@ -691,69 +549,46 @@ def _torch_special_round(input: Tensor, *, decimals: StaticInt = 0) -> Tensor:
     return round(input, decimals=decimals)
 
 
-sign_p = _elementwise("sign", torch.sign)
-sign_p.vjp = _zero_grad
-sign_p.nvfuser = lambda fd, a: fd.ops.sign(a)
-sign_p.nvfuser_supports = lambda a: a.dtype != torch.bool
+sign_p = elementwise_primitive("sign", torch.sign)
+register_vjp(sign_p, _zero_grad)
+register_nvfuser(sign_p, lambda fd, a: fd.ops.sign(a), supports=lambda a: a.dtype != torch.bool)
 
 
-@defop
-def sign(a: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of ``a``; zero gradient."""
-    return sign_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.sign, torch.Tensor.sign)
-def _torch_sign(input: Tensor) -> Tensor:
-    return sign(input)
+@defop(torch=(torch.sign, torch.Tensor.sign))
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of ``input``; zero gradient."""
+    return sign_p.bind(input)
 
 
 # ---- isnan, isfinite, logical_not: boolean results, not differentiable
-isnan_p = _elementwise("isnan", torch.isnan)
-isnan_p.nvfuser = lambda fd, a: fd.ops.isnan(a)
-isnan_p.nvfuser_supports = floating
+isnan_p = elementwise_primitive("isnan", torch.isnan)
+register_nvfuser(isnan_p, lambda fd, a: fd.ops.isnan(a), supports=floating)
 
 
-@defop
-def isnan(a: Tensor) -> Tensor:
-    """Where ``a`` is NaN (a bool tensor)."""
-    return isnan_p.bind(a)  # type: ignore[no-any-return]
+@defop(torch=(torch.isnan, torch.Tensor.isnan))
+def isnan(input: Tensor) -> Tensor:
+    """Where ``input`` is NaN (a bool tensor)."""
+    return isnan_p.bind(input)
 
 
-@implements(torch.isnan, torch.Tensor.isnan)
-def _torch_isnan(input: Tensor) -> Tensor:
-    return isnan(input)
+isfinite_p = elementwise_primitive("isfinite", torch.isfinite)
+register_nvfuser(isfinite_p, lambda fd, a: fd.ops.isfinite(a), supports=floating)
 
 
-isfinite_p = _elementwise("isfinite", torch.isfinite)
-isfinite_p.nvfuser = lambda fd, a: fd.ops.isfinite(a)
-isfinite_p.nvfuser_supports = floating
+@defop(torch=(torch.isfinite, torch.Tensor.isfinite))
+def isfinite(input: Tensor) -> Tensor:
+    """Where ``input`` is neither infinite nor NaN (a bool tensor)."""
+    return isfinite_p.bind(input)
 
 
-@defop
-def isfinite(a: Tensor) -> Tensor:
-    """Where ``a`` is neither infinite nor NaN (a bool tensor)."""
-    return isfinite_p.bind(a)  # type: ignore[no-any-return]
+logical_not_p = elementwise_primitive("logical_not", torch.logical_not)
+register_nvfuser(logical_not_p, lambda fd, a: fd.ops.logical_not(a))  # nvFuser casts to bool first
 
 
-@implements(torch.isfinite, torch.Tensor.isfinite)
-def _torch_isfinite(input: Tensor) -> Tensor:
-    return isfinite(input)
-
-
-logical_not_p = _elementwise("logical_not", torch.logical_not)
-logical_not_p.nvfuser = lambda fd, a: fd.ops.logical_not(a)  # nvFuser casts to bool first
-
-
-@defop
-def logical_not(a: Tensor) -> Tensor:
+@defop(torch=(torch.logical_not, torch.Tensor.logical_not))
+def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not`` (a bool tensor; nonzero counts as true)."""
-    return logical_not_p.bind(a)  # type: ignore[no-any-return]
-
-
-@implements(torch.logical_not, torch.Tensor.logical_not)
-def _torch_logical_not(input: Tensor) -> Tensor:
-    return logical_not(input)
+    return logical_not_p.bind(input)
 
 
 # ================================================================ binary ops
@@ -770,15 +605,10 @@ def _torch_true_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     return div(input, other)
 
 
-@defop
-def floor_divide(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a // b``: ``div(a, b, rounding_mode='floor')`` (as torch.floor_divide is)."""
-    return div(a, b, rounding_mode="floor")
-
-
-@implements(torch.floor_divide, torch.Tensor.floor_divide, torch.Tensor.__floordiv__)
-def _torch_floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return floor_divide(input, other)
+@defop(torch=(torch.floor_divide, torch.Tensor.floor_divide, torch.Tensor.__floordiv__))
+def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input // other``: ``div(input, other, rounding_mode='floor')`` (as torch.floor_divide is)."""
+    return div(input, other, rounding_mode="floor")
 
 
 @implements(torch.Tensor.__rfloordiv__)
@@ -787,25 +617,20 @@ def _torch_rfloordiv(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- remainder (Python's %: the sign of the divisor)
-remainder_p = _elementwise("remainder", torch.remainder)
-remainder_p.vjp = lambda ct, out, a, b: (
+remainder_p = elementwise_primitive("remainder", torch.remainder)
+register_vjp(remainder_p, lambda ct, out, a, b: (
     grad_for(ct, a),
     grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
-)
-remainder_p.nvfuser = lambda fd, a, b: fd.ops.remainder(a, b)  # the sign of b, as torch
-# Integer remainder by zero raises in torch; nvFuser would not: integer inputs run in torch.
-remainder_p.nvfuser_supports = floating
+))
+# The result has the sign of b, as torch's. Integer remainder by zero raises in torch;
+# nvFuser would not: integer inputs run in torch.
+register_nvfuser(remainder_p, lambda fd, a, b: fd.ops.remainder(a, b), supports=floating)
 
 
-@defop
-def remainder(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a - floor(a / b) * b`` (the result has the sign of ``b``, like Python's ``%``)."""
-    return remainder_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.remainder, torch.Tensor.remainder, torch.Tensor.__mod__)
-def _torch_remainder(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-    return remainder(input, other)
+@defop(torch=(torch.remainder, torch.Tensor.remainder, torch.Tensor.__mod__))
+def remainder(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input - floor(input / other) * other`` (the result has the sign of ``other``, like Python's ``%``)."""
+    return remainder_p.bind(input, other)
 
 
 @implements(torch.Tensor.__rmod__)
@@ -814,7 +639,7 @@ def _torch_rmod(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- pow
-pow_p = _elementwise("pow", torch.pow)
+pow_p = elementwise_primitive("pow", torch.pow)
 
 
 def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -835,21 +660,15 @@ def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return grad_a, grad_b
 
 
-pow_p.vjp = holomorphic(_pow_vjp)
-pow_p.nvfuser = lambda fd, a, b: fd.ops.pow(a, b)
+register_vjp(pow_p, holomorphic(_pow_vjp))
 # Integer powers (negative exponents raise in torch) run in torch.
-pow_p.nvfuser_supports = floating
+register_nvfuser(pow_p, lambda fd, a, b: fd.ops.pow(a, b), supports=floating)
 
 
-@defop
-def pow(a: TensorOrNumber, b: TensorOrNumber) -> Tensor:  # noqa: A001 - torch's name
-    """``a ** b``; either operand may be a (dynamic) number."""
-    return pow_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.pow, torch.Tensor.pow, torch.Tensor.__pow__)
-def _torch_pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
-    return pow(input, exponent)
+@defop(torch=(torch.pow, torch.Tensor.pow, torch.Tensor.__pow__))
+def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:  # noqa: A001 - torch's name
+    """``input ** exponent``; either operand may be a (dynamic) number."""
+    return pow_p.bind(input, exponent)
 
 
 @implements(torch.Tensor.__rpow__)
@@ -858,8 +677,8 @@ def _torch_rpow(input: Tensor, other: NumberLike) -> Tensor:
 
 
 # ---- maximum, minimum (tensors only, as in torch): ties split the gradient in half
-maximum_p = _elementwise("maximum", torch.maximum)
-minimum_p = _elementwise("minimum", torch.minimum)
+maximum_p = elementwise_primitive("maximum", torch.maximum)
+minimum_p = elementwise_primitive("minimum", torch.minimum)
 
 
 def _select_vjp(ct: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[Any, Any]:
@@ -869,36 +688,26 @@ def _select_vjp(ct: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[An
     return grad_for(torch.where(a_loses, 0, shared), a), grad_for(torch.where(b_loses, 0, shared), b)
 
 
-maximum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a < b, a > b)
-minimum_p.vjp = lambda ct, out, a, b: _select_vjp(ct, a, b, a > b, a < b)
-maximum_p.nvfuser = lambda fd, a, b: fd.ops.maximum(a, b)  # NaN propagates, as torch
-minimum_p.nvfuser = lambda fd, a, b: fd.ops.minimum(a, b)
+register_vjp(maximum_p, lambda ct, out, a, b: _select_vjp(ct, a, b, a < b, a > b))
+register_vjp(minimum_p, lambda ct, out, a, b: _select_vjp(ct, a, b, a > b, a < b))
+register_nvfuser(maximum_p, lambda fd, a, b: fd.ops.maximum(a, b))  # NaN propagates, as torch
+register_nvfuser(minimum_p, lambda fd, a, b: fd.ops.minimum(a, b))
 
 
-@defop
-def maximum(a: Tensor, b: Tensor) -> Tensor:
+@defop(torch=(torch.maximum, torch.Tensor.maximum))
+def maximum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum (NaN propagates); at ties each operand gets half the gradient."""
-    return maximum_p.bind(a, b)  # type: ignore[no-any-return]
+    return maximum_p.bind(input, other)
 
 
-@implements(torch.maximum, torch.Tensor.maximum)
-def _torch_maximum(input: Tensor, other: Tensor) -> Tensor:
-    return maximum(input, other)
-
-
-@defop
-def minimum(a: Tensor, b: Tensor) -> Tensor:
+@defop(torch=(torch.minimum, torch.Tensor.minimum))
+def minimum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum (NaN propagates); at ties each operand gets half the gradient."""
-    return minimum_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.minimum, torch.Tensor.minimum)
-def _torch_minimum(input: Tensor, other: Tensor) -> Tensor:
-    return minimum(input, other)
+    return minimum_p.bind(input, other)
 
 
 # ---- atan2 (tensors only, as in torch)
-atan2_p = _elementwise("atan2", torch.atan2)
+atan2_p = elementwise_primitive("atan2", torch.atan2)
 
 
 def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -908,151 +717,103 @@ def _atan2_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return grad_for(ct * b * recip, a), grad_for(ct * -a * recip, b)
 
 
-atan2_p.vjp = _atan2_vjp
-atan2_p.nvfuser = lambda fd, a, b: fd.ops.atan2(a, b)
-atan2_p.nvfuser_supports = floating
+register_vjp(atan2_p, _atan2_vjp)
+register_nvfuser(atan2_p, lambda fd, a, b: fd.ops.atan2(a, b), supports=floating)
 
 
-@defop
-def atan2(a: Tensor, b: Tensor) -> Tensor:
-    """The angle of the point ``(b, a)``, in ``[-pi, pi]``."""
-    return atan2_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.atan2, torch.arctan2, torch.Tensor.atan2, torch.Tensor.arctan2)
-def _torch_atan2(input: Tensor, other: Tensor) -> Tensor:
-    return atan2(input, other)
+@defop(torch=(torch.atan2, torch.arctan2, torch.Tensor.atan2, torch.Tensor.arctan2))
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point ``(other, input)``, in ``[-pi, pi]``."""
+    return atan2_p.bind(input, other)
 
 
 # ---- comparisons: bool results, not differentiable. Python swaps them for a number on the
 # left (``2 < x`` is ``x > 2``), so the torch spellings take a tensor first.
-eq_p = _elementwise("eq", torch.eq)
-ne_p = _elementwise("ne", torch.ne)
-lt_p = _elementwise("lt", torch.lt)
-le_p = _elementwise("le", torch.le)
-gt_p = _elementwise("gt", torch.gt)
-ge_p = _elementwise("ge", torch.ge)
-eq_p.nvfuser = lambda fd, a, b: fd.ops.eq(a, b)
-ne_p.nvfuser = lambda fd, a, b: fd.ops.ne(a, b)
-lt_p.nvfuser = lambda fd, a, b: fd.ops.lt(a, b)
-le_p.nvfuser = lambda fd, a, b: fd.ops.le(a, b)
-gt_p.nvfuser = lambda fd, a, b: fd.ops.gt(a, b)
-ge_p.nvfuser = lambda fd, a, b: fd.ops.ge(a, b)
+eq_p = elementwise_primitive("eq", torch.eq)
+ne_p = elementwise_primitive("ne", torch.ne)
+lt_p = elementwise_primitive("lt", torch.lt)
+le_p = elementwise_primitive("le", torch.le)
+gt_p = elementwise_primitive("gt", torch.gt)
+ge_p = elementwise_primitive("ge", torch.ge)
+register_nvfuser(eq_p, lambda fd, a, b: fd.ops.eq(a, b))
+register_nvfuser(ne_p, lambda fd, a, b: fd.ops.ne(a, b))
+register_nvfuser(lt_p, lambda fd, a, b: fd.ops.lt(a, b))
+register_nvfuser(le_p, lambda fd, a, b: fd.ops.le(a, b))
+register_nvfuser(gt_p, lambda fd, a, b: fd.ops.gt(a, b))
+register_nvfuser(ge_p, lambda fd, a, b: fd.ops.ge(a, b))
 
 
-@defop
-def eq(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a == b`` (a bool tensor)."""
-    return eq_p.bind(a, b)  # type: ignore[no-any-return]
+@defop(torch=(torch.eq, torch.Tensor.eq, torch.Tensor.__eq__))
+def eq(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input == other`` (a bool tensor)."""
+    return eq_p.bind(input, other)
 
 
-@implements(torch.eq, torch.Tensor.eq, torch.Tensor.__eq__)
-def _torch_eq(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return eq(input, other)
+@defop(torch=(torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.not_equal, torch.Tensor.__ne__))
+def ne(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input != other`` (a bool tensor)."""
+    return ne_p.bind(input, other)
 
 
-@defop
-def ne(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a != b`` (a bool tensor)."""
-    return ne_p.bind(a, b)  # type: ignore[no-any-return]
+@defop(torch=(torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.less, torch.Tensor.__lt__))
+def lt(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input < other`` (a bool tensor)."""
+    return lt_p.bind(input, other)
 
 
-@implements(torch.ne, torch.not_equal, torch.Tensor.ne, torch.Tensor.not_equal, torch.Tensor.__ne__)
-def _torch_ne(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return ne(input, other)
+@defop(torch=(torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.less_equal, torch.Tensor.__le__))
+def le(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input <= other`` (a bool tensor)."""
+    return le_p.bind(input, other)
 
 
-@defop
-def lt(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a < b`` (a bool tensor)."""
-    return lt_p.bind(a, b)  # type: ignore[no-any-return]
+@defop(torch=(torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.greater, torch.Tensor.__gt__))
+def gt(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input > other`` (a bool tensor)."""
+    return gt_p.bind(input, other)
 
 
-@implements(torch.lt, torch.less, torch.Tensor.lt, torch.Tensor.less, torch.Tensor.__lt__)
-def _torch_lt(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return lt(input, other)
-
-
-@defop
-def le(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a <= b`` (a bool tensor)."""
-    return le_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.le, torch.less_equal, torch.Tensor.le, torch.Tensor.less_equal, torch.Tensor.__le__)
-def _torch_le(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return le(input, other)
-
-
-@defop
-def gt(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a > b`` (a bool tensor)."""
-    return gt_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.gt, torch.greater, torch.Tensor.gt, torch.Tensor.greater, torch.Tensor.__gt__)
-def _torch_gt(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return gt(input, other)
-
-
-@defop
-def ge(a: Tensor, b: TensorOrNumber) -> Tensor:
-    """``a >= b`` (a bool tensor)."""
-    return ge_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(
-    torch.ge, torch.greater_equal, torch.Tensor.ge, torch.Tensor.greater_equal, torch.Tensor.__ge__
-)
-def _torch_ge(input: Tensor, other: TensorOrNumber) -> Tensor:
-    return ge(input, other)
+@defop(torch=(torch.ge, torch.greater_equal, torch.Tensor.ge, torch.Tensor.greater_equal, torch.Tensor.__ge__))
+def ge(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """``input >= other`` (a bool tensor)."""
+    return ge_p.bind(input, other)
 
 
 # ---- logical_and, logical_or (tensors only, as in torch; nonzero counts as true)
-logical_and_p = _elementwise("logical_and", torch.logical_and)
-logical_or_p = _elementwise("logical_or", torch.logical_or)
-logical_and_p.nvfuser = lambda fd, a, b: fd.ops.logical_and(a, b)  # nvFuser casts to bool first
-logical_or_p.nvfuser = lambda fd, a, b: fd.ops.logical_or(a, b)
+logical_and_p = elementwise_primitive("logical_and", torch.logical_and)
+logical_or_p = elementwise_primitive("logical_or", torch.logical_or)
+register_nvfuser(logical_and_p, lambda fd, a, b: fd.ops.logical_and(a, b))  # nvFuser casts to bool first
+register_nvfuser(logical_or_p, lambda fd, a, b: fd.ops.logical_or(a, b))
 
 
-@defop
-def logical_and(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a and b`` (a bool tensor)."""
-    return logical_and_p.bind(a, b)  # type: ignore[no-any-return]
+@defop(torch=(torch.logical_and, torch.Tensor.logical_and))
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input and other`` (a bool tensor)."""
+    return logical_and_p.bind(input, other)
 
 
-@implements(torch.logical_and, torch.Tensor.logical_and)
-def _torch_logical_and(input: Tensor, other: Tensor) -> Tensor:
-    return logical_and(input, other)
-
-
-@defop
-def logical_or(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a or b`` (a bool tensor)."""
-    return logical_or_p.bind(a, b)  # type: ignore[no-any-return]
-
-
-@implements(torch.logical_or, torch.Tensor.logical_or)
-def _torch_logical_or(input: Tensor, other: Tensor) -> Tensor:
-    return logical_or(input, other)
+@defop(torch=(torch.logical_or, torch.Tensor.logical_or))
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input or other`` (a bool tensor)."""
+    return logical_or_p.bind(input, other)
 
 
 # ================================================================ ternary ops
 
 # ---- where
-where_p = _elementwise("where", torch.where)
-where_p.vjp = lambda ct, out, cond, a, b: (
+where_p = elementwise_primitive("where", torch.where)
+register_vjp(where_p, lambda ct, out, cond, a, b: (
     None,
     grad_for(torch.where(cond, ct, 0), a),
     grad_for(torch.where(cond, 0, ct), b),
-)
-where_p.nvfuser = lambda fd, cond, a, b: fd.ops.where(cond, a, b)
+))
+register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
 @defop
-def where(condition: Tensor, a: TensorOrNumber, b: TensorOrNumber) -> Tensor:
-    """``a`` where ``condition`` holds, else ``b``; ``a``/``b`` may be (dynamic) numbers."""
-    return where_p.bind(condition, a, b)  # type: ignore[no-any-return]
+def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``; ``input``/``other`` may be (dynamic) numbers."""
+    return where_p.bind(condition, input, other)
 
 
 @implements(torch.where)
@@ -1068,7 +829,7 @@ def _tensor_where(input: Tensor, condition: Tensor, other: TensorOrNumber) -> Te
 
 
 # ---- clamp: bounds are tensors, (dynamic) numbers or None
-clamp_p = _elementwise("clamp", torch.clamp)
+clamp_p = elementwise_primitive("clamp", torch.clamp)
 
 
 def _clamp_vjp(ct: Any, out: Any, x: Any, lo: Any, hi: Any) -> tuple[Any, Any, Any]:
@@ -1089,7 +850,7 @@ def _clamp_vjp(ct: Any, out: Any, x: Any, lo: Any, hi: Any) -> tuple[Any, Any, A
     return grad_for(grad_x, x), grad_lo, grad_hi
 
 
-clamp_p.vjp = _clamp_vjp
+register_vjp(clamp_p, _clamp_vjp)
 
 
 def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
@@ -1101,25 +862,18 @@ def _clamp_nvfuser(fd: Any, x: Any, lo: Any, hi: Any) -> Any:
     return x
 
 
-clamp_p.nvfuser = _clamp_nvfuser
+register_nvfuser(clamp_p, _clamp_nvfuser)
 
 
-@defop
+@defop(torch=(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip))
 def clamp(  # noqa: A002 - torch's parameter names
-    x: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
+    input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
 ) -> Tensor:
-    """``x`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
+    """``input`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
-    return clamp_p.bind(x, min, max)  # type: ignore[no-any-return]
-
-
-@implements(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip)
-def _torch_clamp(
-    input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None  # noqa: A002
-) -> Tensor:
-    return clamp(input, min, max)
+    return clamp_p.bind(input, min, max)
 
 
 @defop
@@ -1145,25 +899,19 @@ def _torch_clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:  # noqa: A00
 
 
 # ---- lerp
-lerp_p = _elementwise("lerp", torch.lerp)
-lerp_p.vjp = lambda ct, out, a, b, w: (
+lerp_p = elementwise_primitive("lerp", torch.lerp)
+register_vjp(lerp_p, lambda ct, out, a, b, w: (
     grad_for(ct * (1 - w), a),
     grad_for(ct * w, b),
     grad_for(ct * (b - a), w),
-)
-lerp_p.nvfuser = lambda fd, a, b, w: fd.ops.lerp(a, b, w)
-lerp_p.nvfuser_supports = floating
+))
+register_nvfuser(lerp_p, lambda fd, a, b, w: fd.ops.lerp(a, b, w), supports=floating)
 
 
-@defop
-def lerp(a: Tensor, b: Tensor, weight: TensorOrNumber) -> Tensor:
-    """``a + weight * (b - a)``; ``weight`` may be a tensor or a (dynamic) number."""
-    return lerp_p.bind(a, b, weight)  # type: ignore[no-any-return]
-
-
-@implements(torch.lerp, torch.Tensor.lerp)
-def _torch_lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
-    return lerp(input, end, weight)
+@defop(torch=(torch.lerp, torch.Tensor.lerp))
+def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` may be a tensor or a (dynamic) number."""
+    return lerp_p.bind(input, end, weight)
 
 
 # ---- addcmul
@@ -1171,25 +919,20 @@ def _addcmul_impl(x: Any, t1: Any, t2: Any, value: Any) -> Any:
     return torch.addcmul(x, t1, t2, value=value)
 
 
-addcmul_p = _elementwise("addcmul", _addcmul_impl)
-addcmul_p.vjp = lambda ct, out, x, t1, t2, value: (
+addcmul_p = elementwise_primitive("addcmul", _addcmul_impl)
+register_vjp(addcmul_p, lambda ct, out, x, t1, t2, value: (
     grad_for(ct, x),
     grad_for(ct * (t2 * value), t1),
     grad_for(ct * (t1 * value), t2),
     None,
-)
-addcmul_p.nvfuser = lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2))
+))
+register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2)))
 
 
-@defop
-def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: NumberLike = 1) -> Tensor:
-    """``x + value * t1 * t2``; ``value`` may be dynamic."""
-    return addcmul_p.bind(x, t1, t2, value)  # type: ignore[no-any-return]
-
-
-@implements(torch.addcmul, torch.Tensor.addcmul)
-def _torch_addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
-    return addcmul(input, tensor1, tensor2, value=value)
+@defop(torch=(torch.addcmul, torch.Tensor.addcmul))
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``; ``value`` may be dynamic."""
+    return addcmul_p.bind(input, tensor1, tensor2, value)
 
 
 # ---- &, |, ^, ~ on masks: on bool tensors torch's bitwise ops are the logical ones

@@ -8,13 +8,15 @@ dynamic number in a shape or an ``arange`` bound is then reported as static-requ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
-from symscalar.trace import Primitive
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.trace import Primitive, register_vjp
 from symscalar.ops.shape import expand, reshape, shape_arg
 from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
@@ -29,8 +31,8 @@ def _full_impl(fill: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device:
     return torch.full(shape, fill, dtype=dtype, device=device)
 
 
-full_p = Primitive("full", _full_impl, torch_meta(_full_impl))
-full_p.nvfuser = lambda fd, fill, *, shape, dtype, device: fd.ops.full(shape, fill, dtype)
+full_p = Primitive("full", _full_impl, torch_meta(_full_impl), size_params=("shape",))
+register_nvfuser(full_p, lambda fd, fill, *, shape, dtype, device: fd.ops.full(shape, fill, dtype))
 
 
 @defop
@@ -48,7 +50,7 @@ def full(
     if dtype is None:
         dtype = _default_dtype(fill_value)
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)  # type: ignore[no-any-return]
+    return full_p.bind(fill_value, shape=tuple(shape), dtype=dtype, device=device)
 
 
 def _full_from_tensor(shape: tuple[int, ...], fill: Any, dtype: torch.dtype | None) -> Tensor:
@@ -107,30 +109,25 @@ def ones(
     return full(shape, 1, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
-@implements(torch.zeros)
-def _torch_zeros(
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    return zeros(shape_arg("torch.zeros", "size", size, keywords), dtype=dtype, device=device)
+def _torch_filled(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.zeros``/``torch.ones`` (sizes as varargs or one sequence)."""
+
+    def handler(
+        *size: StaticInt | StaticShape,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        **keywords: Any,
+    ) -> Tensor:
+        return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
+
+    return handler
 
 
-@implements(torch.ones)
-def _torch_ones(
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    return ones(shape_arg("torch.ones", "size", size, keywords), dtype=dtype, device=device)
+implements(torch.zeros)(_torch_filled("torch.zeros", zeros))
+implements(torch.ones)(_torch_filled("torch.ones", ones))
 
 
 @defop
@@ -177,32 +174,26 @@ def _torch_full_like(
     return full_like(input, fill_value, dtype=dtype, device=device)
 
 
-@implements(torch.zeros_like)
-def _torch_zeros_like(
-    input: Tensor,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    memory_format: Any = None,
-) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device)
+def _torch_filled_like(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.zeros_like``/``torch.ones_like``."""
+
+    def handler(
+        input: Tensor,
+        *,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:
+        return op(input, dtype=dtype, device=device)
+
+    return handler
 
 
-@implements(torch.ones_like)
-def _torch_ones_like(
-    input: Tensor,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    memory_format: Any = None,
-) -> Tensor:
-    return ones_like(input, dtype=dtype, device=device)
+implements(torch.zeros_like)(_torch_filled_like(zeros_like))
+implements(torch.ones_like)(_torch_filled_like(ones_like))
 
 
 @implements(torch.Tensor.new_full)
@@ -220,34 +211,28 @@ def _tensor_new_full(
     return full(size, fill_value, dtype=dtype or input.dtype, device=device or input.device)
 
 
-@implements(torch.Tensor.new_zeros)
-def _tensor_new_zeros(
-    input: Tensor,
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    shape = shape_arg("torch.Tensor.new_zeros", "size", size, keywords)
-    return full(shape, 0, dtype=dtype or input.dtype, device=device or input.device)
+def _tensor_new_filled(name: str, fill: int) -> Callable[..., Tensor]:
+    """The handler of ``Tensor.new_zeros``/``Tensor.new_ones``: ``input``'s dtype and device
+    unless given."""
+
+    def handler(
+        input: Tensor,
+        *size: StaticInt | StaticShape,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
+        **keywords: Any,
+    ) -> Tensor:
+        shape = shape_arg(name, "size", size, keywords)
+        return full(shape, fill, dtype=dtype or input.dtype, device=device or input.device)
+
+    return handler
 
 
-@implements(torch.Tensor.new_ones)
-def _tensor_new_ones(
-    input: Tensor,
-    *size: StaticInt | StaticShape,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    layout: Any = None,
-    requires_grad: bool = False,
-    pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    shape = shape_arg("torch.Tensor.new_ones", "size", size, keywords)
-    return full(shape, 1, dtype=dtype or input.dtype, device=device or input.device)
+implements(torch.Tensor.new_zeros)(_tensor_new_filled("torch.Tensor.new_zeros", 0))
+implements(torch.Tensor.new_ones)(_tensor_new_filled("torch.Tensor.new_ones", 1))
 
 
 def _uninitialized(name: str) -> UnsupportedOperationError:
@@ -288,12 +273,14 @@ def _arange_nvfuser(fd: Any, *, start: int, end: int, step: int, dtype: Any, dev
     return fd.ops.iota(fd.define_scalar(length), fd.define_scalar(start), fd.define_scalar(step), dtype)
 
 
-arange_p.nvfuser = _arange_nvfuser
-# Integer ranges only: torch computes float ranges in its own precision, which iota need not match.
-arange_p.nvfuser_supports = lambda *, start, end, step, dtype, device: (
-    all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
-    and dtype in (torch.int64, torch.int32)
-)
+def _integer_range(*, start: Any, end: Any, step: Any, dtype: torch.dtype, device: Any) -> bool:
+    """Integer ranges only: torch computes float ranges in its own precision, which iota
+    need not match."""
+    bounds_are_ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+    return bounds_are_ints and dtype in (torch.int64, torch.int32)
+
+
+register_nvfuser(arange_p, _arange_nvfuser, supports=_integer_range)
 
 
 @defop
@@ -313,7 +300,7 @@ def arange(
         is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
         dtype = torch.int64 if is_int else torch.get_default_dtype()
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)  # type: ignore[no-any-return]
+    return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)
 
 
 @implements(torch.arange)
@@ -337,8 +324,8 @@ def _convert_impl(x: Any, *, dtype: torch.dtype) -> Any:
 
 
 convert_element_type_p = Primitive("convert_element_type", _convert_impl, torch_meta(_convert_impl))
-convert_element_type_p.vjp = lambda ct, out, x, *, dtype: (ct.to(x.dtype),)
-convert_element_type_p.nvfuser = lambda fd, x, *, dtype: fd.ops.cast(x, dtype)
+register_vjp(convert_element_type_p, lambda ct, out, x, *, dtype: (ct.to(x.dtype),))
+register_nvfuser(convert_element_type_p, lambda fd, x, *, dtype: fd.ops.cast(x, dtype))
 
 
 @defop
@@ -346,7 +333,7 @@ def to(x: Tensor, dtype: torch.dtype) -> Tensor:
     """``x`` converted to ``dtype`` (a no-op when it already has it)."""
     if x.dtype == dtype:
         return x
-    return convert_element_type_p.bind(x, dtype=dtype)  # type: ignore[no-any-return]
+    return convert_element_type_p.bind(x, dtype=dtype)
 
 
 @implements(torch.Tensor.to)

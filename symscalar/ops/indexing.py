@@ -29,10 +29,10 @@ import typing
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
 from symscalar.ops.factories import full, to
-from symscalar.ops.nvfuser_lowering import floating
+from symscalar.nvfuser_lowering import floating, register_nvfuser
 from symscalar.ops.shape import _getitem, expand, flatten, reshape, zero_pad_p
-from symscalar.trace import Primitive, TensorVar
-from symscalar.tracing import TensorProxy, _static_message, defop, implements
+from symscalar.trace import Primitive, TensorVar, register_vjp
+from symscalar.tracing import TensorProxy, static_message, defop, implements
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
@@ -74,37 +74,27 @@ def _index_add_impl(x: Any, index: Any, source: Any, *, dim: int) -> Any:
 
 index_select_p = Primitive("index_select", _index_select_impl, torch_meta(_index_select_impl))
 index_add_p = Primitive("index_add", _index_add_impl, torch_meta(_index_add_impl))
-index_select_p.vjp = lambda ct, out, x, index, *, dim: (
+register_vjp(index_select_p, lambda ct, out, x, index, *, dim: (
     index_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
-)
-index_add_p.vjp = lambda ct, out, x, index, source, *, dim: (
+))
+register_vjp(index_add_p, lambda ct, out, x, index, source, *, dim: (
     ct, None, index_select_p.bind(ct, index, dim=dim).reshape(source.shape),
-)
+))
 
 
-@defop
-def index_select(x: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
-    """The slices of ``x`` along ``dim`` at ``index`` (a 0-d or 1-d integer tensor)."""
-    return index_select_p.bind(x, index, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+@defop(torch=(torch.index_select, torch.Tensor.index_select))
+def index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
+    """The slices of ``input`` along ``dim`` at ``index`` (a 0-d or 1-d integer tensor)."""
+    return index_select_p.bind(input, index, dim=canonical_dim(dim, input.ndim))
 
 
-@implements(torch.index_select, torch.Tensor.index_select)
-def _torch_index_select(input: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
-    return index_select(input, dim, index)
-
-
-@defop
-def index_add(x: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
-    """``x`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
+@defop(torch=(torch.index_add, torch.Tensor.index_add))
+def index_add(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
+    """``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``, out of
     place (repeated indices accumulate); ``alpha`` may be dynamic."""
     if not (is_static(alpha) and alpha == 1):
         source = source * alpha
-    return index_add_p.bind(x, index, source, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
-
-
-@implements(torch.index_add, torch.Tensor.index_add)
-def _torch_index_add(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor, *, alpha: NumberLike = 1) -> Tensor:
-    return index_add(input, dim, index, source, alpha=alpha)
+    return index_add_p.bind(input, index, source, dim=canonical_dim(dim, input.ndim))
 
 
 # ---- gather and its transpose, scatter_add; scatter
@@ -123,12 +113,12 @@ def _scatter_impl(x: Any, index: Any, src: Any, *, dim: int) -> Any:
 gather_p = Primitive("gather", _gather_impl, torch_meta(_gather_impl))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, torch_meta(_scatter_add_impl))
 scatter_p = Primitive("scatter", _scatter_impl, torch_meta(_scatter_impl))
-gather_p.vjp = lambda ct, out, x, index, *, dim: (
+register_vjp(gather_p, lambda ct, out, x, index, *, dim: (
     scatter_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
-)
-scatter_add_p.vjp = lambda ct, out, x, index, src, *, dim: (
+))
+register_vjp(scatter_add_p, lambda ct, out, x, index, src, *, dim: (
     ct, None, _pad_to(gather_p.bind(ct, index, dim=dim), src.shape),
-)
+))
 
 
 def _scatter_vjp(ct: Any, out: Any, x: Any, index: Any, src: Any, *, dim: int) -> Any:
@@ -138,13 +128,13 @@ def _scatter_vjp(ct: Any, out: Any, x: Any, index: Any, src: Any, *, dim: int) -
     return grad_x, None, grad_src
 
 
-scatter_p.vjp = _scatter_vjp
+register_vjp(scatter_p, _scatter_vjp)
 
 
 @defop
 def gather(x: Tensor, dim: StaticInt, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` (and so on): ``out`` has ``index``'s shape."""
-    return gather_p.bind(x, index, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+    return gather_p.bind(x, index, dim=canonical_dim(dim, x.ndim))
 
 
 @implements(torch.gather, torch.Tensor.gather)
@@ -152,23 +142,18 @@ def _torch_gather(input: Tensor, dim: StaticInt, index: Tensor, *, sparse_grad: 
     return gather(input, dim, index)
 
 
-@defop
-def scatter_add(x: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
-    """``x`` with ``src`` added at ``index`` along ``dim``, out of place (the transpose of
+@defop(torch=(torch.scatter_add, torch.Tensor.scatter_add))
+def scatter_add(input: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
+    """``input`` with ``src`` added at ``index`` along ``dim``, out of place (the transpose of
     ``gather``; repeated indices accumulate)."""
-    return scatter_add_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
-
-
-@implements(torch.scatter_add, torch.Tensor.scatter_add)
-def _torch_scatter_add(input: Tensor, dim: StaticInt, index: Tensor, src: Tensor) -> Tensor:
-    return scatter_add(input, dim, index, src)
+    return scatter_add_p.bind(input, index, src, dim=canonical_dim(dim, input.ndim))
 
 
 @defop
 def scatter(x: Tensor, dim: StaticInt, index: Tensor, src: TensorOrNumber) -> Tensor:
     """``x`` with ``src`` (a tensor, or a number that may be dynamic) written at ``index``
     along ``dim``, out of place. With repeated indices torch does not say which write wins."""
-    return scatter_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))  # type: ignore[no-any-return]
+    return scatter_p.bind(x, index, src, dim=canonical_dim(dim, x.ndim))
 
 
 @implements(torch.scatter, torch.Tensor.scatter)
@@ -186,30 +171,25 @@ def _torch_scatter(
     return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
 
 
-@defop
-def take_along_dim(x: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
-    """``gather`` with ``x`` and ``indices`` broadcast against each other except along
+@defop(torch=(torch.take_along_dim, torch.Tensor.take_along_dim))
+def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
+    """``gather`` with ``input`` and ``indices`` broadcast against each other except along
     ``dim``; with ``dim=None`` both are flattened first (as ``torch.take_along_dim``)."""
     if dim is None:
-        return gather(flatten(x), 0, flatten(indices))
-    if x.ndim != indices.ndim:
+        return gather(flatten(input), 0, flatten(indices))
+    if input.ndim != indices.ndim:
         raise RuntimeError(
             f"take_along_dim: input and indices should have the same number of dimensions, "
-            f"but got {x.ndim} and {indices.ndim}"
+            f"but got {input.ndim} and {indices.ndim}"
         )
-    d = canonical_dim(dim, x.ndim)
+    d = canonical_dim(dim, input.ndim)
     batch = broadcast_shapes(
-        tuple(1 if i == d else s for i, s in enumerate(x.shape)),
+        tuple(1 if i == d else s for i, s in enumerate(input.shape)),
         tuple(1 if i == d else s for i, s in enumerate(indices.shape)),
     )
-    x = expand(x, tuple(x.shape[i] if i == d else s for i, s in enumerate(batch)))
+    x = expand(input, tuple(input.shape[i] if i == d else s for i, s in enumerate(batch)))
     indices = expand(indices, tuple(indices.shape[i] if i == d else s for i, s in enumerate(batch)))
-    return gather(x, d, indices)
-
-
-@implements(torch.take_along_dim, torch.Tensor.take_along_dim)
-def _torch_take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
-    return take_along_dim(input, indices, dim)
+    return gather(input, d, indices)
 
 
 # ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put
@@ -229,9 +209,9 @@ def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
 
 index_p = Primitive("index", _index_impl, _index_meta)
 index_put_p = Primitive("index_put", _index_put_impl, torch_meta(_index_put_impl))
-index_p.vjp = lambda ct, out, x, *indices: (
+register_vjp(index_p, lambda ct, out, x, *indices: (
     index_put_p.bind(_zeros(x.shape, ct), ct, *indices, accumulate=True), *(None for _ in indices),
-)
+))
 
 
 def _index_put_vjp(ct: Any, out: Any, x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
@@ -242,7 +222,7 @@ def _index_put_vjp(ct: Any, out: Any, x: Any, values: Any, *indices: Any, accumu
     return (grad_x, grad_values, *(None for _ in indices))
 
 
-index_put_p.vjp = _index_put_vjp
+register_vjp(index_put_p, _index_put_vjp)
 
 
 def _check_indices(op: str, x: Tensor, indices: Sequence[Any]) -> None:
@@ -267,7 +247,7 @@ def index(x: Tensor, indices: Sequence[Tensor]) -> Tensor:
     """``x[i0, i1, ...]`` for integer tensors ``indices`` on the leading dims (broadcast
     against each other), as torch's advanced indexing."""
     _check_indices("index", x, indices)
-    return index_p.bind(x, *indices)  # type: ignore[no-any-return]
+    return index_p.bind(x, *indices)
 
 
 @defop
@@ -280,7 +260,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], values: TensorOrNumber, accu
         values = full((), values, dtype=x.dtype, device=x.device)
     elif values.dtype != x.dtype:
         values = to(values, x.dtype)
-    return index_put_p.bind(x, values, *indices, accumulate=accumulate)  # type: ignore[no-any-return]
+    return index_put_p.bind(x, values, *indices, accumulate=accumulate)
 
 
 @implements(torch.index_put, torch.Tensor.index_put)
@@ -309,7 +289,7 @@ def _embedding_vjp(ct: Any, out: Any, indices: Any, weight: Any, *, padding_idx:
     return None, index_add_p.bind(_zeros(weight.shape, ct), flat, rows, dim=0)
 
 
-embedding_p.vjp = _embedding_vjp
+register_vjp(embedding_p, _embedding_vjp)
 
 
 @defop
@@ -328,7 +308,7 @@ def embedding(
         if not -n <= padding_idx < n:
             raise AssertionError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({n})")
         padding_idx %= n
-    return embedding_p.bind(  # type: ignore[no-any-return]
+    return embedding_p.bind(
         indices, weight, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
     )
 
@@ -364,21 +344,18 @@ def _cumsum_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> Any:
 
 
 cumsum_p = Primitive("cumsum", _cumsum_impl, torch_meta(_cumsum_impl))
-cumsum_p.vjp = lambda ct, out, x, *, dim, dtype=None: (ct.flip(dim).cumsum(dim).flip(dim),)
-cumsum_p.nvfuser = lambda fd, x, *, dim, dtype=None: fd.ops.cumsum(x if dtype is None else fd.ops.cast(x, dtype), dim)
+register_vjp(cumsum_p, lambda ct, out, x, *, dim, dtype=None: (ct.flip(dim).cumsum(dim).flip(dim),))
 # Integer inputs promote to int64 in torch; nvFuser's scan is exercised on floats only.
-cumsum_p.nvfuser_supports = lambda x, *, dim, dtype=None: floating(x) and x.ndim > 0 and (dtype is None or dtype.is_floating_point)
+register_nvfuser(
+    cumsum_p, lambda fd, x, *, dim, dtype=None: fd.ops.cumsum(x if dtype is None else fd.ops.cast(x, dtype), dim),
+    supports=lambda x, *, dim, dtype=None: floating(x) and x.ndim > 0 and (dtype is None or dtype.is_floating_point),
+)
 
 
-@defop
-def cumsum(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+@defop(torch=(torch.cumsum, torch.Tensor.cumsum))
+def cumsum(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
     """Running sum along ``dim`` (integer and bool inputs sum in int64, as torch)."""
-    return cumsum_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
-
-
-@implements(torch.cumsum, torch.Tensor.cumsum)
-def _torch_cumsum(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    return cumsum(input, dim, dtype=dtype)
+    return cumsum_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
 # ---- sort, argsort, topk: (values, indices); the values' gradient goes back through indices
@@ -404,8 +381,8 @@ def _selected_vjp(cts: Any, outs: Any, x: Any, *, dim: int, **params: Any) -> An
     return (scatter_add_p.bind(_zeros(x.shape, cts[0]), outs[1], cts[0], dim=dim),)
 
 
-sort_p.vjp = _selected_vjp
-topk_p.vjp = _selected_vjp
+register_vjp(sort_p, _selected_vjp)
+register_vjp(topk_p, _selected_vjp)
 
 
 @defop
@@ -436,25 +413,22 @@ def _torch_argsort(
     return argsort(input, dim, descending, stable)
 
 
-@defop
+@defop(torch=(torch.topk, torch.Tensor.topk))
 def topk(
-    x: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
+    input: Tensor,
+    k: StaticInt,
+    dim: StaticInt = -1,
+    largest: StaticBool = True,
+    sorted: StaticBool = True,  # noqa: A002
 ) -> tuple[Tensor, Tensor]:
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; ``k``
     is static (the output's shape)."""
-    d = canonical_dim(dim, x.ndim)
-    size = x.shape[d] if x.ndim else 1
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
-    values, indices = topk_p.bind(x, k=k, dim=d, largest=largest, sorted=sorted)
+    values, indices = topk_p.bind(input, k=k, dim=d, largest=largest, sorted=sorted)
     return torch.return_types.topk((values, indices))
-
-
-@implements(torch.topk, torch.Tensor.topk)
-def _torch_topk(
-    input: Tensor, k: StaticInt, dim: StaticInt = -1, largest: StaticBool = True, sorted: StaticBool = True  # noqa: A002
-) -> tuple[Tensor, Tensor]:
-    return topk(input, k, dim, largest, sorted)
 
 
 # ---- one_hot (an integer result: no gradient)
@@ -477,7 +451,7 @@ def one_hot(x: Tensor, num_classes: StaticInt) -> Tensor:
         )
     if x.dtype != torch.int64:
         raise RuntimeError(f"one_hot is only applicable to index tensors (int64), got {x.dtype}")
-    return one_hot_p.bind(x, num_classes=num_classes)  # type: ignore[no-any-return]
+    return one_hot_p.bind(x, num_classes=num_classes)
 
 
 @implements(F.one_hot)
@@ -552,7 +526,7 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
     per_dim.extend([_slice(None)] * (x.ndim - len(per_dim)))
     for i in per_dim:
         if isinstance(i, NumberProxy):
-            raise StaticValueRequiredError(_static_message(op, "indices", i))
+            raise StaticValueRequiredError(static_message(op, "indices", i))
     x = _getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
     tensors = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in per_dim if not isinstance(i, (int, _slice))]
     _check_indices(op, x, tensors)
@@ -569,8 +543,8 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
     rest = [d for d in range(x.ndim) if d not in advanced]
     out = index_p.bind(x if advanced == list(range(len(advanced))) else x.permute(advanced + rest), *indices)
     if advanced != list(range(advanced[0], advanced[-1] + 1)) or advanced[0] == 0:
-        return out  # type: ignore[no-any-return]
+        return out
     n_b = out.ndim - len(rest)  # broadcast dims in front; move them to where the indexed dims were
     before = advanced[0]
     order = list(range(n_b, n_b + before)) + list(range(n_b)) + list(range(n_b + before, out.ndim))
-    return out.permute(order)  # type: ignore[no-any-return]
+    return out.permute(order)

@@ -44,11 +44,11 @@ def _holds(pred: Any, like: Tensor) -> Any:
 
 
 # ---- masked_fill
-@defop
-def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
-    """``x`` with ``value`` (a number that may be dynamic, or a 0-d tensor) where the bool
-    ``mask`` holds (``x`` and ``mask`` broadcast, as the out-of-place torch op does); the value
-    is cast to ``x``'s dtype."""
+@defop(torch=(torch.masked_fill, torch.Tensor.masked_fill))
+def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
+    """``input`` with ``value`` (a number that may be dynamic, or a 0-d tensor) where the bool
+    ``mask`` holds (``input`` and ``mask`` broadcast, as the out-of-place torch op does); the value
+    is cast to ``input``'s dtype."""
     if mask.dtype != torch.bool:
         raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
     if isinstance(value, (TensorProxy, torch.Tensor)):
@@ -56,15 +56,10 @@ def masked_fill(x: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
             raise RuntimeError(
                 f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
             )
-        fill = to(value, x.dtype)
+        fill = to(value, input.dtype)
     else:
-        fill = full((), value, dtype=x.dtype, device=x.device)
-    return torch.where(mask, fill, x)
-
-
-@implements(torch.masked_fill, torch.Tensor.masked_fill)
-def _torch_masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
-    return masked_fill(input, mask, value)
+        fill = full((), value, dtype=input.dtype, device=input.device)
+    return torch.where(mask, fill, input)
 
 
 # ---- tril, triu
@@ -80,26 +75,16 @@ def _triangle(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     return torch.where(keep, x, full((), 0, dtype=x.dtype, device=x.device))
 
 
-@defop
-def tril(x: Tensor, diagonal: StaticInt = 0) -> Tensor:
+@defop(torch=(torch.tril, torch.Tensor.tril))
+def tril(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
     """The lower triangle of the last two dims (``j - i <= diagonal``), zeros above."""
-    return _triangle(x, diagonal, True, "tril")
+    return _triangle(input, diagonal, True, "tril")
 
 
-@defop
-def triu(x: Tensor, diagonal: StaticInt = 0) -> Tensor:
+@defop(torch=(torch.triu, torch.Tensor.triu))
+def triu(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
     """The upper triangle of the last two dims (``j - i >= diagonal``), zeros below."""
-    return _triangle(x, diagonal, False, "triu")
-
-
-@implements(torch.tril, torch.Tensor.tril)
-def _torch_tril(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
-    return tril(input, diagonal)
-
-
-@implements(torch.triu, torch.Tensor.triu)
-def _torch_triu(input: Tensor, diagonal: StaticInt = 0) -> Tensor:
-    return triu(input, diagonal)
+    return _triangle(input, diagonal, False, "triu")
 
 
 # ---- addmm: beta * input + alpha * (mat1 @ mat2)
@@ -115,33 +100,23 @@ def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
     return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
 
 
-@defop
-def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
-    """``beta * x + alpha * (mat1 @ mat2)`` for 2-D ``mat1``/``mat2`` (``x`` broadcasts);
+@defop(torch=(torch.addmm, torch.Tensor.addmm))
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``/``mat2`` (``input`` broadcasts);
     ``beta`` and ``alpha`` may be dynamic. A zero coefficient drops its term, as torch's."""
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be 2-D, got {mat1.ndim}-D and {mat2.ndim}-D")
     shape = (mat1.shape[0], mat2.shape[1])
-    if broadcast_shapes(tuple(x.shape), shape) != shape:
-        raise RuntimeError(f"addmm: input of shape {list(x.shape)} does not broadcast to {list(shape)}")
-    return (_scaled(x, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
-
-
-@implements(torch.addmm, torch.Tensor.addmm)
-def _torch_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
-    return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+    if broadcast_shapes(tuple(input.shape), shape) != shape:
+        raise RuntimeError(f"addmm: input of shape {list(input.shape)} does not broadcast to {list(shape)}")
+    return (_scaled(input, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
 
 
 # ---- type_as, type
-@defop
-def type_as(x: Tensor, other: Tensor) -> Tensor:
-    """``x`` converted to ``other``'s dtype."""
-    return to(x, other.dtype)
-
-
-@implements(torch.Tensor.type_as)
-def _tensor_type_as(input: Tensor, other: Tensor) -> Tensor:
-    return type_as(input, other)
+@defop(torch=(torch.Tensor.type_as,))
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input`` converted to ``other``'s dtype."""
+    return to(input, other.dtype)
 
 
 _TYPE_NAMES = {

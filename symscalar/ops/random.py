@@ -14,6 +14,7 @@ than eager ``torch.rand`` (and the torch and nvFuser backends differ from each o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -23,6 +24,7 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor
 from symscalar.ops.factories import full
 from symscalar.ops.shape import shape_arg
+from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
@@ -61,35 +63,35 @@ def _seed_and_offset() -> tuple[Any, int]:
     return draw_seed(), 0
 
 
-# ---- uniform: U[0, 1)
-def _uniform_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> Tensor:
-    return torch.rand(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
+# ---- uniform (U[0, 1)) and normal (N(0, 1)): samples of a static shape from the stream
+# (seed, offset); the seed is a runtime input of the program
+def _sampling_primitive(name: str, sample: Callable[..., Tensor]) -> Primitive[Tensor]:
+    """The primitive drawing ``sample``'s distribution (``torch.rand``, ``torch.randn``), lowered
+    to nvFuser's op of the same name (``fd.ops.uniform``, ``fd.ops.normal``)."""
+
+    def impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> Tensor:
+        return sample(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
+
+    def lower(fd: Any, seed: Any, *, shape: Any, dtype: Any, device: Any, offset: int) -> Any:
+        return getattr(fd.ops, name)(
+            fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
+            rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
+        )
+
+    prim: Primitive[Tensor] = Primitive(name, impl, _random_meta, size_params=("shape",))
+    register_nvfuser(prim, lower)
+    return prim
 
 
-uniform_p = Primitive("uniform", _uniform_impl, _random_meta)
-uniform_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.uniform(
-    fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
-    rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
-)
-
-
-# ---- normal: N(0, 1)
-def _normal_impl(seed: int, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> Tensor:
-    return torch.randn(shape, dtype=dtype, device=device, generator=_generator(seed, offset, device))
-
-
-normal_p = Primitive("normal", _normal_impl, _random_meta)
-normal_p.nvfuser = lambda fd, seed, *, shape, dtype, device, offset: fd.ops.normal(
-    fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
-    rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
-)
+uniform_p = _sampling_primitive("uniform", torch.rand)
+normal_p = _sampling_primitive("normal", torch.randn)
 # Neither has a vjp: their only operand is the integer seed, which has no gradient.
 
 
-def _sample(prim: Primitive, shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
+def _sample(prim: Primitive[Tensor], shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
     seed, offset = _seed_and_offset()
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return prim.bind(  # type: ignore[no-any-return]
+    return prim.bind(
         seed, shape=tuple(shape), dtype=dtype or torch.get_default_dtype(), device=device, offset=offset
     )
 
@@ -155,48 +157,41 @@ def _no_generator(op: str, generator: Any) -> None:
         )
 
 
-@implements(torch.rand)
-def _torch_rand(
-    *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
-    device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    _no_generator("torch.rand", generator)
-    return rand(shape_arg("torch.rand", "size", size, keywords), dtype=dtype, device=device)
+def _torch_sample(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.rand``/``torch.randn`` (sizes as varargs or one sequence)."""
+
+    def handler(
+        *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
+        device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+        **keywords: Any,
+    ) -> Tensor:
+        _no_generator(name, generator)
+        return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
+
+    return handler
 
 
-@implements(torch.randn)
-def _torch_randn(
-    *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
-    device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-    **keywords: Any,
-) -> Tensor:
-    _no_generator("torch.randn", generator)
-    return randn(shape_arg("torch.randn", "size", size, keywords), dtype=dtype, device=device)
+implements(torch.rand)(_torch_sample("torch.rand", rand))
+implements(torch.randn)(_torch_sample("torch.randn", randn))
 
 
-def _like(x: Tensor, dtype: torch.dtype | None, device: Any) -> tuple[torch.dtype, torch.device]:
-    return dtype or x.dtype, torch.device(device) if device is not None else x.device
+def _torch_sample_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``torch.rand_like``/``torch.randn_like``: ``input``'s shape, and its dtype
+    and device unless given."""
+
+    def handler(
+        input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
+        requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
+    ) -> Tensor:
+        _no_generator(name, generator)
+        device = torch.device(device) if device is not None else input.device
+        return op(tuple(input.shape), dtype=dtype or input.dtype, device=device)
+
+    return handler
 
 
-@implements(torch.rand_like)
-def _torch_rand_like(
-    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
-) -> Tensor:
-    _no_generator("torch.rand_like", generator)
-    dt, dev = _like(input, dtype, device)
-    return rand(tuple(input.shape), dtype=dt, device=dev)
-
-
-@implements(torch.randn_like)
-def _torch_randn_like(
-    input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
-) -> Tensor:
-    _no_generator("torch.randn_like", generator)
-    dt, dev = _like(input, dtype, device)
-    return randn(tuple(input.shape), dtype=dt, device=dev)
+implements(torch.rand_like)(_torch_sample_like("torch.rand_like", rand))
+implements(torch.randn_like)(_torch_sample_like("torch.randn_like", randn))
 
 
 @implements(torch.bernoulli, torch.Tensor.bernoulli)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -20,8 +20,8 @@ import torch
 from symscalar.ops.common import (
     Tensor, canonical_dim, canonical_dims, holomorphic, reduced_shape, same_shape, small_meta,
 )
-from symscalar.ops.nvfuser_lowering import floating_reduction, has_axes, numel, unreduce, upcast
-from symscalar.trace import Primitive
+from symscalar.nvfuser_lowering import floating_reduction, has_axes, numel, register_nvfuser, unreduce, upcast
+from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import StaticBool, StaticDims, StaticFloat, StaticInt
 
@@ -64,29 +64,21 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
     return (ct.reshape(kept).expand(x.shape),)
 
 
-sum_p.vjp = _sum_vjp
+register_vjp(sum_p, _sum_vjp)
 # nvFuser reduces in the (cast) input's dtype, Half included; torch accumulates Half/BFloat16
 # in float32, so they are summed in float32 (the backend casts the result back).
-sum_p.nvfuser = lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
+register_nvfuser(sum_p, lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
     upcast(fd, x if dtype is None else fd.ops.cast(x, dtype)), dims, keepdim
-)
-sum_p.nvfuser_supports = has_axes
+), supports=has_axes)
 
 
-@defop
+@defop(torch=(torch.sum, torch.Tensor.sum))
 def sum(  # noqa: A001 - torch's name
-    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
-) -> Tensor:
-    """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
-    dims = canonical_dims(dim, x.ndim)
-    return sum_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)  # type: ignore[no-any-return]
-
-
-@implements(torch.sum, torch.Tensor.sum)
-def _torch_sum(
     input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
 ) -> Tensor:
-    return sum(input, dim, keepdim, dtype=dtype)
+    """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
+    dims = canonical_dims(dim, input.ndim)
+    return sum_p.bind(input, dims=dims, keepdim=keepdim, dtype=dtype)
 
 
 # ---- mean
@@ -97,12 +89,16 @@ def _mean_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: torch.dty
 mean_p = Primitive("mean", _mean_impl, small_meta(_mean_impl, reduced_shape))
 
 
-def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
     # The count is a Python int from the static shape: the backward divides by a literal.
-    return ((_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape),)
+    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
 
 
-mean_p.vjp = _mean_vjp
+def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    return (_mean_grad(ct, x, dims),)
+
+
+register_vjp(mean_p, _mean_vjp)
 
 
 def _mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -110,25 +106,17 @@ def _mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtyp
     return fd.ops.div(fd.ops.sum(x, dims, keepdim), numel(fd, x, dims))
 
 
-mean_p.nvfuser = _mean_nvfuser
-mean_p.nvfuser_supports = floating_reduction
+register_nvfuser(mean_p, _mean_nvfuser, supports=floating_reduction)
 
 
-@defop
+@defop(torch=(torch.mean, torch.Tensor.mean))
 def mean(
-    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
-) -> Tensor:
-    """Mean over ``dim`` (an int, a tuple of ints, or None for all dims); ``x`` must be
-    floating point or complex unless ``dtype`` says which floating type to compute in."""
-    dims = canonical_dims(dim, x.ndim)
-    return mean_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)  # type: ignore[no-any-return]
-
-
-@implements(torch.mean, torch.Tensor.mean)
-def _torch_mean(
     input: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
 ) -> Tensor:
-    return mean(input, dim, keepdim, dtype=dtype)
+    """Mean over ``dim`` (an int, a tuple of ints, or None for all dims); ``input`` must be
+    floating point or complex unless ``dtype`` says which floating type to compute in."""
+    dims = canonical_dims(dim, input.ndim)
+    return mean_p.bind(input, dims=dims, keepdim=keepdim, dtype=dtype)
 
 
 # ---- amax, amin
@@ -151,24 +139,22 @@ def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
     return (share * hits,)
 
 
-amax_p.vjp = _amax_amin_vjp
-amin_p.vjp = _amax_amin_vjp
-amax_p.nvfuser = lambda fd, x, *, dims, keepdim: fd.ops.max(x, dims, keepdim)
-amin_p.nvfuser = lambda fd, x, *, dims, keepdim: fd.ops.min(x, dims, keepdim)
-amax_p.nvfuser_supports = floating_reduction
-amin_p.nvfuser_supports = floating_reduction
+register_vjp(amax_p, _amax_amin_vjp)
+register_vjp(amin_p, _amax_amin_vjp)
+register_nvfuser(amax_p, lambda fd, x, *, dims, keepdim: fd.ops.max(x, dims, keepdim), supports=floating_reduction)
+register_nvfuser(amin_p, lambda fd, x, *, dims, keepdim: fd.ops.min(x, dims, keepdim), supports=floating_reduction)
 
 
 @defop
 def amax(x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False) -> Tensor:
     """Maximum over ``dim`` (None or ``()`` for all dims). Ties share the gradient equally."""
-    return amax_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
+    return amax_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)
 
 
 @defop
 def amin(x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False) -> Tensor:
     """Minimum over ``dim`` (None or ``()`` for all dims). Ties share the gradient equally."""
-    return amin_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
+    return amin_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)
 
 
 @implements(torch.amax, torch.Tensor.amax)
@@ -206,7 +192,7 @@ def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool
     return (torch.where(is_zero, at_zero, elsewhere) * _unreduce(ct, x.shape, dims),)
 
 
-prod_p.vjp = holomorphic(_prod_vjp)
+register_vjp(prod_p, holomorphic(_prod_vjp))
 
 
 def _prod_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -214,8 +200,7 @@ def _prod_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtyp
     return fd.ops.prod(x, dims, keepdim)
 
 
-prod_p.nvfuser = _prod_nvfuser
-prod_p.nvfuser_supports = floating_reduction
+register_nvfuser(prod_p, _prod_nvfuser, supports=floating_reduction)
 
 
 @defop
@@ -225,7 +210,7 @@ def prod(
     """Product over ``dim`` (an int, a tuple of ints, or None for all dims; torch.prod itself
     takes one int). Gradients are exact with zeros in ``x``, as torch's."""
     dims = canonical_dims(dim, x.ndim)
-    return prod_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)  # type: ignore[no-any-return]
+    return prod_p.bind(x, dims=dims, keepdim=keepdim, dtype=dtype)
 
 
 @implements(torch.prod, torch.Tensor.prod)
@@ -277,10 +262,10 @@ def _quiet(impl: Any) -> Any:
 
 var_p = Primitive("var", _var_impl, small_meta(_quiet(_var_impl), reduced_shape))
 std_p = Primitive("std", _std_impl, small_meta(_quiet(_std_impl), reduced_shape))
-var_mean_p = Primitive(
+var_mean_p: Primitive[tuple[Tensor, Tensor]] = Primitive(
     "var_mean", _var_mean_impl, small_meta(_quiet(_var_mean_impl), _two_reduced_shapes), multiple_results=True
 )
-std_mean_p = Primitive(
+std_mean_p: Primitive[tuple[Tensor, Tensor]] = Primitive(
     "std_mean", _std_mean_impl, small_meta(_quiet(_std_mean_impl), _two_reduced_shapes), multiple_results=True
 )
 
@@ -298,10 +283,6 @@ def _std_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], correction: floa
     std_k = _unreduce(out, x.shape, dims)
     ct_var = torch.where(std_k == 0, 0, _unreduce(ct, x.shape, dims) / (std_k * 2))
     return _var_grad(ct_var, x, dims, correction)
-
-
-def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
-    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
 
 
 def _var_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> Any:
@@ -334,10 +315,10 @@ def _std_mean_vjp(
     return (grads[0] + grads[1] if len(grads) == 2 else grads[0],)
 
 
-var_p.vjp = _var_vjp
-std_p.vjp = _std_vjp
-var_mean_p.vjp = _var_mean_vjp
-std_mean_p.vjp = _std_mean_vjp
+register_vjp(var_p, _var_vjp)
+register_vjp(std_p, _std_vjp)
+register_vjp(var_mean_p, _var_mean_vjp)
+register_vjp(std_mean_p, _std_mean_vjp)
 
 
 def _moments_supported(x: Any, *, dims: tuple[int, ...], correction: float, keepdim: bool) -> bool:
@@ -349,14 +330,18 @@ def _var_mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], correction: flo
     return fd.ops.var_mean(upcast(fd, x), dims, int(correction), keepdim)
 
 
-var_p.nvfuser = lambda fd, x, *, dims, correction, keepdim: fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
-std_p.nvfuser = lambda fd, x, *, dims, correction, keepdim: fd.ops.sqrt(
-    fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
+register_nvfuser(
+    var_p, lambda fd, x, *, dims, correction, keepdim: fd.ops.var(upcast(fd, x), dims, int(correction), keepdim),
+    supports=_moments_supported,
 )
-var_mean_p.nvfuser = _var_mean_nvfuser
-std_mean_p.nvfuser = lambda fd, x, **params: _sqrt_first(fd, *_var_mean_nvfuser(fd, x, **params))
-var_p.nvfuser_supports = std_p.nvfuser_supports = _moments_supported
-var_mean_p.nvfuser_supports = std_mean_p.nvfuser_supports = _moments_supported
+register_nvfuser(std_p, lambda fd, x, *, dims, correction, keepdim: fd.ops.sqrt(
+    fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
+), supports=_moments_supported)
+register_nvfuser(var_mean_p, _var_mean_nvfuser, supports=_moments_supported)
+register_nvfuser(
+    std_mean_p, lambda fd, x, **params: _sqrt_first(fd, *_var_mean_nvfuser(fd, x, **params)),
+    supports=_moments_supported,
+)
 
 
 def _sqrt_first(fd: Any, var: Any, mean: Any) -> tuple[Any, Any]:
@@ -367,13 +352,13 @@ def _sqrt_first(fd: Any, var: Any, mean: Any) -> tuple[Any, Any]:
 def var(x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (1: sample variance, 0: population
     variance): ``sum((x - mean)**2) / (n - correction)``."""
-    return var_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+    return var_p.bind(x, **_moment_params(x, dim, correction, keepdim))
 
 
 @defop
 def std(x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False) -> Tensor:
     """Standard deviation over ``dim``: the square root of ``var``."""
-    return std_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+    return std_p.bind(x, **_moment_params(x, dim, correction, keepdim))
 
 
 @defop
@@ -381,7 +366,7 @@ def var_mean(
     x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False
 ) -> tuple[Tensor, Tensor]:
     """``(var(x, dim), mean(x, dim))`` in one reduction."""
-    return var_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+    return var_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))
 
 
 @defop
@@ -389,7 +374,7 @@ def std_mean(
     x: Tensor, dim: StaticDims = None, *, correction: Correction = 1, keepdim: StaticBool = False
 ) -> tuple[Tensor, Tensor]:
     """``(std(x, dim), mean(x, dim))`` in one reduction."""
-    return std_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))  # type: ignore[no-any-return]
+    return std_mean_p.bind(x, **_moment_params(x, dim, correction, keepdim))
 
 
 def _moment_params(x: Tensor, dim: Any, correction: Any, keepdim: bool) -> dict[str, Any]:
@@ -412,56 +397,28 @@ def _legacy_correction(name: str, dim: Any, unbiased: Any, correction: Any) -> t
     return dim, correction
 
 
-@implements(torch.var, torch.Tensor.var)
-def _torch_var(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> Tensor:
-    dim, correction = _legacy_correction("var", dim, unbiased, correction)
-    return var(input, dim, correction=correction, keepdim=keepdim)
+def _legacy_moment(name: str, op: Callable[..., Any]) -> Callable[..., Any]:
+    """The handler of torch's spelling of ``op`` (var, std, var_mean, std_mean), which also
+    takes the legacy ``unbiased`` (see ``_legacy_correction``)."""
+
+    def handler(
+        input: Tensor,
+        dim: StaticDims | StaticBool = None,
+        unbiased: StaticBool | None = None,
+        keepdim: StaticBool = False,
+        *,
+        correction: Correction | None = None,
+    ) -> Any:
+        dim, correction = _legacy_correction(name, dim, unbiased, correction)
+        return op(input, dim, correction=correction, keepdim=keepdim)
+
+    return handler
 
 
-@implements(torch.std, torch.Tensor.std)
-def _torch_std(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> Tensor:
-    dim, correction = _legacy_correction("std", dim, unbiased, correction)
-    return std(input, dim, correction=correction, keepdim=keepdim)
-
-
-@implements(torch.var_mean)
-def _torch_var_mean(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> tuple[Tensor, Tensor]:
-    dim, correction = _legacy_correction("var_mean", dim, unbiased, correction)
-    return var_mean(input, dim, correction=correction, keepdim=keepdim)
-
-
-@implements(torch.std_mean)
-def _torch_std_mean(
-    input: Tensor,
-    dim: StaticDims | StaticBool = None,
-    unbiased: StaticBool | None = None,
-    keepdim: StaticBool = False,
-    *,
-    correction: Correction | None = None,
-) -> tuple[Tensor, Tensor]:
-    dim, correction = _legacy_correction("std_mean", dim, unbiased, correction)
-    return std_mean(input, dim, correction=correction, keepdim=keepdim)
+implements(torch.var, torch.Tensor.var)(_legacy_moment("var", var))
+implements(torch.std, torch.Tensor.std)(_legacy_moment("std", std))
+implements(torch.var_mean)(_legacy_moment("var_mean", var_mean))
+implements(torch.std_mean)(_legacy_moment("std_mean", std_mean))
 
 
 # ---- logsumexp
@@ -476,7 +433,7 @@ def _logsumexp_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
     return (_unreduce(ct, x.shape, dims) * torch.exp(x - _unreduce(out, x.shape, dims)),)
 
 
-logsumexp_p.vjp = holomorphic(_logsumexp_vjp)
+register_vjp(logsumexp_p, holomorphic(_logsumexp_vjp))
 
 
 def _logsumexp_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -488,19 +445,13 @@ def _logsumexp_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool)
     return result if keepdim else fd.ops.squeeze(result, dims)
 
 
-logsumexp_p.nvfuser = _logsumexp_nvfuser
-logsumexp_p.nvfuser_supports = floating_reduction
+register_nvfuser(logsumexp_p, _logsumexp_nvfuser, supports=floating_reduction)
 
 
-@defop
-def logsumexp(x: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
-    """``log(sum(exp(x), dim))``, computed stably."""
-    return logsumexp_p.bind(x, dims=canonical_dims(dim, x.ndim), keepdim=keepdim)  # type: ignore[no-any-return]
-
-
-@implements(torch.logsumexp, torch.Tensor.logsumexp, torch.special.logsumexp)
-def _torch_logsumexp(input: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
-    return logsumexp(input, dim, keepdim)
+@defop(torch=(torch.logsumexp, torch.Tensor.logsumexp, torch.special.logsumexp))
+def logsumexp(input: Tensor, dim: StaticDims, keepdim: StaticBool = False) -> Tensor:
+    """``log(sum(exp(input), dim))``, computed stably."""
+    return logsumexp_p.bind(input, dims=canonical_dims(dim, input.ndim), keepdim=keepdim)
 
 
 # ---- softmax, log_softmax
@@ -524,8 +475,8 @@ def _log_softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) 
     return (ct - torch.exp(out) * ct.sum(dim, keepdim=True),)
 
 
-softmax_p.vjp = holomorphic(_softmax_vjp)
-log_softmax_p.vjp = holomorphic(_log_softmax_vjp)
+register_vjp(softmax_p, holomorphic(_softmax_vjp))
+register_vjp(log_softmax_p, holomorphic(_log_softmax_vjp))
 
 
 def _shifted(fd: Any, x: Any, dim: int, dtype: Any) -> Any:
@@ -545,22 +496,20 @@ def _log_softmax_nvfuser(fd: Any, x: Any, *, dim: int, dtype: Any = None) -> Any
     return fd.ops.sub(shifted, unreduce(fd, log_sum, [dim], shifted.ndim))
 
 
-softmax_p.nvfuser = _softmax_nvfuser
-log_softmax_p.nvfuser = _log_softmax_nvfuser
-softmax_p.nvfuser_supports = floating_reduction
-log_softmax_p.nvfuser_supports = floating_reduction
+register_nvfuser(softmax_p, _softmax_nvfuser, supports=floating_reduction)
+register_nvfuser(log_softmax_p, _log_softmax_nvfuser, supports=floating_reduction)
 
 
-@defop
-def softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    """``exp(x) / sum(exp(x), dim)``, computed stably; ``dtype`` casts ``x`` first."""
-    return softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
+@defop(torch=(torch.special.softmax,))
+def softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``exp(input) / sum(exp(input), dim)``, computed stably; ``dtype`` casts ``input`` first."""
+    return softmax_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
-@defop
-def log_softmax(x: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    """``x - logsumexp(x, dim, keepdim=True)``; ``dtype`` casts ``x`` first."""
-    return log_softmax_p.bind(x, dim=canonical_dim(dim, x.ndim), dtype=dtype)  # type: ignore[no-any-return]
+@defop(torch=(torch.special.log_softmax,))
+def log_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
+    """``input - logsumexp(input, dim, keepdim=True)``; ``dtype`` casts ``input`` first."""
+    return log_softmax_p.bind(input, dim=canonical_dim(dim, input.ndim), dtype=dtype)
 
 
 @implements(torch.softmax, torch.Tensor.softmax)
@@ -568,18 +517,8 @@ def _torch_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = No
     return softmax(input, dim, dtype=dtype)
 
 
-@implements(torch.special.softmax)
-def _special_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
-    return softmax(input, dim, dtype=dtype)
-
-
 @implements(torch.log_softmax, torch.Tensor.log_softmax)
 def _torch_log_softmax(input: Tensor, dim: StaticInt, dtype: torch.dtype | None = None) -> Tensor:
-    return log_softmax(input, dim, dtype=dtype)
-
-
-@implements(torch.special.log_softmax)
-def _special_log_softmax(input: Tensor, dim: StaticInt, *, dtype: torch.dtype | None = None) -> Tensor:
     return log_softmax(input, dim, dtype=dtype)
 
 
@@ -592,22 +531,21 @@ def _implicit_softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-@implements(F.softmax)
-def _functional_softmax(
-    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Tensor:
-    if dim is None:
-        dim = _implicit_softmax_dim("softmax", input.ndim)
-    return softmax(input, dim, dtype=dtype)
+def _functional_softmax(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The handler of ``F.softmax``/``F.log_softmax``, whose ``dim`` may be omitted."""
+
+    def handler(
+        input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+    ) -> Tensor:
+        if dim is None:
+            dim = _implicit_softmax_dim(name, input.ndim)
+        return op(input, dim, dtype=dtype)
+
+    return handler
 
 
-@implements(F.log_softmax)
-def _functional_log_softmax(
-    input: Tensor, dim: StaticInt | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Tensor:
-    if dim is None:
-        dim = _implicit_softmax_dim("log_softmax", input.ndim)
-    return log_softmax(input, dim, dtype=dtype)
+implements(F.softmax)(_functional_softmax("softmax", softmax))
+implements(F.log_softmax)(_functional_softmax("log_softmax", log_softmax))
 
 
 # ---- argmax, argmin (integer results: no gradient)
@@ -629,25 +567,15 @@ argmax_p = Primitive("argmax", _argmax_impl, small_meta(_argmax_impl, _arg_reduc
 argmin_p = Primitive("argmin", _argmin_impl, small_meta(_argmin_impl, _arg_reduced_shape))
 
 
-@defop
-def argmax(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+@defop(torch=(torch.argmax, torch.Tensor.argmax))
+def argmax(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
     """Index of the (first) maximum along ``dim``, or in the flattened tensor for None."""
-    d = None if dim is None else canonical_dim(dim, x.ndim)
-    return argmax_p.bind(x, dim=d, keepdim=keepdim)  # type: ignore[no-any-return]
+    d = None if dim is None else canonical_dim(dim, input.ndim)
+    return argmax_p.bind(input, dim=d, keepdim=keepdim)
 
 
-@defop
-def argmin(x: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
+@defop(torch=(torch.argmin, torch.Tensor.argmin))
+def argmin(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
     """Index of the (first) minimum along ``dim``, or in the flattened tensor for None."""
-    d = None if dim is None else canonical_dim(dim, x.ndim)
-    return argmin_p.bind(x, dim=d, keepdim=keepdim)  # type: ignore[no-any-return]
-
-
-@implements(torch.argmax, torch.Tensor.argmax)
-def _torch_argmax(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
-    return argmax(input, dim, keepdim)
-
-
-@implements(torch.argmin, torch.Tensor.argmin)
-def _torch_argmin(input: Tensor, dim: StaticInt | None = None, keepdim: StaticBool = False) -> Tensor:
-    return argmin(input, dim, keepdim)
+    d = None if dim is None else canonical_dim(dim, input.ndim)
+    return argmin_p.bind(input, dim=d, keepdim=keepdim)

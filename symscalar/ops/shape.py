@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+import math
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
-from symscalar.trace import Primitive, TensorVar, contains_dynamic
-from symscalar.tracing import _static_message, defop, implements, stop_gradient_p
+from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
+from symscalar.tracing import static_message, defop, implements, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
@@ -29,7 +31,6 @@ __all__ = [
 ]
 
 _slice = builtins.slice
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
@@ -41,7 +42,7 @@ def shape_arg(op: str, name: str, args: tuple[Any, ...], keywords: dict[str, Any
             raise TypeError(f"{op}() got unexpected arguments {sorted(keywords)}; expected {name!r}")
         value = keywords[name]
         if contains_dynamic(value):
-            raise StaticValueRequiredError(_static_message(op, name, value))
+            raise StaticValueRequiredError(static_message(op, name, value))
         args = (value,)
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         return tuple(args[0])
@@ -59,10 +60,7 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
         raise RuntimeError(f"{op}: only one dimension can be inferred (-1), got shape {list(shape)}")
     if any(s < -1 for s in shape):
         raise RuntimeError(f"{op}: invalid shape dimension in {list(shape)}")
-    known = 1
-    for s in shape:
-        if s != -1:
-            known *= s
+    known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
@@ -72,48 +70,23 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     return shape
 
 
-def _each(*torch_functions: Any) -> Callable[[F], F]:
-    """``@implements`` once per spelling, so that an error names the spelling the user wrote
-    (``torch.Tensor.view``, not the ``torch.Tensor.reshape`` it shares a handler with)."""
-
-    def register(handler: F) -> F:
-        for func in torch_functions:
-            implements(func)(handler)
-        return handler
-
-    return register
-
-
-def _numel(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 # ---- reshape
 def _reshape_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.reshape(x, shape)
 
 
-reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl))
-reshape_p.vjp = lambda ct, out, x, *, shape: (ct.reshape(x.shape),)
-reshape_p.nvfuser = lambda fd, x, *, shape: fd.ops.reshape(x, shape)
-reshape_p.may_alias = True  # a view
+reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl), size_params=("shape",), may_alias=True)
+register_vjp(reshape_p, lambda ct, out, x, *, shape: (ct.reshape(x.shape),))
+register_nvfuser(reshape_p, lambda fd, x, *, shape: fd.ops.reshape(x, shape))
 
 
-@defop
-def reshape(x: Tensor, shape: StaticShape) -> Tensor:
-    """``x`` with a new shape of the same number of elements (one entry may be -1)."""
-    full = _infer_size(shape, _numel(x.shape), "reshape")
-    if full == tuple(x.shape):
-        return x
-    return reshape_p.bind(x, shape=full)  # type: ignore[no-any-return]
-
-
-@implements(torch.reshape)
-def _torch_reshape(input: Tensor, shape: StaticShape) -> Tensor:
-    return reshape(input, shape)
+@defop(torch=(torch.reshape,))
+def reshape(input: Tensor, shape: StaticShape) -> Tensor:
+    """``input`` with a new shape of the same number of elements (one entry may be -1)."""
+    full = _infer_size(shape, math.prod(input.shape), "reshape")
+    if full == tuple(input.shape):
+        return input
+    return reshape_p.bind(input, shape=full)
 
 
 @implements(torch.Tensor.reshape)
@@ -131,44 +104,34 @@ def _tensor_view(input: Tensor, *size: StaticInt | StaticShape, **keywords: Any)
     return reshape(input, shape_arg("torch.Tensor.view", "size", size, keywords))
 
 
-@_each(torch.Tensor.reshape_as, torch.Tensor.view_as)
+@implements(torch.Tensor.reshape_as, torch.Tensor.view_as)
 def _tensor_reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, tuple(other.shape))
 
 
 # ---- flatten, squeeze, unsqueeze (all reshapes)
-@defop
-def flatten(x: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
+@defop(torch=(torch.flatten, torch.Tensor.flatten))
+def flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` (inclusive) into one; a 0-d tensor becomes 1-d."""
-    if x.ndim == 0:
-        return reshape(x, (1,))
-    start, end = canonical_dim(start_dim, x.ndim), canonical_dim(end_dim, x.ndim)
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    start, end = canonical_dim(start_dim, input.ndim), canonical_dim(end_dim, input.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = tuple(x.shape)
-    return reshape(x, shape[:start] + (_numel(shape[start:end + 1]),) + shape[end + 1:])
+    shape = tuple(input.shape)
+    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@_each(torch.flatten, torch.Tensor.flatten)
-def _torch_flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) -> Tensor:
-    return flatten(input, start_dim, end_dim)
-
-
-@defop
-def squeeze(x: Tensor, dim: StaticDims = None) -> Tensor:
+@defop(torch=(torch.squeeze,))
+def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     """Remove size-1 dims: all of them (``dim=None``) or those among ``dim`` (int or tuple)."""
     if dim is None:
-        dims = set(range(x.ndim))
+        dims = set(range(input.ndim))
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = {canonical_dim(d, x.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
-    return reshape(x, shape)
-
-
-@implements(torch.squeeze)
-def _torch_squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
-    return squeeze(input, dim)
+        dims = {canonical_dim(d, input.ndim) for d in listed}
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return reshape(input, shape)
 
 
 @implements(torch.Tensor.squeeze)
@@ -179,17 +142,12 @@ def _tensor_squeeze(input: Tensor, *dim: StaticInt | StaticShape, **keywords: An
     return squeeze(input, dims)
 
 
-@defop
-def unsqueeze(x: Tensor, dim: StaticInt) -> Tensor:
-    """Insert a size-1 dim at ``dim`` (in ``[-x.ndim - 1, x.ndim]``)."""
-    d = canonical_dim(dim, x.ndim + 1)
-    shape = tuple(x.shape)
-    return reshape(x, shape[:d] + (1,) + shape[d:])
-
-
-@_each(torch.unsqueeze, torch.Tensor.unsqueeze)
-def _torch_unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
-    return unsqueeze(input, dim)
+@defop(torch=(torch.unsqueeze, torch.Tensor.unsqueeze))
+def unsqueeze(input: Tensor, dim: StaticInt) -> Tensor:
+    """Insert a size-1 dim at ``dim`` (in ``[-input.ndim - 1, input.ndim]``)."""
+    d = canonical_dim(dim, input.ndim + 1)
+    shape = tuple(input.shape)
+    return reshape(input, shape[:d] + (1,) + shape[d:])
 
 
 # ---- expand (broadcast to a larger shape, size-1 dims repeated)
@@ -197,10 +155,11 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.broadcast_to(x, shape)
 
 
-expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl))
-expand_p.vjp = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
-expand_p.nvfuser = lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape))))
-expand_p.may_alias = True  # a view
+expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl), size_params=("shape",), may_alias=True)
+register_vjp(expand_p, lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),))
+register_nvfuser(
+    expand_p, lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape)))),
+)
 
 
 @defop
@@ -217,7 +176,7 @@ def expand(x: Tensor, shape: StaticShape) -> Tensor:
     full = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if full == tuple(x.shape):
         return x
-    return expand_p.bind(x, shape=full)  # type: ignore[no-any-return]
+    return expand_p.bind(x, shape=full)
 
 
 @defop
@@ -264,7 +223,7 @@ def _permute_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
     return torch.permute(x, dims)
 
 
-permute_p = Primitive("permute", _permute_impl, torch_meta(_permute_impl))
+permute_p = Primitive("permute", _permute_impl, torch_meta(_permute_impl), may_alias=True)
 
 
 def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
@@ -274,30 +233,24 @@ def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
     return (ct.permute(tuple(inverse)),)
 
 
-permute_p.vjp = _permute_vjp
-permute_p.nvfuser = lambda fd, x, *, dims: fd.ops.permute(x, list(dims))
-permute_p.may_alias = True  # a view
+register_vjp(permute_p, _permute_vjp)
+register_nvfuser(permute_p, lambda fd, x, *, dims: fd.ops.permute(x, list(dims)))
 
 
-@defop
-def permute(x: Tensor, dims: StaticShape) -> Tensor:
-    """Reorder the dims of ``x``: dim ``i`` of the result is dim ``dims[i]`` of ``x``."""
-    if len(dims) != x.ndim:
+@defop(torch=(torch.permute,))
+def permute(input: Tensor, dims: StaticShape) -> Tensor:
+    """Reorder the dims of ``input``: dim ``i`` of the result is dim ``dims[i]`` of ``input``."""
+    if len(dims) != input.ndim:
         raise RuntimeError(
             f"permute: the number of dims ({len(dims)}) must equal the tensor's number of "
-            f"dimensions ({x.ndim})"
+            f"dimensions ({input.ndim})"
         )
-    perm = tuple(canonical_dim(d, x.ndim) for d in dims)
+    perm = tuple(canonical_dim(d, input.ndim) for d in dims)
     if len(set(perm)) != len(perm):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {tuple(dims)}")
-    if perm == tuple(range(x.ndim)):
-        return x
-    return permute_p.bind(x, dims=perm)  # type: ignore[no-any-return]
-
-
-@implements(torch.permute)
-def _torch_permute(input: Tensor, dims: StaticShape) -> Tensor:
-    return permute(input, dims)
+    if perm == tuple(range(input.ndim)):
+        return input
+    return permute_p.bind(input, dims=perm)
 
 
 @implements(torch.Tensor.permute)
@@ -305,28 +258,23 @@ def _tensor_permute(input: Tensor, *dims: StaticInt | StaticShape, **keywords: A
     return permute(input, shape_arg("torch.Tensor.permute", "dims", dims, keywords))
 
 
-@defop
-def transpose(x: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
+@defop(torch=(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims))
+def transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
     """Swap dims ``dim0`` and ``dim1``."""
-    a, b = canonical_dim(dim0, x.ndim), canonical_dim(dim1, x.ndim)
-    if x.ndim == 0:
-        return x
-    perm = list(range(x.ndim))
+    a, b = canonical_dim(dim0, input.ndim), canonical_dim(dim1, input.ndim)
+    if input.ndim == 0:
+        return input
+    perm = list(range(input.ndim))
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(x, tuple(perm))
+    return permute(input, tuple(perm))
 
 
-@_each(torch.transpose, torch.Tensor.transpose, torch.swapdims, torch.Tensor.swapdims)
-def _torch_transpose(input: Tensor, dim0: StaticInt, dim1: StaticInt) -> Tensor:
-    return transpose(input, dim0, dim1)
-
-
-@_each(torch.swapaxes, torch.Tensor.swapaxes)
+@implements(torch.swapaxes, torch.Tensor.swapaxes)
 def _torch_swapaxes(input: Tensor, axis0: StaticInt, axis1: StaticInt) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
-@_each(torch.t, torch.Tensor.t)
+@implements(torch.t, torch.Tensor.t)
 def _torch_t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -338,7 +286,7 @@ def _slice_impl(x: Any, *, starts: tuple[int, ...], stops: tuple[int, ...], step
     return x[tuple(_slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
 
 
-slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl))
+slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl), may_alias=True)
 
 
 def _zero_pad_impl(x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
@@ -380,8 +328,8 @@ def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
     return (slice_p.bind(ct, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps)),)
 
 
-slice_p.vjp = _slice_vjp
-zero_pad_p.vjp = _zero_pad_vjp
+register_vjp(slice_p, _slice_vjp)
+register_vjp(zero_pad_p, _zero_pad_vjp)
 
 
 def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
@@ -393,12 +341,13 @@ def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) 
 # Static bounds (starts, stops) are part of the cache key, so they may be constants. nvFuser
 # slices with step 1 only, and pads without interior (between-element) padding: the other
 # cases run in torch.
-slice_p.nvfuser = lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops))
-slice_p.nvfuser_supports = lambda x, *, starts, stops, steps: all(step == 1 for step in steps)
-slice_p.may_alias = True  # a view
-zero_pad_p.nvfuser = _pad_nvfuser
-zero_pad_p.nvfuser_supports = lambda x, *, padding: all(
-    lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding
+register_nvfuser(
+    slice_p, lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops)),
+    supports=lambda x, *, starts, stops, steps: all(step == 1 for step in steps),
+)
+register_nvfuser(
+    zero_pad_p, _pad_nvfuser,
+    supports=lambda x, *, padding: all(lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding),
 )
 
 
@@ -416,7 +365,7 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
         steps.append(step)
     if all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
         return x
-    return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))  # type: ignore[no-any-return]
+    return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
 
 
 @defop
@@ -434,7 +383,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     return _slice_dims(x, {d: _slice(begin, begin + length)})
 
 
-@_each(torch.narrow, torch.Tensor.narrow)
+@implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
     if not isinstance(start, int):
         raise UnsupportedOperationError(
@@ -443,30 +392,25 @@ def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: Stati
     return narrow(input, dim, start, length)
 
 
-@defop
-def select(x: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
+@defop(torch=(torch.select, torch.Tensor.select))
+def select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
     """Element ``index`` (may be negative) of dim ``dim``, that dim removed."""
-    d = canonical_dim(dim, x.ndim)
-    size = x.shape[d]
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
     i = index % size
-    return squeeze(_slice_dims(x, {d: _slice(i, i + 1)}), d)
-
-
-@_each(torch.select, torch.Tensor.select)
-def _torch_select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
-    return select(input, dim, index)
+    return squeeze(_slice_dims(input, {d: _slice(i, i + 1)}), d)
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
 def _check_index_item(item: Any, op: str) -> None:
     if isinstance(item, NumberProxy):
-        raise StaticValueRequiredError(_static_message(op, "indices", item))
+        raise StaticValueRequiredError(static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
-                raise StaticValueRequiredError(_static_message(op, "indices", bound))
+                raise StaticValueRequiredError(static_message(op, "indices", bound))
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -553,13 +497,15 @@ def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
     return tuple(grads)
 
 
-cat_p.vjp = _cat_vjp
-cat_p.nvfuser = lambda fd, *xs, dim: fd.ops.cat(list(xs), dim)
+register_vjp(cat_p, _cat_vjp)
 # torch promotes mixed dtypes and skips legacy 1-D empty tensors; those cases run in torch.
-cat_p.nvfuser_supports = lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1
+register_nvfuser(
+    cat_p, lambda fd, *xs, dim: fd.ops.cat(list(xs), dim),
+    supports=lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1,
+)
 
 
-@defop
+@defop(torch=(torch.cat, torch.concat, torch.concatenate))
 def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     """Concatenate ``tensors`` along ``dim`` (with torch's type promotion)."""
     tensors = list(tensors)
@@ -573,15 +519,10 @@ def cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
         out = cat(kept, dim)
         return out if out.dtype == dtype else out.to(dtype)
     d = canonical_dim(dim, tensors[0].ndim)
-    return cat_p.bind(*tensors, dim=d)  # type: ignore[no-any-return]
+    return cat_p.bind(*tensors, dim=d)
 
 
-@_each(torch.cat, torch.concat, torch.concatenate)
-def _torch_cat(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
-    return cat(tensors, dim)
-
-
-@defop
+@defop(torch=(torch.stack,))
 def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     """Stack equally shaped ``tensors`` along a new dim ``dim``."""
     tensors = list(tensors)
@@ -594,17 +535,14 @@ def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 
-@implements(torch.stack)
-def _torch_stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
-    return stack(tensors, dim)
-
-
 # ---- split, chunk, unbind
 def _split_impl(x: Any, *, sizes: tuple[int, ...], dim: int) -> Any:
     return tuple(torch.split(x, list(sizes), dim))
 
 
-split_p = Primitive("split", _split_impl, torch_meta(_split_impl), multiple_results=True)
+split_p: Primitive[tuple[Tensor, ...]] = Primitive(
+    "split", _split_impl, torch_meta(_split_impl), multiple_results=True, may_alias=True
+)
 
 
 def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
@@ -612,7 +550,7 @@ def _split_vjp(cts: Any, outs: Any, x: Any, *, sizes: Any, dim: int) -> Any:
     return (torch.cat(pieces, dim),)
 
 
-split_p.vjp = _split_vjp
+register_vjp(split_p, _split_vjp)
 
 
 def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tuple[Any, ...]:
@@ -628,8 +566,7 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
     return tuple(pieces)
 
 
-split_p.nvfuser = _split_nvfuser
-split_p.may_alias = True  # a view
+register_nvfuser(split_p, _split_nvfuser)
 
 
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
@@ -637,25 +574,18 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
     return [p.shape[dim] for p in torch.split(meta, split_size_or_sections, dim)]
 
 
-@defop
+@defop(torch=(torch.split, torch.Tensor.split))
 def split(
-    x: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
+    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
 ) -> tuple[Tensor, ...]:
-    """Pieces of ``x`` along ``dim``: of size ``split_size_or_sections`` (the last may be
+    """Pieces of ``tensor`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
-    d = canonical_dim(dim, x.ndim)
+    d = canonical_dim(dim, tensor.ndim)
     sections = split_size_or_sections
     if not isinstance(sections, int):
         sections = list(sections)
-    sizes = _split_sizes(x, sections, d)
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
-
-
-@_each(torch.split, torch.Tensor.split)
-def _torch_split(
-    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
-) -> tuple[Tensor, ...]:
-    return split(tensor, split_size_or_sections, dim)
+    sizes = _split_sizes(tensor, sections, d)
+    return split_p.bind(tensor, sizes=tuple(sizes), dim=d)
 
 
 @implements(torch.Tensor.split_with_sizes)
@@ -665,31 +595,21 @@ def _tensor_split_with_sizes(
     return split(input, list(split_sizes), dim)
 
 
-@defop
-def chunk(x: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+@defop(torch=(torch.chunk, torch.Tensor.chunk))
+def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
-    d = canonical_dim(dim, x.ndim)
-    meta = torch.empty(tuple(x.shape), device="meta")
+    d = canonical_dim(dim, input.ndim)
+    meta = torch.empty(tuple(input.shape), device="meta")
     sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
-    return split_p.bind(x, sizes=tuple(sizes), dim=d)  # type: ignore[no-any-return]
+    return split_p.bind(input, sizes=tuple(sizes), dim=d)
 
 
-@_each(torch.chunk, torch.Tensor.chunk)
-def _torch_chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    return chunk(input, chunks, dim)
-
-
-@defop
-def unbind(x: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    """The slices of ``x`` along ``dim``, with that dim removed."""
-    d = canonical_dim(dim, x.ndim)
-    pieces = split_p.bind(x, sizes=(1,) * x.shape[d], dim=d)
+@defop(torch=(torch.unbind, torch.Tensor.unbind))
+def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
+    """The slices of ``input`` along ``dim``, with that dim removed."""
+    d = canonical_dim(dim, input.ndim)
+    pieces = split_p.bind(input, sizes=(1,) * input.shape[d], dim=d)
     return tuple(squeeze(p, d) for p in pieces)
-
-
-@_each(torch.unbind, torch.Tensor.unbind)
-def _torch_unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
-    return unbind(input, dim)
 
 
 # ---- flip
@@ -698,7 +618,7 @@ def _flip_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
 
 
 flip_p = Primitive("flip", _flip_impl, small_meta(_flip_impl, same_shape))
-flip_p.vjp = lambda ct, out, x, *, dims: (ct.flip(dims),)
+register_vjp(flip_p, lambda ct, out, x, *, dims: (ct.flip(dims),))
 
 
 def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
@@ -710,23 +630,18 @@ def _flip_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
     return x
 
 
-flip_p.nvfuser = _flip_nvfuser
+register_nvfuser(flip_p, _flip_nvfuser)
 
 
-@defop
-def flip(x: Tensor, dims: StaticShape) -> Tensor:
+@defop(torch=(torch.flip,))
+def flip(input: Tensor, dims: StaticShape) -> Tensor:
     """Reverse the order of the elements along each of ``dims``."""
-    canon = tuple(sorted(canonical_dim(d, x.ndim) for d in dims))
+    canon = tuple(sorted(canonical_dim(d, input.ndim) for d in dims))
     if len(set(canon)) != len(canon):
         raise RuntimeError(f"flip(): dims {tuple(dims)} has a repeated dim")
-    if not canon or x.ndim == 0:
-        return x
-    return flip_p.bind(x, dims=canon)  # type: ignore[no-any-return]
-
-
-@implements(torch.flip)
-def _torch_flip(input: Tensor, dims: StaticShape) -> Tensor:
-    return flip(input, dims)
+    if not canon or input.ndim == 0:
+        return input
+    return flip_p.bind(input, dims=canon)
 
 
 @implements(torch.Tensor.flip)
@@ -751,42 +666,31 @@ def _same_meta(x: TensorVar, **params: Any) -> TensorVar:
 
 
 clone_p = Primitive("clone", _clone_impl, _same_meta)
-clone_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
-clone_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
-contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta)
-contiguous_p.vjp = lambda ct, out, x, *, memory_format: (ct,)
-contiguous_p.nvfuser = lambda fd, x, *, memory_format: fd.ops.set(x)
-contiguous_p.may_alias = True  # the input itself when it is contiguous
+register_vjp(clone_p, lambda ct, out, x, *, memory_format: (ct,))
+register_nvfuser(clone_p, lambda fd, x, *, memory_format: fd.ops.set(x))
+contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta, may_alias=True)  # the input when contiguous
+register_vjp(contiguous_p, lambda ct, out, x, *, memory_format: (ct,))
+register_nvfuser(contiguous_p, lambda fd, x, *, memory_format: fd.ops.set(x))
 
 
 @defop
 def clone(x: Tensor, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     """A new tensor with ``x``'s values (never ``x`` itself)."""
-    return clone_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+    return clone_p.bind(x, memory_format=memory_format)
 
 
-@defop
-def contiguous(x: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
-    """``x`` in contiguous memory: ``x`` itself when it already is, as in eager."""
-    return contiguous_p.bind(x, memory_format=memory_format)  # type: ignore[no-any-return]
+@defop(torch=(torch.Tensor.contiguous,))
+def contiguous(input: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
+    """``input`` in contiguous memory: ``input`` itself when it already is, as in eager."""
+    return contiguous_p.bind(input, memory_format=memory_format)
 
 
-@defop
-def detach(x: Tensor) -> Tensor:
-    """``x``'s values without a gradient (``stop_gradient``)."""
-    return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+@defop(torch=(torch.detach, torch.Tensor.detach))
+def detach(input: Tensor) -> Tensor:
+    """``input``'s values without a gradient (``stop_gradient``)."""
+    return stop_gradient_p.bind(input)
 
 
-@_each(torch.clone, torch.Tensor.clone)
+@implements(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     return clone(input, memory_format)
-
-
-@implements(torch.Tensor.contiguous)
-def _tensor_contiguous(input: Tensor, memory_format: torch.memory_format = torch.contiguous_format) -> Tensor:
-    return contiguous(input, memory_format)
-
-
-@_each(torch.detach, torch.Tensor.detach)
-def _torch_detach(input: Tensor) -> Tensor:
-    return detach(input)

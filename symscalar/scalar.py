@@ -1,8 +1,10 @@
 """Arithmetic on dynamic scalars and runtime checks.
 
-``DynamicInt.__add__`` and friends bind these primitives (``scalar_add`` ...). They run on
-Python numbers in every backend: scalar work happens on the host, and its results feed
-tensor ops as runtime scalar inputs.
+``DynamicInt.__add__`` and friends bind these primitives (``scalar_add`` ...) through the
+tracer, which imports the tables below. They run on Python numbers in every backend: scalar
+work happens on the host, and its results feed tensor ops as runtime scalar inputs. This
+module sits between ``trace`` and ``tracing`` (not in ``ops/``) so that the tracer imports the
+primitives themselves instead of looking them up by name.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from symscalar.errors import CheckFailedError
 from symscalar.trace import Atom, Primitive, ScalarVar
+from symscalar.types import NumberProxy
 
 __all__ = ["SCALAR_BINARY", "SCALAR_UNARY", "check_p"]
 
@@ -131,8 +134,14 @@ _UNARY: dict[str, tuple[Callable[..., Any], Callable[..., ScalarVar]]] = {
     "trunc": (math.trunc, _int_meta),
 }
 
-SCALAR_BINARY = {name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _BINARY.items()}
-SCALAR_UNARY = {name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _UNARY.items()}
+# Python operator name ("add", "round_ndigits", ...) -> primitive: what ``NumberProxy``'s
+# operators bind (through ``Tracer.scalar_op``).
+SCALAR_BINARY: dict[str, Primitive[NumberProxy]] = {
+    name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _BINARY.items()
+}
+SCALAR_UNARY: dict[str, Primitive[NumberProxy]] = {
+    name: Primitive(f"scalar_{name}", impl, meta) for name, (impl, meta) in _UNARY.items()
+}
 
 
 def _check_impl(pred: Any, *, message: str) -> None:
@@ -146,4 +155,4 @@ def _check_meta(pred: Atom, *, message: str) -> None:
 
 
 # A runtime assertion recorded by symscalar.check(pred, message); it has no outputs.
-check_p = Primitive("check", _check_impl, _check_meta)
+check_p: Primitive[None] = Primitive("check", _check_impl, _check_meta)

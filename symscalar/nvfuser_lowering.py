@@ -1,20 +1,46 @@
-"""Small helpers shared by the ops' nvFuser lowerings (``prim.nvfuser = ...``) and their
-``prim.nvfuser_supports`` predicates.
+"""The nvFuser backend's lowering table and the helpers its lowerings share.
 
-Why here: the lowerings sit next to their ops in ``elementwise.py``, ``reductions.py``,
-``shape.py`` ...; a few needs recur (only floating tensors, reduce low-precision floats in
-float32, re-insert reduced dims). These helpers never import nvfuser_direct: they work on
-the ``FusionDefinition`` and ``TensorView``\\ s the backend passes in.
+Why a table here rather than a field of ``Primitive``: a lowering belongs to its backend
+(JAX's ``mlir.register_lowering``), and the core IR knows nothing of nvFuser. Each op
+registers its lowering with ``register_nvfuser`` next to its primitive, in ``ops/``; this
+module sits below ``ops/`` so they can, and ``nvfuser_backend.py`` reads ``NVFUSER_LOWERINGS``.
+A few needs recur (only floating tensors, reduce low-precision floats in float32, re-insert
+reduced dims): the helpers below. Nothing here imports nvfuser_direct: lowerings work on the
+``FusionDefinition`` and ``TensorView``\\ s the backend passes in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from symscalar.trace import TensorVar
+from symscalar.trace import Primitive, Registry, TensorVar
 
-__all__ = ["floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel", "is_broadcast"]
+__all__ = [
+    "NvFuserLowering", "NVFUSER_LOWERINGS", "register_nvfuser",
+    "floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel", "is_broadcast",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class NvFuserLowering:
+    """How nvFuser runs one primitive."""
+
+    lower: Callable[..., Any]  # lower(fd, *args, **params) -> TensorView(s), args lowered
+    # supports(*atoms, **params) -> bool: whether ``lower`` handles this equation (None:
+    # always); where it says no, the equation runs in torch
+    supports: Callable[..., bool] | None = None
+
+
+NVFUSER_LOWERINGS: Registry[Primitive[Any], NvFuserLowering] = Registry("nvFuser lowering of primitive")
+
+
+def register_nvfuser(
+    prim: Primitive[Any], lower: Callable[..., Any], *, supports: Callable[..., bool] | None = None
+) -> None:
+    """Register ``prim``'s nvFuser lowering (once; a second registration raises)."""
+    NVFUSER_LOWERINGS.register(prim, NvFuserLowering(lower, supports))
 
 
 def floating(*atoms: Any, **params: Any) -> bool:
