@@ -176,7 +176,8 @@ class Primitive(Generic[R]):
             any -1 resolved by the meta: a backend with symbolic sizes (nvFuser) passes their
             entries as runtime sizes instead of constants.
         may_alias: whether eager's op may return a view of its first input (reshape, slice,
-            expand...): an in-place update of its result would also change its input.
+            detach...): an in-place update of such an output, or of a value such an op read,
+            would reach the other in eager, so the tracer refuses to functionalize it.
     """
 
     # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import

@@ -396,15 +396,3 @@ def test_dropout_training_is_random_per_step_and_reproducible() -> None:
     assert all(torch.equal(a, b) for a, b in zip(first, again))
     model.eval()  # no dropout: eager's value exactly (the module flag is guarded)
     torch.testing.assert_close(step(ids, targets), model(ids, targets)[1])
-
-
-@needs_transformers
-def test_hf_padding_mask_branch_on_values_is_refused_clearly() -> None:
-    # transformers decides whether to build an attention mask from the mask's values
-    # (`padding_mask.all()` in masking_utils): a data-dependent branch, refused at trace time
-    # rather than baked in for later calls whose mask differs.
-    model = hf_bert()
-    ids, targets = token_batch(0)
-    f = symscalar.jit(lambda ids, mask: model(input_ids=ids, attention_mask=mask).last_hidden_state)
-    with pytest.raises(symscalar.errors.SymscalarError, match=r"all|bool"):
-        f(ids, (targets != -1).long())

@@ -11,11 +11,12 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
 from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
 from symscalar.trace import register_vjp
-from symscalar.tracing import defop, implements
+from symscalar.tracing import data_dependent_shape_error, defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
@@ -842,10 +843,17 @@ register_vjp(where_p, lambda ct, out, cond, a, b: (
 register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
-@defop(torch=(torch.where,))
+@defop
 def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; ``input``/``other`` may be (dynamic) numbers."""
     return where_p.bind(condition, input, other)
+
+
+@implements(torch.where)
+def _torch_where(condition: Tensor, input: TensorOrNumber | None = None, other: TensorOrNumber | None = None) -> Tensor:
+    if input is None or other is None:  # torch.where(condition) is nonzero(condition, as_tuple=True)
+        raise data_dependent_shape_error("torch.where(condition) (one argument)", "how many elements are True")
+    return where(condition, input, other)
 
 
 @implements(torch.Tensor.where)
@@ -958,3 +966,41 @@ register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mu
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``; ``value`` may be dynamic."""
     return addcmul_p.bind(input, tensor1, tensor2, value)
+
+
+# ---- &, |, ^, ~ on masks: on bool tensors torch's bitwise ops are the logical ones
+# (transformers combines attention masks with `&`). On integer tensors they are bitwise,
+# which has no primitive here: refused by name, never computed as the logical op.
+def _masks_only(op: str, *operands: Any) -> None:
+    for v in operands:
+        if not (_is_tensor(v) and v.dtype == torch.bool):
+            what = v._describe() if hasattr(v, "_describe") else f"{type(v).__name__} {v!r}"
+            raise UnsupportedOperationError(
+                f"torch.{op} on {what}: symscalar implements it on bool tensors only (masks, where "
+                "it is logical_and/or/xor/not). Convert the operands with `.bool()` when they "
+                "are masks, or compute the integer bitwise op outside the jitted function."
+            )
+
+
+@implements(torch.bitwise_and, torch.Tensor.bitwise_and, torch.Tensor.__and__, torch.Tensor.__rand__)
+def _torch_bitwise_and(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_and", input, other)
+    return logical_and(input, other)
+
+
+@implements(torch.bitwise_or, torch.Tensor.bitwise_or, torch.Tensor.__or__, torch.Tensor.__ror__)
+def _torch_bitwise_or(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_or", input, other)
+    return logical_or(input, other)
+
+
+@implements(torch.bitwise_xor, torch.Tensor.bitwise_xor, torch.Tensor.__xor__, torch.Tensor.__rxor__)
+def _torch_bitwise_xor(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_xor", input, other)
+    return ne(input, other)
+
+
+@implements(torch.bitwise_not, torch.Tensor.bitwise_not, torch.Tensor.__invert__)
+def _torch_bitwise_not(input: Tensor) -> Tensor:
+    _masks_only("bitwise_not", input)
+    return logical_not(input)
