@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from symscalar import autocast
-from symscalar.compiling import reporting_compiling
+from symscalar.compiling import answer_isinstance_for, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -764,12 +764,13 @@ class tracing:
 # metadata truthfully, torch methods through the frontend table, and anything whose answer
 # depends on values, storage or autograd state the trace cannot know with a named error.
 #
-# isinstance(proxy, torch.Tensor) is False, deliberately. torch.fx and thunder answer True,
-# and code such as nn.MultiheadAttention checks it; but the only ways to answer True are to
-# subclass torch.Tensor (a different, much heavier proxy design) or to fake __class__, and
-# faking __class__ makes torch's C++ argument parser take the proxy for a real tensor when
-# it matches a Scalar parameter: torch.where(c, proxy, 1.0) and torch.full((2,), proxy)
-# crash the interpreter (measured on torch 2.10). torch.is_tensor(proxy) is False likewise.
+# TensorProxy is not a torch.Tensor subclass, and does not fake __class__: faking it makes
+# torch's C++ argument parser take the proxy for a real tensor when it matches a Scalar
+# parameter: torch.where(c, proxy, 1.0) and torch.full((2,), proxy) crash the interpreter
+# (measured on torch 2.10). User and library code still gets eager's answer from
+# isinstance(proxy, torch.Tensor) and torch.is_tensor(proxy): True, through the isinstance
+# wrapper installed while a trace runs (symscalar/compiling.py); symscalar's own modules get
+# the builtin's answer (False), which is how they tell a proxy from a real tensor.
 
 
 def _forward(name: str) -> Callable[..., Any]:
@@ -1196,6 +1197,7 @@ def _method_kinds() -> dict[str, str]:
 
 _METHOD_KINDS = _method_kinds()
 _FORWARDS = {name: _forward(name) for name, kind in _METHOD_KINDS.items() if kind == "method"}
+answer_isinstance_for(TensorProxy)  # isinstance(proxy, torch.Tensor) in user code: compiling.py
 
 
 # ----------------------------------------------------------------------------------------
