@@ -1,9 +1,11 @@
 # The two commands of the README: `make demo` and `make test` (each sets everything up first).
+# For work on symscalar: `make test-fast` (the inner loop), `make lint`, `make format`,
+# `make typecheck`. CI (.ci/run) runs lint, typecheck and the whole test suite.
 PY := .venv/bin/python
 export PYTHONPATH := $(CURDIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup demo test typecheck bench
+.PHONY: setup demo test test-fast lint format typecheck bench
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -13,6 +15,20 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q -n 2 tests
+
+# The whole suite less the mypy/Pyright corpus, the OpInfo sweep and the tests marked slow
+# (markers in pyproject.toml): every module still runs its quick tests.
+test-fast: setup
+	$(PY) -m pytest -q -n 2 -m "not mypy and not opinfo and not slow" tests
+
+# ruff's lint (with import order) and format checks, both reported; configuration in pyproject.toml.
+lint: setup
+	$(PY) -m ruff check .; status=$$?; $(PY) -m ruff format --check . && exit $$status
+
+# What `make lint` checks, fixed where ruff can: safe fixes, import order, formatting.
+format: setup
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 # mypy with the symscalar plugin over the type-check cases and the library (--strict), then
 # the case expectations of both checkers (mypy with and without the plugin, basedpyright).

@@ -1,9 +1,11 @@
 """Training-step time of real models: eager, symscalar.jit, thunder.jit, torch.compile.
 
-For each model of tests/test_models.py (small random-init configs) and each executor: the
-first call (tracing/compiling included) of a forward+backward step, and the median of the
-following steps. One run, printed as a markdown table; an executor that cannot run a model
-says why in a word. Run: ``.venv/bin/python benchmarks/models.py [--steps N] [--models a,b]``.
+For each model of tests/test_models.py and tests/test_models_masks.py (small random-init
+configs; the latter with a padding attention mask, and mixture-of-experts models) and each
+executor: the first call (tracing/compiling included) of a forward+backward step, and the
+median of the following steps. One run, printed as a markdown table; an executor that cannot
+run a model says why in a word. The first torch.compile row also pays for importing inductor.
+Run: ``.venv/bin/python benchmarks/models.py [--steps N] [--models a,b]``.
 """
 
 from __future__ import annotations
@@ -19,9 +21,16 @@ from typing import Any
 import torch
 
 import symscalar
-from tests.test_models import MODELS
+from tests.test_models import MODELS as UNMASKED
+from tests.test_models_masks import MASKED_MODELS, masked_batch
 
 warnings.filterwarnings("ignore")
+
+MODELS: dict[str, tuple[Callable[[], Any], Callable[[int], tuple[torch.Tensor, ...]], Callable[..., Any]]] = {
+    **{name: entry[:3] for name, entry in UNMASKED.items()},
+    **{f"{name}+mask": (make, masked_batch, loss_of) for name, (make, loss_of) in MASKED_MODELS.items()},
+}
+DEFAULT = [n for n in MODELS if n != "nanogpt_manual" and not (n.endswith("+mask") and n[:-5] in MODELS)]
 
 
 def executors() -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
@@ -52,7 +61,7 @@ def time_steps(step: Callable[[], None], steps: int) -> tuple[float, float]:
 
 
 def measure(name: str, executor: Callable[..., Any], steps: int) -> str:
-    make, batch_of, loss_of, _ = MODELS[name]
+    make, batch_of, loss_of = MODELS[name]
     torch.manual_seed(0)
     model = copy.deepcopy(make()).train()
     params = [p for p in model.parameters() if p.requires_grad]
@@ -76,7 +85,7 @@ def measure(name: str, executor: Callable[..., Any], steps: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--models", default=",".join(n for n in MODELS if n != "nanogpt_manual"))
+    parser.add_argument("--models", default=",".join(DEFAULT))
     parser.add_argument("--executors", default=None, help="comma-separated subset")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))

@@ -31,6 +31,7 @@ from typing_extensions import TypeIs
 
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
+from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 from symscalar.ops.factories import full
@@ -159,7 +160,7 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             g = grads.get(v)
             results.append(g if g is not None else full(v.shape, 0, dtype=v.dtype, device=v.device))
 
-    raw = dce(builder.build(results))
+    raw = dce(simplify(builder.build(results)))  # rules' no-ops out first: fewer residuals
     used = _used_vars(raw)
     n_cts = len(cotangents)
     n_inputs = len(builder.inputs)

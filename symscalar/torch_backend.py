@@ -4,6 +4,11 @@ The function is generated once per cache entry (source from ``trace.python_sourc
 primitive's torch lowering bound to a global name), so the per-call path is straight-line
 Python with no interpreter loop. Each tensor is deleted after its last use, so peak memory
 follows eager's. Runs on every device torch supports.
+
+A long trace runs through a small interpreter on its first call and is compiled on its
+second: CPython compiles some 20-40 thousand lines a second, so generating and compiling a
+program of a few thousand equations costs more than running it once, and a first call (or a
+backward that runs once) should not pay for it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ from typing import Any
 import torch
 
 from symscalar.backend import Render, register_backend
-from symscalar.trace import Primitive, Trace, python_source, with_codegen_name
+from symscalar.simplify import simplify
+from symscalar.trace import Primitive, Trace, is_var, iter_vars, last_uses, python_source, with_codegen_name
 
-__all__ = ["compile_trace", "TorchBackend", "BACKEND"]
+__all__ = ["compile_trace", "TorchBackend", "BACKEND", "INTERPRET_FIRST_CALL_ABOVE"]
+
+# Traces with more equations than this are interpreted on their first call (see above).
+INTERPRET_FIRST_CALL_ABOVE = 200
 
 
 def compile_trace(trace: Trace, render_outputs: Render | None = None) -> Callable[..., Any]:
@@ -28,8 +37,16 @@ def compile_trace(trace: Trace, render_outputs: Render | None = None) -> Callabl
             uses it to return the user's output structure directly); default: a tuple.
 
     Returns:
-        The function; its ``__source__`` attribute holds the generated code.
+        The function; its ``__source__`` attribute holds the generated code. Algebraic no-ops
+        (``symscalar.simplify``) are left out of it.
     """
+    trace = simplify(trace)
+    if len(trace.eqns) > INTERPRET_FIRST_CALL_ABOVE:
+        return _TieredProgram(trace, render_outputs)
+    return _generated(trace, render_outputs)
+
+
+def _generated(trace: Trace, render_outputs: Render | None) -> Callable[..., Any]:
     namespace: dict[str, Any] = {}
     names: dict[Primitive[Any], str] = {}
     trace = with_codegen_name(trace)
@@ -49,6 +66,80 @@ def compile_trace(trace: Trace, render_outputs: Render | None = None) -> Callabl
     fn: Callable[..., Any] = namespace[trace.name]
     fn.__source__ = source  # type: ignore[attr-defined]
     return fn
+
+
+class _TieredProgram:
+    """A long trace's program: interpreted on the first call, generated code from the second
+    on (same results, same frees). ``__source__`` is the generated code."""
+
+    def __init__(self, trace: Trace, render_outputs: Render | None) -> None:
+        self.trace = trace
+        self.render_outputs = render_outputs
+        self._run: Callable[..., Any] = self._first
+
+    def __call__(self, *args: Any) -> Any:
+        return self._run(*args)
+
+    def _first(self, *args: Any) -> Any:
+        self._run = self._compile_and_run
+        return _interpret(self.trace, self.render_outputs)(*args)
+
+    def _compile_and_run(self, *args: Any) -> Any:
+        self._run = _generated(self.trace, self.render_outputs)
+        return self._run(*args)
+
+    @property
+    def __source__(self) -> str:
+        run = self._run if hasattr(self._run, "__source__") else _generated(self.trace, self.render_outputs)
+        return run.__source__  # type: ignore[attr-defined, no-any-return]
+
+
+def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any]:
+    """``trace`` as a loop over its equations: each value in a slot of a list (literals in
+    slots of their own), each tensor's slot cleared after its last use as the generated code
+    deletes it."""
+    slot = {v: i for i, v in enumerate(iter_vars(trace))}
+    literals: list[Any] = []
+
+    def index(a: Any) -> int:
+        if is_var(a):
+            return slot[a]
+        literals.append(a)
+        return len(slot) + len(literals) - 1
+
+    dead = last_uses(trace)
+    steps = [
+        (eqn.prim.impl, [index(a) for a in eqn.args], eqn.params, [slot[v] for v in eqn.outs],
+         eqn.prim.multiple_results, [slot[v] for v in dead.get(eqn, ())])
+        for eqn in trace.eqns
+    ]
+    outputs = [index(a) for a in trace.outputs]
+    n_inputs = len(trace.inputs)
+    names = [f"o[{i}]" for i in range(len(outputs))]
+    namespace: dict[str, Any] = {"torch": torch}
+    if render_outputs is None:
+        returned = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+    else:
+        returned = render_outputs(names)
+    exec(f"def render(o):\n    return {returned}\n", namespace)  # noqa: S102 - our own generated code
+    render = namespace["render"]
+
+    def run(*args: Any) -> Any:
+        if len(args) != n_inputs:
+            raise TypeError(f"{trace.name}() takes {n_inputs} arguments, got {len(args)}")
+        env: list[Any] = [*args, *([None] * (len(slot) - n_inputs)), *literals]
+        for impl, reads, params, writes, multiple, frees in steps:
+            result = impl(*[env[i] for i in reads], **params)
+            if multiple:
+                for i, r in zip(writes, result):
+                    env[i] = r
+            elif writes:
+                env[writes[0]] = result
+            for i in frees:
+                env[i] = None
+        return render([env[i] for i in outputs])
+
+    return run
 
 
 class TorchBackend:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic
 
@@ -91,7 +92,8 @@ _DTYPE_SHORT = {
 
 
 def dtype_short_name(dtype: torch.dtype) -> str:
-    return _DTYPE_SHORT.get(dtype, str(dtype).removeprefix("torch."))
+    short = _DTYPE_SHORT.get(dtype)
+    return short if short is not None else str(dtype).removeprefix("torch.")
 
 
 K = TypeVar("K")
@@ -174,7 +176,8 @@ class Primitive(Generic[R]):
             any -1 resolved by the meta: a backend with symbolic sizes (nvFuser) passes their
             entries as runtime sizes instead of constants.
         may_alias: whether eager's op may return a view of its first input (reshape, slice,
-            expand...): an in-place update of its result would also change its input.
+            detach...): an in-place update of such an output, or of a value such an op read,
+            would reach the other in eager, so the tracer refuses to functionalize it.
     """
 
     # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import
@@ -575,6 +578,10 @@ def check_trace(trace: Trace) -> None:
         StaticValueRequiredError: a static parameter holds a dynamic value.
         TraceCheckError: anything else.
     """
+    checked = _CHECKED.get(id(trace.eqns))
+    if checked is not None and checked.eqns is trace.eqns and checked.inputs is trace.inputs:
+        _check_outputs(trace, checked)
+        return
     defined: set[Var] = set()
 
     def define(v: Any) -> None:
@@ -615,6 +622,24 @@ def check_trace(trace: Trace) -> None:
             define(out)
     for a in trace.outputs:
         use(a, "outputs")
+    _CHECKED[id(trace.eqns)] = trace
+
+
+# The last checked trace for each equation list (by identity): a trace made of the same
+# inputs and equations with other outputs (the forward-with-residuals of a checked forward)
+# only needs its outputs checked. Weak: a trace no longer used is forgotten.
+_CHECKED: weakref.WeakValueDictionary[int, Trace] = weakref.WeakValueDictionary()
+
+
+def _check_outputs(trace: Trace, checked: Trace) -> None:
+    """Check the outputs of ``trace``, whose inputs and equations are those of ``checked``."""
+    defined = set(trace.inputs)
+    defined.update(v for eqn in trace.eqns for v in eqn.outs)
+    for a in trace.outputs:
+        if isinstance(a, NumberProxy):
+            raise TraceCheckError(f"outputs: a tracing proxy {a!r} leaked into the trace")
+        if is_var(a) and a not in defined:
+            raise TraceCheckError("outputs: variable used before it is defined")
 
 
 def _expected_outputs(eqn: Eqn) -> tuple[Any, ...]:

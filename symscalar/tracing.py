@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from symscalar import autocast
+from symscalar.compiling import answer_isinstance_for, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -139,6 +140,9 @@ class TraceBuilder:
         self._state_of: dict[TensorVar, torch.Tensor] = {}
         # Leaves that require grad updated in place under no_grad (a manual SGD step), by id.
         self._updated_leaves: set[int] = set()
+        # values that may share storage with another in eager though not in the trace (the
+        # operands and result of a _MAY_RETURN_INPUT call): never updated in place
+        self.aliased: set[Var] = set()
         # Grad mode when tracing started: a region of the traced function that runs with grad
         # disabled while it was enabled here (``with torch.no_grad():`` inside the function)
         # gets a ``stop_gradient`` on what it computes from values that require grad.
@@ -401,9 +405,12 @@ class TraceBuilder:
         try:
             if self.depth == 1 and torch._C._is_any_autocast_enabled():
                 args, kwargs = autocast.cast_arguments(func, args, kwargs, self._autocast_cast)
-            return handler(*args, **kwargs)
+            result = handler(*args, **kwargs)
         finally:
             self.depth -= 1
+        if func in _MAY_RETURN_INPUT:
+            self.aliased.update(p._var for p in _tensor_proxies((args, kwargs, result)))
+        return result
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
         return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
@@ -424,11 +431,19 @@ class TraceBuilder:
             target = self.capture(target)  # state read from outside: a buffer
         else:
             return None
-        # A view (or any value) computed from the current value would silently keep the old
-        # value, while eager's view sees the update: only a value nothing has read yet is
-        # updated.
-        if any(target._var in eqn.args for eqn in self.eqns):
+        # Eager's update also reaches every alias: a view taken of the target, or the value the
+        # target is a view of. Functionalized, either would keep the old value, so a computed
+        # value is updated only where no op that may alias (``Primitive.may_alias``) made it
+        # or read it; other reads (``s = x.sum(); x /= s``) made new tensors from the old
+        # value, as eager's did. State read from outside is updated only before any read: a
+        # tensor built at trace time is a constant the program reads on every call.
+        var = target._var
+        computed = target._kind == "computed" and var not in self._state_of
+        if var in self.aliased:
             return None
+        for eqn in self.eqns:
+            if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
+                return None
         return target
 
     def _update_in_place(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -546,6 +561,19 @@ class TraceBuilder:
         return self._kept_captured
 
 
+# Eager returns the input tensor itself from these under conditions that may depend on a
+# dynamic value (dropout with p == 0), where the trace computes a new value.
+_MAY_RETURN_INPUT = frozenset({
+    torch.dropout, torch.nn.functional.dropout, torch.nn.functional.alpha_dropout,
+    torch.nn.functional.feature_alpha_dropout, torch.nn.functional.dropout1d, torch.nn.functional.dropout2d,
+    torch.nn.functional.dropout3d, torch.alpha_dropout, torch.feature_dropout, torch.feature_alpha_dropout,
+})
+
+
+def _tensor_proxies(tree: Any) -> list[TensorProxy]:
+    return [leaf for leaf in leaves(tree) if isinstance(leaf, TensorProxy)]
+
+
 def _random_functions() -> frozenset[Any]:
     F = torch.nn.functional
     names = (
@@ -570,7 +598,9 @@ def _stop_gradient_meta(x: TensorVar) -> TensorVar:
     return TensorVar(x.shape, x.dtype, x.device)
 
 
-stop_gradient_p = Primitive("stop_gradient", torch.Tensor.detach, _stop_gradient_meta)
+stop_gradient_p = Primitive(
+    "stop_gradient", torch.Tensor.detach, _stop_gradient_meta, may_alias=True  # detach() shares storage
+)
 register_vjp(stop_gradient_p, lambda ct, out, x: (None,))
 register_nvfuser(stop_gradient_p, lambda fd, x: fd.ops.set(x))
 
@@ -634,9 +664,11 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
-    operands = _tensor_operands(arguments)
-    if not all(isinstance(t, torch.Tensor) and builder.is_constant(t) for t in operands):
-        return False
+    operands = []
+    for t in _tensor_operands(arguments):  # stops at the first traced operand
+        if not (isinstance(t, torch.Tensor) and builder.is_constant(t)):
+            return False
+        operands.append(t)
     if operands and _is_inplace(func):
         # writing into a constant the program already reads by reference would change it
         return not any(_storage_of(t) in builder._captured_storages for t in operands)
@@ -646,6 +678,8 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
 def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
+    if isinstance(value, (TensorProxy, NumberProxy)):
+        return value
     if isinstance(value, torch.Tensor):
         return builder.read_captured(value)
     if isinstance(value, np.bool_):  # torch's argument parser promotes numpy.bool_ like a float
@@ -661,7 +695,22 @@ def _as_traced(builder: TraceBuilder, value: Any) -> Any:
 
 def public_name(func: Any) -> str:
     """How the user spells a torch callable: ``torch.sum``, ``torch.Tensor.add_``,
-    ``torch._weight_norm`` (torch's resolver does not know every private builtin)."""
+    ``torch._weight_norm`` (torch's resolver does not know every private builtin).
+    Remembered per callable: torch's resolver installs a warnings filter on every call, a
+    third of the cost of tracing an elementwise op."""
+    try:
+        return _PUBLIC_NAMES[func]
+    except KeyError:
+        name = _PUBLIC_NAMES[func] = _resolve_public_name(func)
+        return name
+    except TypeError:  # an unhashable callable
+        return _resolve_public_name(func)
+
+
+_PUBLIC_NAMES: dict[Any, str] = {}
+
+
+def _resolve_public_name(func: Any) -> str:
     name = torch.overrides.resolve_name(func)
     if isinstance(name, str):
         return name
@@ -687,16 +736,17 @@ def _prepare_arguments(
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
     short = name.rsplit(".", 1)[-1]
-    if short.endswith("_") and not short.endswith("__") and func not in TORCH_FUNCTIONS:
+    if func not in TORCH_FUNCTIONS and short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
-    if isinstance(func, _BUILTIN_KINDS):
+    if kwargs and isinstance(func, _BUILTIN_KINDS):
         # torch's C++ argument parser accepts numpy's spellings of these keywords everywhere
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
             if alias in kwargs and canonical not in kwargs:
                 kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
-    args = tuple(_as_traced(builder, a) for a in args)
-    kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
+    args = tuple([_as_traced(builder, a) for a in args])
+    if kwargs:
+        kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
     return args, kwargs
 
 
@@ -776,13 +826,16 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
 
 
 class tracing:
-    """Context manager that makes ``builder`` the current tracer of this thread/context."""
+    """Context manager that makes ``builder`` the current tracer of this thread/context
+    (and ``torch.compiler.is_compiling()`` True there: see ``symscalar/compiling.py``)."""
 
     def __init__(self, builder: TraceBuilder) -> None:
         self.builder = builder
         self._mode = _TraceMode(builder)
+        self._compiling = reporting_compiling()
 
     def __enter__(self) -> TraceBuilder:
+        self._compiling.__enter__()
         self._token = current_tracer.set(self.builder)
         self.builder.grad_enabled_at_start = torch.is_grad_enabled()
         self.builder.inference_at_start = torch.is_inference_mode_enabled()
@@ -793,6 +846,7 @@ class tracing:
     def __exit__(self, *exc: object) -> None:
         self._mode.__exit__(*exc)  # type: ignore[no-untyped-call]
         current_tracer.reset(self._token)
+        self._compiling.__exit__(None, None, None)
 
 
 # ----------------------------------------------------------------------------------------
@@ -803,12 +857,13 @@ class tracing:
 # metadata truthfully, torch methods through the frontend table, and anything whose answer
 # depends on values, storage or autograd state the trace cannot know with a named error.
 #
-# isinstance(proxy, torch.Tensor) is False, deliberately. torch.fx and thunder answer True,
-# and code such as nn.MultiheadAttention checks it; but the only ways to answer True are to
-# subclass torch.Tensor (a different, much heavier proxy design) or to fake __class__, and
-# faking __class__ makes torch's C++ argument parser take the proxy for a real tensor when
-# it matches a Scalar parameter: torch.where(c, proxy, 1.0) and torch.full((2,), proxy)
-# crash the interpreter (measured on torch 2.10). torch.is_tensor(proxy) is False likewise.
+# TensorProxy is not a torch.Tensor subclass, and does not fake __class__: faking it makes
+# torch's C++ argument parser take the proxy for a real tensor when it matches a Scalar
+# parameter: torch.where(c, proxy, 1.0) and torch.full((2,), proxy) crash the interpreter
+# (measured on torch 2.10). User and library code still gets eager's answer from
+# isinstance(proxy, torch.Tensor) and torch.is_tensor(proxy): True, through the isinstance
+# wrapper installed while a trace runs (symscalar/compiling.py); symscalar's own modules get
+# the builtin's answer (False), which is how they tell a proxy from a real tensor.
 
 
 def _forward(name: str) -> Callable[..., Any]:
@@ -836,8 +891,9 @@ def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> Un
     what = f" on {proxy._describe()}{detail}" if proxy is not None else ""
     return UnsupportedOperationError(
         f"{name}{what}: symscalar traces an in-place operation only on a value computed in "
-        "the function or a buffer read from outside, before any op reads it (eager would also "
-        "update every alias of the tensor: views taken earlier, the caller's tensor). "
+        "the function that is not a view and of which no view was taken, or on a buffer read "
+        "from outside before any op reads it (eager would also update every alias of the "
+        "tensor: views taken earlier, the tensor a view was taken of, the caller's tensor). "
         "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
         "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
         "`F.relu(x)` instead of `F.relu(x, inplace=True)`."
@@ -1234,6 +1290,7 @@ def _method_kinds() -> dict[str, str]:
 
 _METHOD_KINDS = _method_kinds()
 _FORWARDS = {name: _forward(name) for name, kind in _METHOD_KINDS.items() if kind == "method"}
+answer_isinstance_for(TensorProxy)  # isinstance(proxy, torch.Tensor) in user code: compiling.py
 
 
 # ----------------------------------------------------------------------------------------
@@ -1389,8 +1446,43 @@ def supported_torch_functions() -> list[str]:
     return sorted({public_name(f) for f in TORCH_FUNCTIONS})
 
 
+_MOE_FIX = (
+    " For mixture-of-experts routing, compute the experts for every token-expert pair by "
+    "gathering each token's expert weights (transformers: model.set_experts_implementation("
+    "'batched_mm')) instead of grouping tokens by expert."
+)
+
+
+def data_dependent_shape_error(name: str, what: str) -> UnsupportedOperationError:
+    """The refusal of an op whose output *shape* depends on tensor values (``nonzero``,
+    ``x[mask]``, one-argument ``torch.where``): a trace has one shape per value, and
+    symscalar does not specialize on data."""
+    return UnsupportedOperationError(
+        f"{name} on traced values: its output's shape depends on {what}, which is not known "
+        "while tracing (a trace never depends on tensor values). Write it with a fixed shape: "
+        "torch.where(mask, x, other), masked_fill, or multiplying by the mask instead of "
+        "selecting, scatter/index_add with every index instead of the selected ones; or run "
+        "this part outside the jitted function." + _MOE_FIX
+    )
+
+
+_DATA_DEPENDENT: dict[Any, str] = {
+    **dict.fromkeys([torch.nonzero, torch.Tensor.nonzero, torch.argwhere, torch.Tensor.argwhere],
+                    "how many elements are nonzero"),
+    **dict.fromkeys([torch.masked_select, torch.Tensor.masked_select], "how many mask elements are True"),
+    **dict.fromkeys([torch.unique, torch.functional.unique, torch.Tensor.unique, torch.unique_consecutive,
+                     torch.functional.unique_consecutive, torch.Tensor.unique_consecutive],
+                    "how many distinct values there are"),
+    **dict.fromkeys([torch.bincount, torch.Tensor.bincount], "the largest value"),
+}
+
+
 def _unsupported(func: Any) -> UnsupportedOperationError:
     name = public_name(func)
+    if func in _DATA_DEPENDENT:
+        return data_dependent_shape_error(name, _DATA_DEPENDENT[func])
+    if func in (torch.histc, torch.Tensor.histc):  # transformers' grouped_mm MoE sizes its groups with it
+        return UnsupportedOperationError(f"{name} is not supported on traced values by symscalar." + _MOE_FIX)
     supported = sorted({public_name(f) for f in TORCH_FUNCTIONS})
     short = name.rsplit(".", 1)[-1]
     by_short = {s.rsplit(".", 1)[-1]: s for s in supported}

@@ -579,6 +579,11 @@ def _matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.matmul(_operand(a), _operand(b))
 
 
+def _linear(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """nvFuser's linear: ``a @ b.T + bias`` (operands as ``_matmul`` takes them)."""
+    return torch.nn.functional.linear(_operand(a), _operand(b), None if bias is None else _operand(bias))
+
+
 OPS: dict[str, Callable[..., Any]] = {
     **{name: _elementwise(fn) for name, fn in {**_UNARY, **_BINARY, **_TERNARY}.items()},
     "sum": _sum, "prod": _prod, "max": _max, "min": _min, "var": _var, "var_mean": _var_mean,
@@ -586,7 +591,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "squeeze": _squeeze, "reshape": _reshape, "permute": lambda x, dims: x.permute(list(dims)),
     "slice": _slice, "pad": _pad, "cat": lambda tensors, dim, *a, **k: torch.cat(list(tensors), dim),
     "index_select": lambda x, index, dim: torch.index_select(x, dim, index),
-    "iota": _iota, "full": _full, "cast": _cast, "size": _size, "matmul": _matmul,
+    "iota": _iota, "full": _full, "cast": _cast, "size": _size, "matmul": _matmul, "linear": _linear,
     "cumsum": lambda x, dim: torch.cumsum(x, dim),
     "uniform": _random(torch.rand), "normal": _random(torch.randn),
 }

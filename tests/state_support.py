@@ -80,8 +80,8 @@ class Twin:
             expected = self.eager(*ref_args)
             out = self.jitted(*mine_args)
         assert_same(out, expected)
-        outs = [o for o in (expected if isinstance(expected, (tuple, list)) else [expected])]
-        mine_outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])]
+        outs = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        mine_outs = list(out) if isinstance(out, (tuple, list)) else [out]
         pairs = [(m, e) for m, e in zip(mine_outs, outs) if isinstance(e, torch.Tensor) and e.requires_grad]
         if backward and pairs:
             cts = [torch.randn_like(e) for _, e in pairs]

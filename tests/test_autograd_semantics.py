@@ -130,7 +130,7 @@ def test_gradient_penalty_training_matches_eager_every_step() -> None:
         ps = twins(params)
         sides.append((f, ps, torch.optim.AdamW(ps, lr=0.05, weight_decay=0.1)))
     gen = torch.Generator().manual_seed(2)
-    for step in range(4):
+    for _ in range(4):
         x0 = torch.randn(6, 3, dtype=F64, generator=gen)
         target = torch.randn(6, dtype=F64, generator=gen)
         seen = []

@@ -149,7 +149,9 @@ def test_linear_handler_does_not_bake_the_transposed_weight():
     jl = symscalar.jit(lin)
     x = torch.randn(4, 3)
     jl(x)
-    assert any(eqn.prim.name == "permute" for eqn in jl.last_trace().eqns)
+    trace = jl.last_trace()
+    # the weight is a program input read by the traced linear (no transposed copy baked in)
+    assert any(eqn.prim.name == "linear" and eqn.args[1] in trace.inputs for eqn in trace.eqns)
     with torch.no_grad():
         lin.weight.mul_(2.0)  # an in-place update outside: the next call must see it
     torch.testing.assert_close(jl(x), lin(x))
@@ -176,7 +178,7 @@ def test_unsupported_function_on_a_captured_tensor_raises_instead_of_running_eag
     def f(x: torch.Tensor):
         return x @ torch.linalg.inv(w)
 
-    with pytest.raises(symscalar.UnsupportedOperationError, match="torch.linalg.inv"):
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"torch\.linalg\.inv"):
         f(torch.randn(2, 3))
 
 

@@ -90,6 +90,7 @@ def test_misses_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     assert "<lambda> trace #2: parameter 'k' 1 → 2 (unannotated, so static" in messages[1]
 
 
+@pytest.mark.slow
 def test_symscalar_logs_environment_variable() -> None:
     code = (
         "import torch, symscalar\n"

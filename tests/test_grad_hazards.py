@@ -15,7 +15,7 @@ import symscalar
 from symscalar.trace import ScalarVar, check_trace, is_var
 
 
-def T(*shape: int) -> torch.Tensor:
+def T(*shape: int) -> torch.Tensor:  # noqa: N802 - reads like the math it tests
     """A fresh float64 tensor that requires grad (positive entries, safe for pow)."""
     return (torch.rand(*shape, dtype=torch.float64) + 0.5).requires_grad_()
 

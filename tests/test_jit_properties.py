@@ -1,11 +1,14 @@
 """Property-based: random chains of ops with random static/dynamic scalars equal torch eager
 for several dynamic values, with exactly one trace."""
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symscalar
+
+pytestmark = pytest.mark.slow  # property-based: left out by `make test-fast`
 
 N_DYNAMIC = 3
 BINARY = ["add", "sub", "mul", "div", "rsub", "rmul"]

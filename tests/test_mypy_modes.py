@@ -24,6 +24,7 @@ from symscalar.__main__ import mypy_config
 from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 CORPUS = [
     str(ROOT / "typecheck_cases" / name)
     for name in ("static_ops.py", "concretization.py", "isinstance_legacy.py", "arithmetic.py")
@@ -104,8 +105,8 @@ def test_error_codes_switch_off(config: pathlib.Path, cold: str) -> None:
     assert "[symscalar-static-required]" not in out
     assert "[symscalar-dynamic-condition]" not in out
     assert "[symscalar-number-isinstance]" in out
-    kept = [l for l in cold.splitlines()
-            if "[symscalar-static-required]" not in l and "[symscalar-dynamic-condition]" not in l]
+    kept = [line for line in cold.splitlines()
+            if "[symscalar-static-required]" not in line and "[symscalar-dynamic-condition]" not in line]
     assert out.splitlines() == kept
 
 
@@ -170,10 +171,10 @@ def test_messages_do_not_depend_on_build_or_cache(tmp_path: pathlib.Path) -> Non
     (tmp_path / "only_torch.py").write_text("import torch\n")
     mypy_lines(config, str(warm), tmp_path / "only_torch.py")
     cold = mypy_lines(config, os.devnull, a, b)
-    assert [l for l in cold if "plain_torch.py:" in l and ": error:" in l] == [
-        l for l in cold if "plain_torch.py:13:" in l and ": error:" in l], cold
-    assert any("uses_symscalar.py:9:" in l and "[symscalar-static-required]" in l for l in cold)
-    assert not [l for l in cold if "NumberProxy" in l], cold
+    assert [line for line in cold if "plain_torch.py:" in line and ": error:" in line] == [
+        line for line in cold if "plain_torch.py:13:" in line and ": error:" in line], cold
+    assert any("uses_symscalar.py:9:" in line and "[symscalar-static-required]" in line for line in cold)
+    assert not [line for line in cold if "NumberProxy" in line], cold
     for first in (a, b):
         cache = tmp_path / f"cache-{first.stem}"
         shutil.copytree(warm, cache)
@@ -209,6 +210,6 @@ def test_check_reads_the_project_config(tmp_path: pathlib.Path) -> None:
     )
     lines = result.stdout.splitlines()
     assert result.returncode == 1, result.stdout + result.stderr
-    assert any("user.py:7:" in l and "[symscalar-dynamic-condition]" in l for l in lines), lines
-    assert not any("[symscalar-static-required]" in l for l in lines), lines
-    assert all("user.py:" in l for l in lines), lines
+    assert any("user.py:7:" in line and "[symscalar-dynamic-condition]" in line for line in lines), lines
+    assert not any("[symscalar-static-required]" in line for line in lines), lines
+    assert all("user.py:" in line for line in lines), lines

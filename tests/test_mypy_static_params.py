@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import symscalar.ops  # noqa: F401 - registers every op
 from symscalar.__main__ import STATIC_PARAMS_PATH, static_params_source
 from symscalar._static_params import STATIC_PARAMS
@@ -30,6 +32,7 @@ def test_static_params_match_registry() -> None:
         ), name
 
 
+@pytest.mark.slow
 def test_export_check_command() -> None:
     """`export-static-params --check` is what CI runs; it agrees the file is fresh."""
     fresh = subprocess.run(

@@ -11,6 +11,7 @@ import pytest
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 PYPROJECT = ROOT / "pyproject.toml"
 
 

@@ -19,6 +19,7 @@ import pytest
 from symscalar.__main__ import mypy_config
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 
 CODE = '''
 from typing import Any
@@ -104,6 +105,6 @@ def test_plugin_loads_and_reports_without_torch(torchless: pathlib.Path,
                  "--cache-dir=/dev/null", "user.py", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert any(l.startswith("user.py:8:") and "[symscalar-dynamic-condition]" in l for l in lines), lines
-    assert any(l.startswith("user.py:9:") and "[symscalar-static-required]" in l for l in lines), lines
-    assert all(l.startswith("user.py:") for l in lines), lines
+    assert any(line.startswith("user.py:8:") and "[symscalar-dynamic-condition]" in line for line in lines), lines
+    assert any(line.startswith("user.py:9:") and "[symscalar-static-required]" in line for line in lines), lines
+    assert all(line.startswith("user.py:") for line in lines), lines

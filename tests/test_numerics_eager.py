@@ -241,6 +241,7 @@ def _operand(kind: Any, base: int) -> Any:
 
 @pytest.mark.parametrize("op", [torch.add, torch.sub])
 @pytest.mark.parametrize("dynamic_alpha", [False, True])
+@pytest.mark.slow
 def test_add_sub_alpha_like_eager(op: Any, dynamic_alpha: bool) -> None:
     def f(a: Any, b: Any, alpha: Any) -> Any:
         return op(a, b, alpha=alpha)

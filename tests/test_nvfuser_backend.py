@@ -56,6 +56,7 @@ def reduction_dims(fd: Any) -> list[str]:
     return re.findall(r"fd\.ops\.sum\([^)]*dims=(\[[^\]]*\])", repr(fd))
 
 
+@pytest.mark.slow
 def test_import_symscalar_does_not_import_nvfuser() -> None:
     code = "import sys, symscalar; assert 'nvfuser_direct' not in sys.modules, 'imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -540,7 +541,7 @@ def test_autograd_runner_lowers_forward_and_backward() -> None:
     # The path jit takes with backend="nvfuser", up to execution (which needs CUDA).
     trace = trace_of(exp_sum_scale_fn, torch.randn(4, 3), 0.5)
     backend = nb.NvFuserBackend()
-    _, backward = autograd_runner(
+    _, _backward = autograd_runner(
         trace, lambda names: names[0], (), backend, [True, False]
     )
     # the plain program (calls under no_grad) is compiled on its first use

@@ -143,6 +143,10 @@ def cat_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.cat([a, b], 0)
 def split_fn(a: torch.Tensor) -> Any: return torch.split(a, [1, 3], 1)
 def flip_fn(a: torch.Tensor) -> Any: return a.flip(0, 2)
 def matmul_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return a @ b
+def linear_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> Any: return F.linear(a, w, b)
+def linear_no_bias_fn(a: torch.Tensor, w: torch.Tensor) -> Any: return F.linear(a, w)
+def native_layer_norm_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return F.layer_norm(a, a.shape[1:], w, b, s)
 def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.cumsum(a * s, 1)
 
 
@@ -233,6 +237,10 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "split": (split_fn, (x(*A),), ("fd.ops.slice(",)),
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
+    "linear": (linear_fn, (x(3, 4, 5), x(2, 5), x(2)), ("fd.ops.linear(",)),
+    "native_layer_norm": (native_layer_norm_fn, (x(2, 3, 4), x(3, 4), x(3, 4), S),
+                          (r"fd\.ops\.welford\(tv\d+, dims=\[1, 2\]\)", "fd.ops.rsqrt(")),  # var_mean prints as welford
+    "linear_no_bias": (linear_no_bias_fn, (x(4, 5), x(2, 5)), ("fd.ops.linear(",)),
     "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "stop_gradient": (detach_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
@@ -290,7 +298,23 @@ def test_every_lowered_primitive_has_a_case() -> None:
     lowered = {n for n, p in PRIMITIVES.items() if p in NVFUSER_LOWERINGS and not n.startswith("test_")}
     covered = set().union(*(_prims_in(_case_trace(name)) for name in CASE_IDS))
     covered |= _prims_in(arange_trace(0, 4, 1, torch.int64))
+    covered |= _prims_in(gelu_backward_trace("none"))
     assert lowered - covered == set(), "lowered primitives without a test case"
+
+
+def gelu_backward_trace(approximate: str) -> Trace:
+    """``gelu_backward(ct, a)``, built by hand: only gelu's backward makes the primitive."""
+    ct, a, out = (TensorVar((3, 4), torch.float32, torch.device("cpu")) for _ in range(3))
+    params = {} if approximate == "none" else {"approximate": approximate}
+    return Trace((ct, a), (Eqn(PRIMITIVES["gelu_backward"], (ct, a), params, (out,)),), (out,), "gelu_backward_fn")
+
+
+@needs_nvfuser
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_is_one_fusion_matching_torch(approximate: str) -> None:
+    trace = gelu_backward_trace(approximate)
+    assert kinds(lower_trace(trace)) == ["fusion"]
+    _check_lowered_arithmetic(trace)
 
 
 # Every primitive without an nvFuser lowering, and why. A new op without a lowering fails
@@ -468,7 +492,7 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "cat": lambda ts, dim: torch.cat(ts, dim),
     "permute": lambda t, dims: t.permute(dims),
     "matmul": torch.matmul,
-    "set": lambda t: t.clone(),
+    "linear": F.linear,
     "cumsum": lambda t, dim: torch.cumsum(t, dim),
     "reshape": lambda t, shape: t.reshape(shape),
     "broadcast_in_dim": lambda t, shape, bdims: t.reshape(

@@ -682,12 +682,39 @@ def ours_fn(f: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+# &, |, ^, ~ on masks: the logical ops on bool tensors; integer (bitwise) operands refused
+MASK_SPELLINGS: list[tuple[Any, Callable[..., Any]]] = [
+    (torch.bitwise_and, torch.bitwise_and), (torch.Tensor.bitwise_and, lambda a, b: a.bitwise_and(b)),
+    (torch.Tensor.__and__, operator.and_), (torch.Tensor.__rand__, lambda a, b: b.__rand__(a)),
+    (torch.bitwise_or, torch.bitwise_or), (torch.Tensor.bitwise_or, lambda a, b: a.bitwise_or(b)),
+    (torch.Tensor.__or__, operator.or_), (torch.Tensor.__ror__, lambda a, b: b.__ror__(a)),
+    (torch.bitwise_xor, torch.bitwise_xor), (torch.Tensor.bitwise_xor, lambda a, b: a.bitwise_xor(b)),
+    (torch.Tensor.__xor__, operator.xor), (torch.Tensor.__rxor__, lambda a, b: b.__rxor__(a)),
+    (torch.bitwise_not, lambda a, b: torch.bitwise_not(a)), (torch.Tensor.bitwise_not, lambda a, b: a.bitwise_not()),
+    (torch.Tensor.__invert__, lambda a, b: ~a),
+]
+
+
+@pytest.mark.parametrize("entry", MASK_SPELLINGS, ids=lambda e: _spelling_id((e[0], "", None)))
+def test_mask_operators_match_eager_and_refuse_integers(entry: Any, record_spelling: Any) -> None:
+    func, spelling = entry
+    calls = record_spelling(func)
+    gen = torch.Generator().manual_seed(4)
+    for shape_a, shape_b in SHAPES_2:
+        a, b = torch.rand(shape_a, generator=gen) > 0.5, torch.rand(shape_b, generator=gen) > 0.5
+        check_same_as_eager(spelling, [a, b])
+    assert calls[0] > 0, "the spelling did not route through its registration"
+    ints = torch.tensor([[1, 2, 3]]), torch.tensor([[3, 6, 5]])
+    with pytest.raises(symscalar.UnsupportedOperationError, match="bool tensors only"):
+        symscalar.jit(lambda a, b: spelling(a, b))(*ints)
+
+
 def test_every_registered_spelling_is_in_a_table() -> None:
     registered = {
         func for func, handler in TORCH_FUNCTIONS.items()
         if getattr(handler, "__module__", None) == elementwise.__name__
     }
-    tested = {e[0] for e in UNARY_SPELLINGS + BINARY_SPELLINGS + SCALAR_SPELLINGS}
+    tested = {e[0] for e in UNARY_SPELLINGS + BINARY_SPELLINGS + SCALAR_SPELLINGS + MASK_SPELLINGS}
     tested |= {torch.Tensor.__radd__, torch.Tensor.__rsub__}
     missing = {torch.overrides.resolve_name(f) or repr(f) for f in registered - tested}
     assert not missing, f"spellings without a test: {sorted(missing)}"
@@ -724,6 +751,7 @@ def thunder_opinfos() -> Any:
     return pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder supplies the samples")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", THUNDER_SAMPLED)
 def test_thunder_sample_inputs_match_eager(name: str, thunder_opinfos: Any) -> None:
     opinfo = thunder_opinfos.get_opinfo(name)

@@ -224,9 +224,9 @@ def test_size_keyword_forms() -> None:
     x = torch.randn(2)
     _same(jit(lambda x: x.new_zeros(size=(2, 3)))(x), x.new_zeros(size=(2, 3)))
     _same(jit(lambda x: x.new_ones(size=[3]))(x), x.new_ones(size=[3]))
-    with pytest.raises(StaticValueRequiredError, match="torch.ones: parameter 'size'"):
+    with pytest.raises(StaticValueRequiredError, match=r"torch\.ones: parameter 'size'"):
         _n(lambda x, n: torch.ones(size=(n, 2)))(x, 2)
-    with pytest.raises(StaticValueRequiredError, match="torch.Tensor.new_zeros: parameter 'size'"):
+    with pytest.raises(StaticValueRequiredError, match=r"torch\.Tensor\.new_zeros: parameter 'size'"):
         _n(lambda x, n: x.new_zeros(size=(n,)))(x, 2)
 
 

@@ -119,6 +119,7 @@ def test_values_and_gradients_match_eager_over_calls(name: str, fn: Any, make: A
 
 
 @pytest.mark.parametrize("name, fn, make", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow
 def test_gradcheck(name: str, fn: Any, make: Any) -> None:
     args = make(0)
     if not any(a.dtype == torch.float64 for a in args) or name in ("masked_fill_broadcast_inf", "type_dtype", "type_name"):

@@ -189,6 +189,7 @@ def lambda_free(fn: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_softmax_spellings(dtype: torch.dtype) -> None:
     x = torch.randn(3, 4, 5, dtype=dtype)
@@ -319,6 +320,7 @@ def test_grad_matches_torch_autograd(name: str) -> None:
             _grad_check_against_torch(fn, x, dim, keepdim)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in GRAD_CASES if "f32" not in n])  # finite differences need f64
 def test_gradcheck(name: str) -> None:
     fn = GRAD_CASES[name]

@@ -315,7 +315,7 @@ def test_bad_input_raises_clear_error(fn: Any, error: type[Exception], match: st
 
 
 def test_view_as_dtype_is_unsupported() -> None:
-    with pytest.raises(UnsupportedOperationError, match="Tensor.to"):
+    with pytest.raises(UnsupportedOperationError, match=r"Tensor\.to"):
         jit(lambda x: x.view(torch.int32))(torch.randn(3, 4))
 
 

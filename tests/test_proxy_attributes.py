@@ -6,6 +6,7 @@ input, a computed value and a captured tensor, each with and without requires_gr
 
 import copy
 import functools
+import sys
 
 import numpy as np
 import pytest
@@ -106,14 +107,36 @@ def test_requires_grad_follows_inputs_captured_tensors_and_grad_mode():
     assert expected["x*w"] and not expected["no_grad"]  # the cases differ, so the test can fail
 
 
-def test_isinstance_is_false_by_design():
-    # Faking __class__ would make torch's C++ parser take the proxy for a tensor and crash
-    # (torch.where(c, proxy, 1.0)); see the comment above TensorProxy.
+def test_isinstance_answers_as_for_a_tensor_outside_symscalar():
+    # user and library code branching on isinstance(x, torch.Tensor) must take eager's branch;
+    # symscalar's own modules still see the builtin's answer (how they tell proxies apart)
     builder = TraceBuilder("f")
     with tracing(builder):
         x = builder.tensor_input(TensorVar((2,), torch.float32, torch.device("cpu")))
-        assert not isinstance(x, torch.Tensor)
-        assert not torch.is_tensor(x)
+        assert isinstance(x, torch.Tensor)
+        assert isinstance(x, (int, torch.Tensor))
+        assert isinstance(x, int | torch.Tensor)
+        assert torch.is_tensor(x)
+        assert not isinstance(x, torch.nn.Parameter)  # a computed value is not a Parameter
+        assert not isinstance(x, int)
+        assert isinstance(x, TensorProxy)
+        assert not eval("isinstance(x, torch.Tensor)", vars(sys.modules["symscalar.tracing"]), {"x": x})
+    assert not isinstance(x, torch.Tensor)  # outside a trace: the builtin again
+    assert isinstance.__module__ == "builtins"
+
+
+def test_user_code_branching_on_isinstance_matches_eager():
+    def f(x, scale):
+        if isinstance(x, torch.Tensor):
+            x = x * 2
+        if torch.is_tensor(scale):
+            x = x * scale
+        return x + 1
+
+    jf = symscalar.jit(f)
+    for _ in range(2):
+        x, s = torch.randn(3), torch.randn(3)
+        torch.testing.assert_close(jf(x, s), f(x, s))
 
 
 def _trace_raises(body, error, match, *, shape=(2, 3)):

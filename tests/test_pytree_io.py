@@ -8,6 +8,7 @@ import dataclasses
 import enum
 import typing
 
+import numpy as np
 import pytest
 import torch
 import torch.utils._pytree as pytree
@@ -65,7 +66,7 @@ def test_namedtuple_in_and_out_with_gradients():
     f = symscalar.jit(fn)
     torch.manual_seed(0)
     w = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
-    for step, scale in enumerate((0.5, 0.5, 2.0)):
+    for scale in (0.5, 0.5, 2.0):
         x = torch.randn(4, 3, dtype=torch.float64)
         out, ref = f(Batch(x, w, scale)), fn(Batch(x, w, scale))
         _same(out, ref)
@@ -180,7 +181,7 @@ def test_module_forward_with_kwargs_trains_like_eager():
         out, ref = jm(x, **kwargs), eager(x, **kwargs)
         _same(out, ref)
         loss, ref_loss = (out[0], ref[0]) if "labels" in kwargs else (out.logits.sum(), ref.logits.sum())
-        for o, model in ((opt, eager), (jopt, jm)):
+        for o in (opt, jopt):
             o.zero_grad()
         loss.backward()
         ref_loss.backward()
@@ -202,8 +203,6 @@ def test_unregistered_dataclass_output_is_refused_clearly():
 
 
 def test_static_leaves_of_any_immutable_kind_come_back_as_themselves():
-    import numpy as np
-
     class Level(enum.IntEnum):
         HIGH = 2
 

@@ -47,7 +47,7 @@ def test_optimizer_steps_are_seen(make, dtype):
 def test_a_real_optimizer_over_several_steps(dtype):
     twin = Twin(mlp, dtype)
     opts = [torch.optim.AdamW(m.parameters(), lr=0.05) for m in (twin.eager, twin.module)]
-    for i in range(4):
+    for _ in range(4):
         twin.call(inputs(5, 3, dtype=dtype))
         for opt in opts:
             opt.step()

@@ -105,7 +105,7 @@ def test_global_module_hooks_are_refused():
     f(inputs(5, 3))
     handle = nn_module.register_module_forward_hook(shift_output)
     try:
-        with pytest.raises(UnsupportedOperationError, match="register_module_forward_hook.*shift_output"):
+        with pytest.raises(UnsupportedOperationError, match=r"register_module_forward_hook.*shift_output"):
             f(inputs(5, 3))
     finally:
         handle.remove()

@@ -6,12 +6,15 @@ at every step."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
 from state_support import Twin, assert_same_state, inputs
+
+pytestmark = pytest.mark.slow  # property-based: left out by `make test-fast`
 
 WIDTH = 4
 LAYERS = {

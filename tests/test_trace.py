@@ -25,7 +25,7 @@ def test_printed_trace_round_trips():
     assert "def chain(t0, t1, s0):" in source
     assert "t4 = prims.sum(t3, dims=(1,), keepdim=False, dtype=None)  # t4: f32[3]" in source
     namespace: dict = {}
-    exec(source, namespace)
+    exec(source, namespace)  # noqa: S102 - the printed trace
     for s in (0.25, -1.5):
         (out,) = namespace["chain"](x, y, s)
         torch.testing.assert_close(out, torch.exp(torch.sum(x * s - y, 1) / 2) + s)

@@ -6,6 +6,7 @@ trace, its forward-with-residuals and its backward do not re-run them), and neit
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import symscalar
@@ -98,6 +99,7 @@ print(sorted(m for m in ("torch._dynamo", "sympy") if m in sys.modules))
 """
 
 
+@pytest.mark.slow
 def test_first_call_imports_neither_dynamo_nor_sympy():
     result = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
@@ -125,6 +127,7 @@ def _agree(prim, *atoms, **params):
     assert fast == reference, (prim.name, atoms, params, fast, reference)
 
 
+@pytest.mark.slow
 def test_shape_rule_metas_agree_with_torch_meta_tensors():
     """The metas computed from shape rules and small CPU runs give torch's meta-tensor answer
     (shape, dtype, device, or an error) over dtypes, broadcasting, 0-d and empty tensors."""

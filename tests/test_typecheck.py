@@ -48,6 +48,7 @@ from symscalar.__main__ import mypy_config
 from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 CASES = ROOT / "typecheck_cases"
 _MODES = r"(?:plugin-|plain-|pyright-)"
 _EXPECT = re.compile(rf"#\s*({_MODES})?([EN]):\s*(.*?)\s*(?=#\s*{_MODES}?[EN]:|$)")
@@ -331,7 +332,7 @@ def test_revealed_arithmetic_types_hold_at_run_time() -> None:
               b: symscalar.DynamicBool) -> torch.Tensor:
         env = {"i": 3, "f": 0.5, "n": n, "s": s, "b": b}
         for expr, expected in revealed:
-            value = eval(expr, {}, env)
+            value = eval(expr, {}, env)  # noqa: S307 - the case file's own expressions
             actual = f"{type(value).__module__}.{type(value).__name__}"
             if actual.removeprefix("builtins.") != expected:
                 wrong.append(f"{expr}: mypy says {expected}, run time gives {actual}")

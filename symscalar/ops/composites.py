@@ -93,10 +93,54 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
-# ---- linear
+# ---- linear: a primitive, so the torch backend runs eager's kernel (addmm, the bias fused)
+# and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
+# ``x^T @ ct`` would be copied by AccumulateGrad on every step)
+def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
+    if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1] or (b is not None and b.shape != w.shape[:1]):
+        raise ValueError("not a linear of the primitive's form")  # torch's meta path says why
+    return x.shape[:-1] + w.shape[:1]
+
+
+linear_p = Primitive("linear", F.linear, small_meta(F.linear, _linear_shape))
+
+
+def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None) -> tuple[Any, Any, Any]:
+    flat_ct = ct.reshape(-1, ct.shape[-1])
+    grad_w = flat_ct.mT @ x.reshape(-1, x.shape[-1])
+    return ct @ w, grad_w, None if b is None else flat_ct.sum(0)
+
+
+register_vjp(linear_p, holomorphic(_linear_vjp))
+
+
+def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return fd.ops.linear(x, w) if b is None else fd.ops.linear(x, w, b)
+
+
+register_nvfuser(
+    linear_p, _linear_nvfuser,
+    supports=lambda x, w, b=None: all(
+        t.dtype == x.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
+        for t in (x, w, b) if t is not None
+    ),
+)
+
+
 @defop(torch=(F.linear,))
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``, like ``torch.nn.functional.linear``."""
+    """``input @ weight.T + bias``, like ``torch.nn.functional.linear``: the ``linear``
+    primitive for a batch of inputs, a matrix and a matching bias of one dtype; otherwise
+    (1-D inputs, a broadcast bias, mixed dtypes) composed, with torch's checks and promotion."""
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    if (
+        input.ndim >= 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]
+        and (bias is None or tuple(bias.shape) == tuple(weight.shape[:1]))
+        and all(t.dtype == input.dtype for t in tensors)
+    ):
+        return linear_p.bind(input, weight) if bias is None else linear_p.bind(input, weight, bias)
+    if input.ndim == 2 and bias is not None and weight.ndim != 2:  # eager's addmm path
+        raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     out = matmul(input, weight.t())
     return out + bias if bias is not None else out
 
@@ -117,6 +161,86 @@ def _upcast(x: Tensor) -> Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
+# ---- native_layer_norm: eager's one-kernel forward, returning the mean and 1/std it used,
+# which the backward reads (residuals) instead of recomputing them. Float32/float64 inputs
+# with parameters of their dtype; other cases (half precision, mixed dtypes) are composed.
+def _native_layer_norm_impl(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> Any:
+    return torch.native_layer_norm(x, list(normalized_shape), weight, bias, float(eps))
+
+
+def _native_layer_norm_meta(
+    x: TensorVar, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> tuple[TensorVar, TensorVar, TensorVar]:
+    k = len(normalized_shape)
+    params = [t for t in (weight, bias) if t is not None]
+    if (
+        not isinstance(x, TensorVar) or x.dtype not in _NATIVE_NORM_DTYPES or not 0 < k <= x.ndim
+        or x.shape[x.ndim - k:] != tuple(normalized_shape)
+        or any(not isinstance(t, TensorVar) or (t.shape, t.dtype) != (tuple(normalized_shape), x.dtype) for t in params)
+    ):
+        raise ValueError(f"native_layer_norm: operands outside the primitive's form ({normalized_shape=})")
+    stats = x.shape[:x.ndim - k] + (1,) * k
+    out, mean, rstd = (TensorVar(shape, x.dtype, x.device) for shape in (x.shape, stats, stats))
+    return out, mean, rstd
+
+
+_NATIVE_NORM_DTYPES = (torch.float32, torch.float64)
+native_layer_norm_p = Primitive(
+    "native_layer_norm", _native_layer_norm_impl, _native_layer_norm_meta, multiple_results=True
+)
+
+
+def _native_layer_norm_vjp(
+    cts: Any, outs: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> tuple[Any, Any, Any, None]:
+    """The layer-norm gradients from the saved mean and 1/std, written with symscalar ops (so
+    a double backward differentiates them); cotangents of the mean and 1/std themselves come
+    from a double backward, which reads them."""
+    ct, ct_mean, ct_rstd = cts
+    _, mean, rstd = outs
+    k = len(normalized_shape)
+    dims, batch = tuple(range(x.ndim - k, x.ndim)), tuple(range(x.ndim - k))
+    n = math.prod(normalized_shape)
+    grad_x = grad_w = grad_b = None
+    if ct is not None:
+        xhat = (x - mean) * rstd
+        g = ct * weight if weight is not None else ct
+        grad_x = rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+        if weight is not None:
+            grad_w = (ct * xhat).sum(batch) if batch else ct * xhat
+        if bias is not None:
+            grad_b = ct.sum(batch) if batch else ct
+    extra = []
+    if ct_mean is not None:  # d mean / dx = 1/n
+        extra.append((ct_mean / n).expand(tuple(x.shape)))
+    if ct_rstd is not None:  # d rstd / dx = -rstd^3 (x - mean) / n
+        extra.append(ct_rstd * (rstd * rstd * rstd) * (mean - x) / n)
+    for e in extra:
+        grad_x = e if grad_x is None else grad_x + e
+    return grad_x, grad_w, grad_b, None
+
+
+register_vjp(native_layer_norm_p, _native_layer_norm_vjp)
+
+
+def _native_layer_norm_nvfuser(
+    fd: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
+) -> Any:
+    k = len(normalized_shape)
+    var, mean = fd.ops.var_mean(x, list(range(x.ndim - k, x.ndim)), correction=0, keepdim=True)
+    rstd = fd.ops.rsqrt(fd.ops.add(var, eps))
+    out = fd.ops.mul(fd.ops.sub(x, mean), rstd)
+    lead = [True] * (x.ndim - k) + [False] * k
+    if weight is not None:
+        out = fd.ops.mul(out, fd.ops.broadcast(weight, lead))
+    if bias is not None:
+        out = fd.ops.add(out, fd.ops.broadcast(bias, lead))
+    return out, mean, rstd
+
+
+register_nvfuser(native_layer_norm_p, _native_layer_norm_nvfuser)
+
+
 @defop(torch=(F.layer_norm,))
 def layer_norm(
     input: Tensor,
@@ -132,6 +256,11 @@ def layer_norm(
     (the mixed-precision case autocast produces: bfloat16 activations, float32 parameters).
     """
     dims = _norm_dims(input, normalized_shape, "layer_norm")
+    shape = tuple(normalized_shape)
+    if dims and input.dtype in _NATIVE_NORM_DTYPES and all(
+        tuple(t.shape) == shape and t.dtype == input.dtype for t in (weight, bias) if t is not None
+    ):
+        return native_layer_norm_p.bind(input, weight, bias, eps, normalized_shape=shape)[0]
     xf = _upcast(input)
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)

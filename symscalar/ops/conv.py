@@ -161,7 +161,7 @@ def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: F
         input = input[crop]
     padding = tuple((max(lo, 0), max(hi, 0), 0) for lo, hi in pairs)
     if all(p == (0, 0, 0) for p in padding):
-        return input
+        return torch.clone(input)  # eager's result is a new tensor, never a view of the input
     out = zero_pad_p.bind(input, padding=padding)
     if value is None or (is_static(value) and type(value) in (int, float) and value == 0):
         return out

@@ -11,11 +11,12 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
 from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
 from symscalar.trace import register_vjp
-from symscalar.tracing import defop, implements
+from symscalar.tracing import data_dependent_shape_error, defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
@@ -453,18 +454,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_KAPPA = 0.044715
 
 
-def _gelu_vjp(ct: Any, out: Any, a: Any, *, approximate: str = "none") -> tuple[Any]:
-    if approximate == "tanh":
-        inner_tanh = torch.tanh((a + a * a * a * _GELU_KAPPA) * _SQRT_2_OVER_PI)
-        left = (inner_tanh + 1) * 0.5
-        right = a * 0.5 * (1 - inner_tanh * inner_tanh) * _SQRT_2_OVER_PI * (a * a * (3 * _GELU_KAPPA) + 1)
-        return (ct * (left + right),)
-    cdf = (torch.erf(a * _INV_SQRT_2) + 1) * 0.5
-    pdf = torch.exp(a * a * -0.5) * _INV_SQRT_2PI
-    return (ct * (cdf + a * pdf),)
-
-
-register_vjp(gelu_p, _gelu_vjp)
+# gelu's vjp is torch's fused gelu_backward kernel: registered below, with that primitive
 
 
 def _gelu_nvfuser(fd: Any, a: Any, *, approximate: str = "none") -> Any:
@@ -486,6 +476,50 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "none":
         return gelu_p.bind(input)
     return gelu_p.bind(input, approximate=approximate)
+
+
+# ---- gelu_backward: ``ct * gelu'(a)`` in torch's one fused kernel (gelu's vjp), instead of
+# the erf, exp and seven multiplications of the derivative written out
+def _gelu_backward_impl(ct: Any, a: Any, *, approximate: str = "none") -> Any:
+    return torch.ops.aten.gelu_backward(ct, a, approximate=approximate)
+
+
+gelu_backward_p = elementwise_primitive("gelu_backward", _gelu_backward_impl)
+
+
+def _gelu_second_derivative(a: Any, approximate: str) -> Any:
+    """gelu''(a): ``phi(a) (2 - a^2)``; for the tanh form, with ``t = tanh(u)``,
+    ``u = k0 (a + k1 a^3)``: ``(1 - t^2) (u' + a (u'' - 2 t u'^2) / 2)``."""
+    if approximate == "tanh":
+        t = torch.tanh((a + a * a * a * _GELU_KAPPA) * _SQRT_2_OVER_PI)
+        du = (a * a * (3 * _GELU_KAPPA) + 1) * _SQRT_2_OVER_PI
+        ddu = a * (6 * _GELU_KAPPA * _SQRT_2_OVER_PI)
+        return (1 - t * t) * (du + a * (ddu - 2 * t * du * du) * 0.5)
+    return torch.exp(a * a * -0.5) * _INV_SQRT_2PI * (2 - a * a)
+
+
+register_vjp(gelu_backward_p, lambda ct2, out, ct, a, **params: (
+    gelu_backward_p.bind(ct2, a, **params),
+    ct2 * ct * _gelu_second_derivative(a, params.get("approximate", "none")),
+))
+
+
+def _gelu_backward_nvfuser(fd: Any, ct: Any, a: Any, *, approximate: str = "none") -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    if approximate == "tanh":
+        x2 = fd.ops.mul(x, x)
+        t = fd.ops.tanh(fd.ops.mul(fd.ops.add(x, fd.ops.mul(fd.ops.mul(x2, x), _GELU_KAPPA)), _SQRT_2_OVER_PI))
+        du = fd.ops.mul(fd.ops.add(fd.ops.mul(x2, 3 * _GELU_KAPPA), 1.0), _SQRT_2_OVER_PI)
+        left = fd.ops.mul(fd.ops.add(t, 1.0), 0.5)
+        right = fd.ops.mul(fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.sub(1.0, fd.ops.mul(t, t))), du)
+        return fd.ops.mul(g, fd.ops.add(left, right))
+    cdf = fd.ops.mul(fd.ops.add(fd.ops.erf(fd.ops.mul(x, _INV_SQRT_2)), 1.0), 0.5)
+    pdf = fd.ops.mul(fd.ops.exp(fd.ops.mul(fd.ops.mul(x, x), -0.5)), _INV_SQRT_2PI)
+    return fd.ops.mul(g, fd.ops.add(cdf, fd.ops.mul(x, pdf)))
+
+
+register_nvfuser(gelu_backward_p, _gelu_backward_nvfuser, supports=floating)
+register_vjp(gelu_p, lambda ct, out, a, **params: (gelu_backward_p.bind(ct, a, **params),))
 
 
 # ---- erf
@@ -809,10 +843,17 @@ register_vjp(where_p, lambda ct, out, cond, a, b: (
 register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
-@defop(torch=(torch.where,))
+@defop
 def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; ``input``/``other`` may be (dynamic) numbers."""
     return where_p.bind(condition, input, other)
+
+
+@implements(torch.where)
+def _torch_where(condition: Tensor, input: TensorOrNumber | None = None, other: TensorOrNumber | None = None) -> Tensor:
+    if input is None or other is None:  # torch.where(condition) is nonzero(condition, as_tuple=True)
+        raise data_dependent_shape_error("torch.where(condition) (one argument)", "how many elements are True")
+    return where(condition, input, other)
 
 
 @implements(torch.Tensor.where)
@@ -925,3 +966,41 @@ register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mu
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLike = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``; ``value`` may be dynamic."""
     return addcmul_p.bind(input, tensor1, tensor2, value)
+
+
+# ---- &, |, ^, ~ on masks: on bool tensors torch's bitwise ops are the logical ones
+# (transformers combines attention masks with `&`). On integer tensors they are bitwise,
+# which has no primitive here: refused by name, never computed as the logical op.
+def _masks_only(op: str, *operands: Any) -> None:
+    for v in operands:
+        if not (_is_tensor(v) and v.dtype == torch.bool):
+            what = v._describe() if hasattr(v, "_describe") else f"{type(v).__name__} {v!r}"
+            raise UnsupportedOperationError(
+                f"torch.{op} on {what}: symscalar implements it on bool tensors only (masks, where "
+                "it is logical_and/or/xor/not). Convert the operands with `.bool()` when they "
+                "are masks, or compute the integer bitwise op outside the jitted function."
+            )
+
+
+@implements(torch.bitwise_and, torch.Tensor.bitwise_and, torch.Tensor.__and__, torch.Tensor.__rand__)
+def _torch_bitwise_and(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_and", input, other)
+    return logical_and(input, other)
+
+
+@implements(torch.bitwise_or, torch.Tensor.bitwise_or, torch.Tensor.__or__, torch.Tensor.__ror__)
+def _torch_bitwise_or(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_or", input, other)
+    return logical_or(input, other)
+
+
+@implements(torch.bitwise_xor, torch.Tensor.bitwise_xor, torch.Tensor.__xor__, torch.Tensor.__rxor__)
+def _torch_bitwise_xor(input: Tensor, other: Tensor) -> Tensor:
+    _masks_only("bitwise_xor", input, other)
+    return ne(input, other)
+
+
+@implements(torch.bitwise_not, torch.Tensor.bitwise_not, torch.Tensor.__invert__)
+def _torch_bitwise_not(input: Tensor) -> Tensor:
+    _masks_only("bitwise_not", input)
+    return logical_not(input)

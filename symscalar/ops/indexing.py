@@ -189,7 +189,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None)
     )
     x = expand(input, tuple(input.shape[i] if i == d else s for i, s in enumerate(batch)))
     indices = expand(indices, tuple(indices.shape[i] if i == d else s for i, s in enumerate(batch)))
-    return gather(input, d, indices)
+    return gather(x, d, indices)
 
 
 # ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put

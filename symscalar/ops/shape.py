@@ -75,7 +75,7 @@ def _reshape_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.reshape(x, shape)
 
 
-reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl), size_params=("shape",))
+reshape_p = Primitive("reshape", _reshape_impl, torch_meta(_reshape_impl), size_params=("shape",), may_alias=True)
 register_vjp(reshape_p, lambda ct, out, x, *, shape: (ct.reshape(x.shape),))
 register_nvfuser(reshape_p, lambda fd, x, *, shape: fd.ops.reshape(x, shape))
 
@@ -155,7 +155,7 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
     return torch.broadcast_to(x, shape)
 
 
-expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl), size_params=("shape",))
+expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl), size_params=("shape",), may_alias=True)
 register_vjp(expand_p, lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),))
 register_nvfuser(
     expand_p, lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape)))),
@@ -223,7 +223,7 @@ def _permute_impl(x: Any, *, dims: tuple[int, ...]) -> Any:
     return torch.permute(x, dims)
 
 
-permute_p = Primitive("permute", _permute_impl, torch_meta(_permute_impl))
+permute_p = Primitive("permute", _permute_impl, torch_meta(_permute_impl), may_alias=True)
 
 
 def _permute_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...]) -> Any:
@@ -286,7 +286,7 @@ def _slice_impl(x: Any, *, starts: tuple[int, ...], stops: tuple[int, ...], step
     return x[tuple(_slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
 
 
-slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl))
+slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl), may_alias=True)
 
 
 def _zero_pad_impl(x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
@@ -543,7 +543,7 @@ def _split_impl(x: Any, *, sizes: tuple[int, ...], dim: int) -> Any:
 
 
 split_p: Primitive[tuple[Tensor, ...]] = Primitive(
-    "split", _split_impl, torch_meta(_split_impl), multiple_results=True
+    "split", _split_impl, torch_meta(_split_impl), multiple_results=True, may_alias=True
 )
 
 
@@ -670,7 +670,7 @@ def _same_meta(x: TensorVar, **params: Any) -> TensorVar:
 clone_p = Primitive("clone", _clone_impl, _same_meta)
 register_vjp(clone_p, lambda ct, out, x, *, memory_format: (ct,))
 register_nvfuser(clone_p, lambda fd, x, *, memory_format: fd.ops.set(x))
-contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta)
+contiguous_p = Primitive("contiguous", _contiguous_impl, _same_meta, may_alias=True)  # the input when contiguous
 register_vjp(contiguous_p, lambda ct, out, x, *, memory_format: (ct,))
 register_nvfuser(contiguous_p, lambda fd, x, *, memory_format: fd.ops.set(x))
 

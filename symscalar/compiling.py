@@ -1,0 +1,103 @@
+"""While symscalar traces, ``torch.compiler.is_compiling()`` answers True in the tracing thread,
+and ``isinstance(traced_tensor, torch.Tensor)`` answers True in user and library code.
+
+Why: model libraries decide some things from tensor *values* in eager mode, as shortcuts
+(transformers skips building an attention mask when ``padding_mask.all()``; torch's
+``TransformerEncoder`` inspects a padding mask before its nested-tensor fast path). A trace
+cannot know values, so such a branch is a ``bool(tensor)`` that symscalar must refuse. The
+same libraries keep a value-free branch for ``torch.compile`` / ``torch.export`` and select it
+with ``torch.compiler.is_compiling()``: it computes the same result (the mask is always built;
+the fast path is skipped), because torch.compile's own contract is to match eager. Answering
+True while tracing, as ``thunder.jit`` does (a lookaside in ``thunder/core/jit_ext.py``) and
+as ``torch.export``'s non-strict mode does (``torch._export.utils._compiling_state_context``),
+lets symscalar take those branches.
+
+Unlike torch.export, which sets a process-wide flag, the answer is per thread/context: the
+function is swapped for a wrapper only while a trace runs, and the wrapper says True only
+where that trace runs (``current_tracer``), so eager code in other threads is unaffected.
+``torch.compiler.is_exporting()`` stays False. Code that bound ``is_compiling`` before (``from
+torch.compiler import is_compiling``) sees torch's own answer: its eager branch, which
+symscalar traces or refuses as usual. The branch taken is fixed in the trace, like every
+other Python decision; it is the same on every call, so no guard is needed.
+
+``isinstance``: a traced tensor (``TensorProxy``) is not a ``torch.Tensor`` subclass (see the
+comment above it in ``tracing.py``: faking ``__class__`` crashes torch's C++ argument parser).
+Yet user and library code branches on ``isinstance(x, torch.Tensor)`` / ``torch.is_tensor(x)``
+(``x * 2 if isinstance(x, torch.Tensor) else x``, transformers' mask helpers), and answering
+False there silently computes something other than eager. So while a trace runs,
+``builtins.isinstance`` is a wrapper that answers for a proxy what it would answer for a
+``torch.Tensor`` (a computed value is a ``Tensor``, not a ``Parameter``), except when the caller
+is symscalar itself, which must tell proxies from real tensors. C code (torch's argument
+parser) calls ``PyObject_IsInstance`` directly and never sees the wrapper. Every other object
+gets the builtin's answer, so other threads are unaffected but for a few hundred nanoseconds a
+call while a trace runs. Left: ``type(x) is torch.Tensor`` and ``issubclass(type(x), ...)``
+still see ``TensorProxy`` (documented in the README).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+from contextlib import contextmanager
+
+import torch
+
+from symscalar.types import current_tracer
+
+__all__ = ["reporting_compiling", "answer_isinstance_for"]
+
+_torch_is_compiling = torch.compiler.is_compiling
+_lock = threading.Lock()
+_active = 0  # traces running in any thread; the wrapper is installed while it is > 0
+
+
+_builtin_isinstance = builtins.isinstance
+_proxy_type: type | None = None
+
+
+def answer_isinstance_for(proxy_type: type) -> None:
+    """Declare the traced-tensor class (tracing.py's ``TensorProxy``; set once, at import)."""
+    global _proxy_type
+    _proxy_type = proxy_type
+
+
+def _isinstance(obj: object, classinfo: Any, /) -> bool:
+    """``builtins.isinstance`` while a trace runs: a traced tensor answers as a ``torch.Tensor``
+    would, for every caller outside symscalar."""
+    if type(obj) is not _proxy_type or _builtin_isinstance(obj, classinfo):
+        return _builtin_isinstance(obj, classinfo)
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if caller == "symscalar" or caller.startswith("symscalar."):
+        return False
+    try:
+        return issubclass(torch.Tensor, classinfo)
+    except TypeError:  # a classinfo issubclass refuses (a data Protocol): the builtin's answer
+        return False
+
+
+def _is_compiling() -> bool:
+    """``torch.compiler.is_compiling`` while a symscalar trace runs somewhere."""
+    return current_tracer.get() is not None or _torch_is_compiling()
+
+
+@contextmanager
+def reporting_compiling() -> Iterator[None]:
+    """Make ``torch.compiler.is_compiling()`` True for the trace running in this context, and
+    ``isinstance(proxy, torch.Tensor)`` True outside symscalar while any trace runs."""
+    global _active
+    with _lock:
+        if _active == 0:
+            torch.compiler.is_compiling = _is_compiling
+            builtins.isinstance = _isinstance
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0:
+                torch.compiler.is_compiling = _torch_is_compiling
+                builtins.isinstance = _builtin_isinstance
