@@ -423,6 +423,7 @@ class AttributeWrite:
     owner: Any
     name: str
     value: TensorProxy
+    new_buffer: bool = False  # registered by the function (register_buffer): replayed as a buffer
 
 
 def describe_module(module: torch.nn.Module, names: dict[int, str]) -> str:
@@ -655,7 +656,8 @@ class TraceWatch:
                         )
                         continue
                     if isinstance(new, TensorProxy) and new._tracer is self.builder:
-                        writes[(id(obj), name)] = AttributeWrite(obj, name, new)
+                        new_buffer = isinstance(obj, torch.nn.Module) and table is obj._buffers and old is _MISSING
+                        writes[(id(obj), name)] = AttributeWrite(obj, name, new, new_buffer)
                     elif isinstance(new, (torch.Tensor, torch.nn.Module)) and not isinstance(new, TensorProxy):
                         continue  # built from static values only: the same on every call, kept
                     else:
@@ -767,9 +769,9 @@ def _module_names(modules: dict[int, tuple[torch.nn.Module, Path]]) -> dict[int,
 class StateWrite:
     """One state write replayed after every call with the program's k-th state output."""
 
-    how: str  # "copy": in place into captured tensor number ``target``; "set": setattr
-    target: Any  # captured index ("copy") or the owner object ("set")
-    name: str  # attribute name ("set")
+    how: str  # "copy": in place into captured tensor ``target``; "set": setattr; "buffer": set_buffer
+    target: Any  # captured index ("copy") or the owner object ("set", "buffer")
+    name: str  # attribute name ("set", "buffer")
     detach: bool  # the value depends on nothing that requires grad: store it detached, as eager
 
 
@@ -805,7 +807,7 @@ def make_entry(
             weights, a shared submodule; see ``Walk.aliases``).
     """
     ns: dict[str, Any] = {"_ss_run": run, "_ss_MISS": miss, "_ss_guard": guard,
-                          "_ss_copy_into": copy_into, "_ss_setattr": setattr}
+                          "_ss_copy_into": copy_into, "_ss_setattr": setattr, "_ss_set_buffer": set_buffer}
     for i, root in enumerate(roots.roots):
         ns[f"_ss_o{i}"] = root.binding
     lines: list[str] = []
@@ -868,7 +870,8 @@ def make_entry(
                 write_src += f"    _ss_copy_into({names[write.target]}, {value})\n"
             else:
                 ns[f"_ss_W{k}"] = write.target
-                write_src += f"    _ss_setattr(_ss_W{k}, {write.name!r}, {value})\n"
+                setter = "_ss_set_buffer" if write.how == "buffer" else "_ss_setattr"
+                write_src += f"    {setter}(_ss_W{k}, {write.name!r}, {value})\n"
     source = f"""
 def _ss_entry(*_ss_a):
     try:
@@ -909,6 +912,13 @@ def _unchecked_entry(run: Callable[..., Any]) -> Callable[..., Any]:
 
 def _always(*args: Any) -> bool:
     return True
+
+
+def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
+    """Replay of ``register_buffer(name, traced value)`` done by the traced function: a buffer
+    again (a plain ``setattr`` would make a new name a plain attribute, missing from
+    ``state_dict``), persistent or not as it was registered while tracing."""
+    module.register_buffer(name, value, persistent=name not in module._non_persistent_buffers_set)
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:

@@ -204,3 +204,38 @@ def test_a_failed_trace_leaves_the_module_as_it_was():
         symscalar.jit(m)(inputs(3))
     assert not isinstance(m.avg, TensorProxy)
     assert_same(m.avg, torch.zeros(3))
+
+
+class LateBuffers(nn.Module):
+    """Registers buffers from traced values inside forward, as lazily initialised caches do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x)
+        self.register_buffer("last", y.detach().mean(0))
+        self.register_buffer("scratch", y.detach().sum(0), persistent=False)
+        self.plain = y.detach().amax()  # a plain attribute stays a plain attribute
+        return y * 2
+
+
+def test_register_buffer_in_forward_is_replayed_as_a_buffer():
+    eager = LateBuffers()
+    twin = LateBuffers()
+    twin.load_state_dict(eager.state_dict())
+    jitted = symscalar.jit(twin)
+    for step in range(3):
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(jitted(x), eager(x))
+        assert dict(twin.named_buffers()).keys() == dict(eager.named_buffers()).keys() == {"last", "scratch"}
+        assert twin.state_dict().keys() == eager.state_dict().keys()  # "scratch" is not persistent
+        for name in ("last", "scratch"):
+            torch.testing.assert_close(getattr(twin, name), getattr(eager, name))
+        assert "plain" not in twin._buffers and type(twin.plain) is torch.Tensor
+        torch.testing.assert_close(twin.plain, eager.plain)
+        with torch.no_grad():
+            for p, q in zip(eager.parameters(), twin.parameters()):
+                p.add_(0.1 * step)
+                q.add_(0.1 * step)

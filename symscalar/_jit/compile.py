@@ -131,7 +131,7 @@ def _state_writes(
         writes.append(("copy", id(target), ""))
         values.append(value)
     for write in watch.writes:
-        writes.append(("set", write.owner, write.name))
+        writes.append(("buffer" if write.new_buffer else "set", write.owner, write.name))
         values.append(write.value)
     return writes, values
 
