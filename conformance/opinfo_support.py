@@ -270,7 +270,7 @@ STEM_ALIASES: dict[str, tuple[str, ...]] = {
     "expit": ("sigmoid",), "std_mean": ("var_mean",), "empty": ("zeros",),
     "empty_like": ("zeros_like",), "ones_like": ("zeros_like",), "reshape_as": ("view_as",),
     "contiguous": ("clone",), "view": ("reshape",), "broadcast_to": ("expand",),
-    "float": ("to",), "double": ("to",),
+    "float": ("to",), "double": ("to",), "min": ("max",),
 }
 
 

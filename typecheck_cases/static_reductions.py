@@ -5,6 +5,8 @@
 Each function passes a dynamic value to exactly one static parameter: mypy (with the plugin)
 flags that line, and under symscalar.jit the call raises StaticValueRequiredError."""
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
@@ -466,7 +468,33 @@ def special_log_softmax_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: D
 X = torch.ones(2, 3, 4)
 # The torch.special spellings (typed Any by torch's stubs, see above) are not called: mypy
 # cannot flag them, while the jit does raise StaticValueRequiredError.
+
+
+@symscalar.jit
+def torch_max_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> Any:
+    return torch.max(x, 0, b)  # E: torch.max: parameter "keepdim" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: No overload variant of "max" matches argument types "Tensor", "int", "DynamicBool"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+
+@symscalar.jit
+def method_max_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> Any:
+    return x.max(0, b)  # E: torch.Tensor.max: parameter "keepdim" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: No overload variant of "max" of "TensorBase" matches argument types "int", "DynamicBool"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+
+@symscalar.jit
+def torch_min_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> Any:
+    return torch.min(x, 0, b)  # E: torch.min: parameter "keepdim" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: No overload variant of "min" matches argument types "Tensor", "int", "DynamicBool"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+
+@symscalar.jit
+def method_min_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> Any:
+    return x.min(0, b)  # E: torch.Tensor.min: parameter "keepdim" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: No overload variant of "min" of "TensorBase" matches argument types "int", "DynamicBool"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+
 CALLS = [
+    (torch_max_keepdim, (X, 1, True, 0.5)),
+    (method_max_keepdim, (X, 1, True, 0.5)),
+    (torch_min_keepdim, (X, 1, True, 0.5)),
+    (method_min_keepdim, (X, 1, True, 0.5)),
     (ops_amax_dim, (X, 1, True, 0.5)),
     (ops_amax_keepdim, (X, 1, True, 0.5)),
     (torch_amax_dim, (X, 1, True, 0.5)),

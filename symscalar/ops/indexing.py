@@ -28,9 +28,11 @@ import typing
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
+from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
+from symscalar.ops.reductions import amax, amin, argmax, argmin
 from symscalar.nvfuser_lowering import floating, register_nvfuser
-from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, zero_pad_p
+from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
 from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import TensorProxy, static_message, defop, implements
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
@@ -190,6 +192,34 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None)
     x = expand(input, tuple(input.shape[i] if i == d else s for i, s in enumerate(batch)))
     indices = expand(indices, tuple(indices.shape[i] if i == d else s for i, s in enumerate(batch)))
     return gather(x, d, indices)
+
+
+# ---- torch.max / torch.min: all three overloads of torch's spelling
+def _extremum(name: str, reduce_all: Any, arg: Any, pairwise: Any, result: Any) -> Any:
+    """The handler of ``torch.max``/``torch.min``: ``max(input)`` is ``amax`` over every dim (its
+    gradient shared by ties, as eager's); ``max(input, dim, keepdim)`` is ``(values, indices)``
+    with the values *read at the index* (eager's gradient goes to that one element, not to every
+    tie); ``max(input, other)`` is ``maximum``."""
+
+    def handler(input: Tensor, dim: Any = None, keepdim: StaticBool = False, *, other: Any = None) -> Any:
+        if other is not None or isinstance(dim, (TensorProxy, torch.Tensor)):
+            return pairwise(input, dim if other is None else other)
+        if dim is None:
+            return reduce_all(input)
+        if isinstance(dim, NumberProxy):
+            raise StaticValueRequiredError(static_message(f"torch.{name}", "dim", dim))
+        d = canonical_dim(dim, input.ndim) if input.ndim else 0
+        indices = arg(input, dim, keepdim=True)
+        values = gather(input, d, indices) if input.ndim else input
+        if not keepdim and input.ndim:
+            values, indices = squeeze(values, d), squeeze(indices, d)
+        return result((values, indices))
+
+    return handler
+
+
+implements(torch.max, torch.Tensor.max)(_extremum("max", amax, argmax, maximum, torch.return_types.max))
+implements(torch.min, torch.Tensor.min)(_extremum("min", amin, argmin, minimum, torch.return_types.min))
 
 
 # ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put
