@@ -18,11 +18,10 @@ import torch.nn.functional as F
 
 import symscalar
 
-
 DEVICE = "cpu"
 
 
-def T(*shape: int) -> torch.Tensor:
+def T(*shape: int) -> torch.Tensor:  # noqa: N802 - reads like the math it tests
     return torch.rand(*shape, dtype=torch.float64, device=DEVICE) + 0.5
 
 
@@ -35,13 +34,21 @@ def cases() -> list[tuple[str, Callable[..., Any], list[tuple[Any, ...]], list[s
         ("a.sum((d0, d1))", lambda a, d0, d1: a.sum((d0, d1)), [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2)], []),
         ("a.mean(d)", lambda a, d: a.mean(d), [(T(3, 4), d) for d in (0, 1, 0)], []),
         ("a.unsqueeze(d) * 2", lambda a, d: a.unsqueeze(d) * 2, [(T(3, 4), d) for d in (0, 1, 2)], []),
-        ("a.transpose(d0, d1) * 2", lambda a, d0, d1: a.transpose(d0, d1) * 2,
-         [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2)], []),
+        (
+            "a.transpose(d0, d1) * 2",
+            lambda a, d0, d1: a.transpose(d0, d1) * 2,
+            [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2)],
+            [],
+        ),
         ("cat([a, b], d)", lambda a, b, d: torch.cat([a, b], d), [(T(2, 3), T(2, 3), d) for d in (0, 1)], []),
         ("a + b, b (2,1) then (2,3)", lambda a, b: a + b, [(T(2, 3), T(2, 1)), (T(2, 3), T(2, 3))], []),
         ("a * a.shape[1]", lambda a: a * a.shape[1], [(T(2, 3),), (T(2, 5),)], []),
-        ("layer_norm, eps", lambda a, w, b, eps: F.layer_norm(a, (4,), w, b, eps=eps),
-         [(T(3, 4), T(4), T(4), eps) for eps in (1e-5, 1e-2, 0.5)], ["eps"]),
+        (
+            "layer_norm, eps",
+            lambda a, w, b, eps: F.layer_norm(a, (4,), w, b, eps=eps),
+            [(T(3, 4), T(4), T(4), eps) for eps in (1e-5, 1e-2, 0.5)],
+            ["eps"],
+        ),
     ]
 
 
@@ -91,8 +98,9 @@ def main() -> None:
             totals["thunder"] += theirs_result == "ok"
         print(f"| {name} | {ours_result} | {ours.cache_info().misses} | {theirs_result} | {theirs_traces} |")
     thunder_total = f"{totals['thunder']}/{len(all_cases)}" if thunder is not None else "not installed"
-    print(f"\nall calls right: symscalar {totals['symscalar']}/{len(all_cases)}, "
-          f"thunder symbolic values {thunder_total}")
+    print(
+        f"\nall calls right: symscalar {totals['symscalar']}/{len(all_cases)}, thunder symbolic values {thunder_total}"
+    )
 
 
 if __name__ == "__main__":

@@ -84,7 +84,10 @@ def measure(which: str, n: int, mode: str) -> float:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
         [sys.executable, "-c", WORKER, which, str(n), mode, str(ELEMENTS)],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(json.loads(result.stdout.strip().splitlines()[-1]))
 

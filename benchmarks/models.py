@@ -92,8 +92,10 @@ def main() -> None:
     chosen = executors()
     if args.executors:
         chosen = {k: v for k, v in chosen.items() if k in args.executors.split(",")}
-    print(f"fwd+bwd step: median of {args.steps} steps / first call (trace or compile included); "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU")
+    print(
+        f"fwd+bwd step: median of {args.steps} steps / first call (trace or compile included); "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU"
+    )
     print("| model | " + " | ".join(chosen) + " |")
     print("|---|" + "---|" * len(chosen))
     for name in args.models.split(","):

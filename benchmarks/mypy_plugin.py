@@ -38,9 +38,10 @@ def mypy_seconds(plugin: bool, repeat: int) -> tuple[float, int]:
         for _ in range(repeat):
             start = time.perf_counter()
             result = subprocess.run(
-                [sys.executable, "-m", "mypy", "--config-file", str(config),
-                 f"--cache-dir={os.devnull}", *CORPUS],
-                cwd=ROOT, capture_output=True, text=True,
+                [sys.executable, "-m", "mypy", "--config-file", str(config), f"--cache-dir={os.devnull}", *CORPUS],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
                 env=dict(os.environ, PYTHONPATH=str(ROOT)),
             )
             best = min(best, time.perf_counter() - start)
@@ -74,9 +75,19 @@ def conditions_seconds(plugin: bool, count: int, repeat: int) -> tuple[float, in
         for _ in range(repeat):
             start = time.perf_counter()
             result = subprocess.run(
-                [sys.executable, "-m", "mypy", "--config-file", str(config),
-                 f"--cache-dir={os.devnull}", "--no-error-summary", str(module)],
-                cwd=ROOT, capture_output=True, text=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "mypy",
+                    "--config-file",
+                    str(config),
+                    f"--cache-dir={os.devnull}",
+                    "--no-error-summary",
+                    str(module),
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
                 env=dict(os.environ, PYTHONPATH=str(ROOT)),
             )
             best = min(best, time.perf_counter() - start)
@@ -94,16 +105,14 @@ def conditions_table(repeat: int) -> None:
         plain, _ = conditions_seconds(False, count, repeat)
         with_plugin, errors = conditions_seconds(True, count, repeat)
         extra = with_plugin - plain
-        print(f"{count:>6} {plain:>8.2f} {with_plugin:>9.2f} {extra:>8.2f} "
-              f"{1000 * extra / count:>14.2f} {errors:>7}")
+        print(f"{count:>6} {plain:>8.2f} {with_plugin:>9.2f} {extra:>8.2f} {1000 * extra / count:>14.2f} {errors:>7}")
 
 
 def main() -> None:
     """Measure both configurations and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
-    parser.add_argument("--conditions", action="store_true",
-                        help="measure the condition check's scaling instead")
+    parser.add_argument("--conditions", action="store_true", help="measure the condition check's scaling instead")
     args = parser.parse_args()
     if args.conditions:
         conditions_table(args.repeat)

@@ -77,7 +77,7 @@ def _lower_stats(trace: Trace) -> dict[str, Any]:
     plan = nb.lower(trace, metas)
     builds = []
     for region in plan.regions:
-        layouts = list(region.fusions)[0]
+        layouts = next(iter(region.fusions))
         for _ in range(7):
             t0 = time.perf_counter()
             nb.build_fusion(region, layouts)
@@ -106,8 +106,10 @@ def lowering_table() -> None:
         f"{'function':<24}{'pass':<10}{'eqns':>5}{'regions':>8}{'torch':>6}{'host':>5}"
         f"{'scalar in':>10}{'build ms/fusion':>16}{'lower() ms, cached':>20}"
     )
-    print(f"nvFuser lowering without a GPU (batch {BATCH}, hidden {HIDDEN}; 'scalar in' counts "
-          "dynamic scalars and size inputs)")
+    print(
+        f"nvFuser lowering without a GPU (batch {BATCH}, hidden {HIDDEN}; 'scalar in' counts "
+        "dynamic scalars and size inputs)"
+    )
     print(header)
     print("-" * len(header))
     for name, fn in CASES:
@@ -152,7 +154,7 @@ def gpu_table() -> None:
     """Median fwd+bwd time per call (ms) for eager torch, thunder.jit and symscalar+nvFuser."""
     thunder: Any = None
     try:
-        import thunder  # noqa: PLC0415 - optional comparison, only in this script
+        import thunder
     except Exception as e:  # noqa: BLE001
         print(f"thunder unavailable: {e}")
     print(f"fused forward + backward on {torch.cuda.get_device_name()} (batch {BATCH}, hidden {HIDDEN}), median ms")

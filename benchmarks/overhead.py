@@ -117,22 +117,30 @@ def main() -> None:
         rows.append(("torch.compile", per_call_us(cf, x, args.calls // 3, args.repeats), first, t20, r20))
 
     eager = rows[0][1]
-    print(f"exp(sum(x * s, 0) + 1), x: 8x8 float32 CPU; torch {torch.__version__}, "
-          f"{platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}")
+    print(
+        f"exp(sum(x * s, 0) + 1), x: 8x8 float32 CPU; torch {torch.__version__}, "
+        f"{platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}"
+    )
     print()
     print("| | per call (µs) | vs eager | first call (ms) | 20 new s (ms) | retraces for 20 new s |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, us, first_ms, t20, r20 in rows:
         fmt = lambda v, spec: "—" if v is None else format(v, spec)  # noqa: E731
-        print(f"| {name} | {us:.1f} | {us / eager:.2f}x | {fmt(first_ms, '.1f')} | {fmt(t20, '.1f')} | {fmt(r20, 'd')} |")
+        print(
+            f"| {name} | {us:.1f} | {us / eager:.2f}x | {fmt(first_ms, '.1f')} | {fmt(t20, '.1f')} | {fmt(r20, 'd')} |"
+        )
     torch_import, sym_import = import_seconds("torch"), import_seconds("symscalar")
-    print(f"\nimport torch: {torch_import * 1e3:.0f} ms; import symscalar (torch included): "
-          f"{sym_import * 1e3:.0f} ms (+{(sym_import - torch_import) * 1e3:.0f} ms)")
+    print(
+        f"\nimport torch: {torch_import * 1e3:.0f} ms; import symscalar (torch included): "
+        f"{sym_import * 1e3:.0f} ms (+{(sym_import - torch_import) * 1e3:.0f} ms)"
+    )
     sym = rows[1][1]
     thunder_rows = [r for r in rows if r[0] == "thunder.jit"]
     if thunder_rows:
-        print(f"\nsymscalar per-call: {sym / eager:.2f}x eager (target <= 1.3x), "
-              f"{sym / thunder_rows[0][1]:.2f}x thunder.jit (target <= 0.3x)")
+        print(
+            f"\nsymscalar per-call: {sym / eager:.2f}x eager (target <= 1.3x), "
+            f"{sym / thunder_rows[0][1]:.2f}x thunder.jit (target <= 0.3x)"
+        )
 
 
 if __name__ == "__main__":

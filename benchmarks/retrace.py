@@ -58,8 +58,13 @@ def run(fn: Callable[..., Any], lrs: list[float], traces: Callable[[], int]) -> 
     for lr in lrs:
         expected = step_unannotated(x, expected, lr)
     torch.testing.assert_close(w, expected, rtol=1e-4, atol=1e-5)
-    said = list(dict.fromkeys(f"{w.category.__name__}: {str(w.message).splitlines()[0][:110]}" for w in caught
-                              if w.category.__name__ in ("TraceLimitWarning", "UnannotatedNumberWarning", "UserWarning")))
+    said = list(
+        dict.fromkeys(
+            f"{w.category.__name__}: {str(w.message).splitlines()[0][:110]}"
+            for w in caught
+            if w.category.__name__ in ("TraceLimitWarning", "UnannotatedNumberWarning", "UserWarning")
+        )
+    )
     return ms, traces() - before, said
 
 
@@ -102,8 +107,10 @@ def main() -> None:
             except Exception as e:  # noqa: BLE001 - report, do not hide
                 print(f"{label}: failed: {type(e).__name__}: {str(e).splitlines()[0]}")
 
-    print(f"{args.steps} steps of w - lr * tanh(x @ w), lr from a cosine schedule; torch {torch.__version__}, "
-          f"{platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}")
+    print(
+        f"{args.steps} steps of w - lr * tanh(x @ w), lr from a cosine schedule; torch {torch.__version__}, "
+        f"{platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}"
+    )
     print()
     print("| | traces | loop (ms) | what it said |")
     print("|---|---:|---:|---|")

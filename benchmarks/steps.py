@@ -67,9 +67,18 @@ class LitGPTBlock(nn.Module):
         super().__init__()
         if litgpt is None:
             raise ImportError("litgpt is not installed", name="litgpt")
-        config = litgpt.Config(n_layer=1, n_head=heads, n_query_groups=heads // 2, n_embd=width, block_size=seq,
-                               rotary_percentage=1.0, bias=False, norm_class_name="RMSNorm",
-                               mlp_class_name="LLaMAMLP", intermediate_size=4 * width)
+        config = litgpt.Config(
+            n_layer=1,
+            n_head=heads,
+            n_query_groups=heads // 2,
+            n_embd=width,
+            block_size=seq,
+            rotary_percentage=1.0,
+            bias=False,
+            norm_class_name="RMSNorm",
+            mlp_class_name="LLaMAMLP",
+            intermediate_size=4 * width,
+        )
         self.block = litgpt.model.Block(config, block_idx=0)
         cos, sin = build_rope_cache(seq, n_elem=config.rope_n_elem)
         self.register_buffer("cos", cos.unsqueeze(0))
@@ -88,7 +97,8 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]] = {
 
 def executors(with_thunder: bool, with_compile: bool) -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
     found: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
-        "eager": lambda fn: fn, "symscalar.jit": symscalar.jit,
+        "eager": lambda fn: fn,
+        "symscalar.jit": symscalar.jit,
     }
     if with_thunder and thunder is not None:
         found["thunder.jit"] = thunder.jit
@@ -149,8 +159,10 @@ def main() -> None:
     parser.add_argument("--compile", action="store_true", help="torch.compile (minutes to build on a small machine)")
     args = parser.parse_args()
     chosen = executors(args.thunder, args.compile)
-    print(f"fwd+bwd step, median of {args.steps} interleaved steps (ratio to eager); torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, CPU, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(
+        f"fwd+bwd step, median of {args.steps} interleaved steps (ratio to eager); torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, CPU, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
     print("| case | " + " | ".join(chosen) + " |")
     print("|---|" + "---:|" * len(chosen))
     for name in CASES:

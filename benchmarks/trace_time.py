@@ -91,8 +91,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="*", default=[10, 100, 1000, 5000])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print("first call of a fresh jit of an N-op elementwise chain (16x16 float32, CPU), seconds: "
-          f"wall / CPU time of this process; load average {os.getloadavg()[0]:.1f}")
+    print(
+        "first call of a fresh jit of an N-op elementwise chain (16x16 float32, CPU), seconds: "
+        f"wall / CPU time of this process; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'N':>6} {'forward':>15} {'with grad':>15}")
     for n in args.n:
         repeats = args.repeats if n <= 1000 else 1
@@ -101,10 +103,12 @@ def main() -> None:
     r = cold(args.repeats)
     beyond = r["import symscalar"] + r["first call"]
     print()
-    print(f"cold process: import torch {r['import torch']:.2f} s, import symscalar "
-          f"{r['import symscalar']:.2f} s, first call with grad {r['first call']:.2f} s "
-          f"-> {beyond:.2f} s beyond import torch (CPU time {r['cpu beyond torch']:.2f} s; target <= 0.5 s); "
-          f"torch._dynamo imported: {r['torch._dynamo']}, sympy imported: {r['sympy']}")
+    print(
+        f"cold process: import torch {r['import torch']:.2f} s, import symscalar "
+        f"{r['import symscalar']:.2f} s, first call with grad {r['first call']:.2f} s "
+        f"-> {beyond:.2f} s beyond import torch (CPU time {r['cpu beyond torch']:.2f} s; target <= 0.5 s); "
+        f"torch._dynamo imported: {r['torch._dynamo']}, sympy imported: {r['sympy']}"
+    )
 
 
 if __name__ == "__main__":

@@ -252,25 +252,70 @@ def opinfo_callable(info: Any) -> Any:
 
 # Dunder spellings and the op whose samples they take (reflected ones swap at call time).
 _OPERATOR_STEMS = {
-    "add": "add", "radd": "add", "sub": "sub", "rsub": "sub", "mul": "mul", "rmul": "mul",
-    "truediv": "div", "rtruediv": "div", "floordiv": "floor_divide", "rfloordiv": "floor_divide",
-    "mod": "remainder", "rmod": "remainder", "pow": "pow", "rpow": "pow", "matmul": "matmul",
-    "rmatmul": "matmul", "neg": "neg", "pos": "positive", "abs": "abs", "invert": "bitwise_not",
-    "and": "bitwise_and", "rand": "bitwise_and", "or": "bitwise_or", "ror": "bitwise_or",
-    "xor": "bitwise_xor", "rxor": "bitwise_xor", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-    "eq": "eq", "ne": "ne", "getitem": "getitem",
+    "add": "add",
+    "radd": "add",
+    "sub": "sub",
+    "rsub": "sub",
+    "mul": "mul",
+    "rmul": "mul",
+    "truediv": "div",
+    "rtruediv": "div",
+    "floordiv": "floor_divide",
+    "rfloordiv": "floor_divide",
+    "mod": "remainder",
+    "rmod": "remainder",
+    "pow": "pow",
+    "rpow": "pow",
+    "matmul": "matmul",
+    "rmatmul": "matmul",
+    "neg": "neg",
+    "pos": "positive",
+    "abs": "abs",
+    "invert": "bitwise_not",
+    "and": "bitwise_and",
+    "rand": "bitwise_and",
+    "or": "bitwise_or",
+    "ror": "bitwise_or",
+    "xor": "bitwise_xor",
+    "rxor": "bitwise_xor",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "eq": "eq",
+    "ne": "ne",
+    "getitem": "getitem",
 }
 # Spellings that also take another op's samples (the same torch semantics on those samples):
 # torch's aliases, and ops whose OpInfo is missing but whose arguments another op's fit.
 STEM_ALIASES: dict[str, tuple[str, ...]] = {
-    "absolute": ("abs",), "arctan2": ("atan2",), "clip": ("clamp",), "divide": ("div",),
-    "true_divide": ("div",), "greater": ("gt",), "greater_equal": ("ge",), "less": ("lt",),
-    "less_equal": ("le",), "not_equal": ("ne",), "sign": ("sgn",), "swapaxes": ("transpose",),
-    "swapdims": ("transpose",), "concat": ("cat",), "concatenate": ("cat",),
-    "expit": ("sigmoid",), "std_mean": ("var_mean",), "empty": ("zeros",),
-    "empty_like": ("zeros_like",), "ones_like": ("zeros_like",), "reshape_as": ("view_as",),
-    "contiguous": ("clone",), "view": ("reshape",), "broadcast_to": ("expand",),
-    "float": ("to",), "double": ("to",), "min": ("max",),
+    "absolute": ("abs",),
+    "arctan2": ("atan2",),
+    "clip": ("clamp",),
+    "divide": ("div",),
+    "true_divide": ("div",),
+    "greater": ("gt",),
+    "greater_equal": ("ge",),
+    "less": ("lt",),
+    "less_equal": ("le",),
+    "not_equal": ("ne",),
+    "sign": ("sgn",),
+    "swapaxes": ("transpose",),
+    "swapdims": ("transpose",),
+    "concat": ("cat",),
+    "concatenate": ("cat",),
+    "expit": ("sigmoid",),
+    "std_mean": ("var_mean",),
+    "empty": ("zeros",),
+    "empty_like": ("zeros_like",),
+    "ones_like": ("zeros_like",),
+    "reshape_as": ("view_as",),
+    "contiguous": ("clone",),
+    "view": ("reshape",),
+    "broadcast_to": ("expand",),
+    "float": ("to",),
+    "double": ("to",),
+    "min": ("max",),
 }
 
 
@@ -284,7 +329,11 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         return torch.randint(-5, 5, shape, generator=g, dtype=dtype)
 
     i64, f64 = torch.int64, torch.float64
-    mm = [((t(3, 4), t(4, 5)), {}), ((t(1, 3, dtype=f64), t(3, 2, dtype=f64)), {}), ((t(2, 3, dtype=i64), t(3, 1, dtype=i64)), {})]
+    mm = [
+        ((t(3, 4), t(4, 5)), {}),
+        ((t(1, 3, dtype=f64), t(3, 2, dtype=f64)), {}),
+        ((t(2, 3, dtype=i64), t(3, 1, dtype=i64)), {}),
+    ]
     bmm = [((t(2, 3, 4), t(2, 4, 5)), {}), ((t(1, 2, 3, dtype=f64), t(1, 3, 2, dtype=f64)), {})]
     new_sized = [((t(2, 3), (4, 5)), {}), ((t(2, 3), 4, 5), {}), ((t(2, 3, dtype=i64), (2,)), {"dtype": f64})]
     clamp_one = [((t(4, 5), -0.5), {}), ((t(4, 5), t(5)), {}), ((t(3, dtype=i64), 0), {}), ((t(3, dtype=f64), 1), {})]
@@ -293,43 +342,88 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "spmm": mm,
         "bmm": bmm,
         "narrow": [((t(4, 5), 0, 1, 2), {}), ((t(4, 5), -1, 0, 5), {}), ((t(3, 4, 5, dtype=f64), 1, 2, 2), {})],
-        "split_with_sizes": [((t(6, 4), [2, 4]), {}), ((t(3, 5), [1, 1, 3], 1), {}), ((t(3, 5, dtype=i64), [2, 3]), {"dim": -1})],
+        "split_with_sizes": [
+            ((t(6, 4), [2, 4]), {}),
+            ((t(3, 5), [1, 1, 3], 1), {}),
+            ((t(3, 5, dtype=i64), [2, 3]), {"dim": -1}),
+        ],
         "new_zeros": new_sized,
         "new_ones": new_sized,
         "new_empty": new_sized,
-        "new_full": [((t(2, 3), (4, 5), 1.5), {}), ((t(2, 3, dtype=i64), (3,), 7), {}), ((t(2), (2, 2), -2.0), {"dtype": f64})],
+        "new_full": [
+            ((t(2, 3), (4, 5), 1.5), {}),
+            ((t(2, 3, dtype=i64), (3,), 7), {}),
+            ((t(2), (2, 2), -2.0), {"dtype": f64}),
+        ],
         "clamp_min": clamp_one,
         "clamp_max": clamp_one,
         # deterministic forms only: training=False, or p=0 (random masks are the program's own
         # stream, not eager's: tests/test_random.py)
         # conversions; outer; deterministic bernoulli (probabilities 0 and 1)
-        **{name: [((t(2, 3),), {}), ((t(3, dtype=f64),), {})]
-           for name in ("long", "int", "short", "char", "byte", "bool", "half", "bfloat16")},
+        **{
+            name: [((t(2, 3),), {}), ((t(3, dtype=f64),), {})]
+            for name in ("long", "int", "short", "char", "byte", "bool", "half", "bfloat16")
+        },
         "multi_head_attention_forward": [
             ((t(5, 2, 8), t(4, 2, 8), t(4, 2, 8), 8, 2, t(24, 8), t(24), None, None, False, 0.0, t(8, 8), t(8)), {}),
-            ((t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), t(3, 1, 4, dtype=f64), 4, 1, t(12, 4, dtype=f64), None,
-              None, None, False, 0.0, t(4, 4, dtype=f64), None), {"need_weights": False}),
+            (
+                (
+                    t(3, 1, 4, dtype=f64),
+                    t(3, 1, 4, dtype=f64),
+                    t(3, 1, 4, dtype=f64),
+                    4,
+                    1,
+                    t(12, 4, dtype=f64),
+                    None,
+                    None,
+                    None,
+                    False,
+                    0.0,
+                    t(4, 4, dtype=f64),
+                    None,
+                ),
+                {"need_weights": False},
+            ),
         ],
-        "max_pool2d_with_indices": [((t(1, 2, 5, 5), 2), {}), ((t(2, 3, 6, 6, dtype=f64), 3, 2, 1), {"ceil_mode": True})],
+        "max_pool2d_with_indices": [
+            ((t(1, 2, 5, 5), 2), {}),
+            ((t(2, 3, 6, 6, dtype=f64), 3, 2, 1), {"ceil_mode": True}),
+        ],
         "ger": [((t(3), t(4)), {}), ((t(2, dtype=f64), t(5, dtype=f64)), {})],
-        "bernoulli": [((torch.zeros(3),), {}), ((torch.ones(2, 2, dtype=f64),), {}), ((t(2, 3), 0.0), {}), ((t(4), 1.0), {})],
+        "bernoulli": [
+            ((torch.zeros(3),), {}),
+            ((torch.ones(2, 2, dtype=f64),), {}),
+            ((t(2, 3), 0.0), {}),
+            ((t(4), 1.0), {}),
+        ],
         # random samples: compared by shape and dtype only (RANDOM_SPELLINGS)
         "rand": [((2, 3), {}), (((4,),), {"dtype": f64})],
         "randn": [((2, 3), {}), (((4,),), {"dtype": f64})],
         "rand_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
         "randn_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
-        "dropout": [((t(4, 5), 0.5), {"training": False}), ((t(3, dtype=f64), 0.0), {}),
-                    ((t(2, 3),), {"p": 0.25, "training": False})],
+        "dropout": [
+            ((t(4, 5), 0.5), {"training": False}),
+            ((t(3, dtype=f64), 0.0), {}),
+            ((t(2, 3),), {"p": 0.25, "training": False}),
+        ],
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
         "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],
         "conj_physical": [((t(2, 3),), {}), ((t(3, dtype=f64),), {})],
-        "addmm": [((t(5), t(3, 4), t(4, 5)), {}), ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
-                  ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}), ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3})],
+        "addmm": [
+            ((t(5), t(3, 4), t(4, 5)), {}),
+            ((t(3, 5, dtype=f64), t(3, 2, dtype=f64), t(2, 5, dtype=f64)), {"beta": 0.5, "alpha": -2.0}),
+            ((t(1, 5), t(3, 4), t(4, 5)), {"beta": 0}),
+            ((t(3, 1, dtype=i64), t(3, 2, dtype=i64), t(2, 4, dtype=i64)), {"alpha": 3}),
+        ],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
         "detach": [((t(2, 3),), {}), ((t(3, dtype=f64),), {}), ((t(2, dtype=i64),), {}), ((t(),), {})],
         # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
-        "_weight_norm": [((t(4, 3), t(4, 1)), {}), ((t(4, 3, dtype=f64), t(1, 3, dtype=f64), 1), {}),
-                         ((t(2, 3, 4), t(1, 1, 4)), {"dim": 2}), ((t(3, 2), t(1, 1), -1), {})],
+        "_weight_norm": [
+            ((t(4, 3), t(4, 1)), {}),
+            ((t(4, 3, dtype=f64), t(1, 3, dtype=f64), 1), {}),
+            ((t(2, 3, 4), t(1, 1, 4)), {"dim": 2}),
+            ((t(3, 2), t(1, 1), -1), {}),
+        ],
     }
 
 
@@ -361,6 +455,7 @@ def op_stem(name: str) -> str:
 # ----------------------------------------------------------------------------------------
 # Sample calls per spelling
 
+
 def leaves(value: Any) -> Iterator[Any]:
     """The non-container values in nested tuples, lists, dicts and slices."""
     if isinstance(value, (tuple, list)):
@@ -388,7 +483,9 @@ def _out_of_scope(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> s
     values = list(leaves((args, kwargs)))
     if any(_is_complex(v) for v in values):
         return "complex numbers"
-    if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) and v.dtype in (torch.bool, torch.uint8) for v in values[1:]):
+    if func is torch.Tensor.__getitem__ and any(
+        isinstance(v, torch.Tensor) and v.dtype in (torch.bool, torch.uint8) for v in values[1:]
+    ):
         return "boolean-mask indices (data-dependent shape)"
     if func is torch.Tensor.__getitem__ and any(isinstance(v, torch.Tensor) for v in values[1:]) and None in values[1:]:
         return "None among tensor indices"
@@ -498,7 +595,9 @@ def fill(template: Any, tensors: tuple[Any, ...], dynamic: tuple[Any, ...]) -> A
     return template
 
 
-def jitted(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], n_dynamic: int = 0) -> tuple[Any, tuple[torch.Tensor, ...]]:
+def jitted(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], n_dynamic: int = 0
+) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """A jitted function calling ``func`` with ``args``/``kwargs``, and its tensor inputs.
 
     Tensors in the arguments become jit inputs; numbers stay static literals, except ``Dyn(i)``

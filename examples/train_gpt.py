@@ -38,8 +38,8 @@ train_data, val_data = data[:split], data[split:]
 
 def batch(source: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     starts = torch.randint(len(source) - BLOCK - 1, (BATCH,), generator=generator)
-    x = torch.stack([source[s:s + BLOCK] for s in starts])
-    y = torch.stack([source[s + 1:s + BLOCK + 1] for s in starts])
+    x = torch.stack([source[s : s + BLOCK] for s in starts])
+    y = torch.stack([source[s + 1 : s + BLOCK + 1] for s in starts])
     return x, y
 
 
@@ -95,12 +95,14 @@ eager_opt = torch.optim.AdamW(eager_model.parameters(), lr=LR, betas=BETAS, eps=
 
 # ---- symscalar: the loss, and the update (clipping + AdamW) as one jitted function each
 loss_fn = symscalar.jit(lambda x, y: jit_model(x, y))
-params = [p for p in jit_model.parameters()]
+params = list(jit_model.parameters())
 exp_avg = [torch.zeros_like(p) for p in params]
 exp_avg_sq = [torch.zeros_like(p) for p in params]
 
 
-def clip_and_adamw(grads: list[torch.Tensor], lr: DynamicFloat, bias1: DynamicFloat, bias2: DynamicFloat) -> torch.Tensor:
+def clip_and_adamw(
+    grads: list[torch.Tensor], lr: DynamicFloat, bias1: DynamicFloat, bias2: DynamicFloat
+) -> torch.Tensor:
     """Clip the global gradient norm to CLIP, then AdamW (torch.optim.AdamW's formula). The
     parameters and moments are updated in place: symscalar writes them back after each call."""
     norm = torch.sqrt(sum((g * g).sum() for g in grads))
@@ -116,8 +118,10 @@ def clip_and_adamw(grads: list[torch.Tensor], lr: DynamicFloat, bias1: DynamicFl
 
 update = symscalar.jit(clip_and_adamw)
 
-print(f"corpus: {len(text)} characters of Python's standard library, vocabulary {len(chars)}; "
-      f"{sum(p.numel() for p in params)} parameters; {STEPS} steps")
+print(
+    f"corpus: {len(text)} characters of Python's standard library, vocabulary {len(chars)}; "
+    f"{sum(p.numel() for p in params)} parameters; {STEPS} steps"
+)
 print(f"{'step':>5} {'lr':>9} {'eager loss':>11} {'symscalar loss':>15}")
 eager_losses, jit_losses, eager_time, jit_time = [], [], 0.0, 0.0
 data_gen = torch.Generator().manual_seed(1)
@@ -149,8 +153,10 @@ for step in range(STEPS):
     if step % max(1, STEPS // 10) == 0 or step == STEPS - 1:
         print(f"{step:>5} {lr:>9.2e} {eager_losses[-1]:>11.4f} {jit_losses[-1]:>15.4f}")
 
-print(f"step time: eager {1e3 * eager_time / STEPS:.2f} ms, symscalar {1e3 * jit_time / STEPS:.2f} ms "
-      f"(first call included)")
+print(
+    f"step time: eager {1e3 * eager_time / STEPS:.2f} ms, symscalar {1e3 * jit_time / STEPS:.2f} ms "
+    f"(first call included)"
+)
 print(f"traces: loss {loss_fn.cache_info()}, update {update.cache_info()}")
 assert loss_fn.cache_info().misses == 1 and update.cache_info().misses == 1, "a step retraced"
 

@@ -29,8 +29,14 @@ update = symscalar.jit(sgd)
 
 x = torch.randn(N, IN)
 y = torch.sin(x @ torch.randn(IN, OUT)) + 0.1 * torch.randn(N, OUT)
-params = [torch.randn(HIDDEN, IN) / math.sqrt(IN), torch.zeros(HIDDEN), torch.ones(HIDDEN),
-          torch.zeros(HIDDEN), torch.randn(OUT, HIDDEN) / math.sqrt(HIDDEN), torch.zeros(OUT)]
+params = [
+    torch.randn(HIDDEN, IN) / math.sqrt(IN),
+    torch.zeros(HIDDEN),
+    torch.ones(HIDDEN),
+    torch.zeros(HIDDEN),
+    torch.randn(OUT, HIDDEN) / math.sqrt(HIDDEN),
+    torch.zeros(OUT),
+]
 
 losses = []
 for step in range(STEPS):
@@ -45,5 +51,8 @@ print("loss+grad traces:", loss_and_grads.cache_info(), "| update traces:", upda
 assert losses[-1] < 0.5 * losses[0], "training did not reduce the loss"
 assert loss_and_grads.cache_info().misses == 1 and update.cache_info().misses == 1
 backward = loss_and_grads.last_backward_trace()
-print(f"backward trace: {len(backward.eqns)} equations, inputs:",
-      ", ".join(v.type_str() for v in backward.inputs[:4]), "...")
+print(
+    f"backward trace: {len(backward.eqns)} equations, inputs:",
+    ", ".join(v.type_str() for v in backward.inputs[:4]),
+    "...",
+)

@@ -26,10 +26,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import symscalar  # noqa: E402 - after the path set-up above
+from conformance import opinfo_support as support  # noqa: E402
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS  # noqa: E402
 from symscalar.trace import PRIMITIVES, VJPS  # noqa: E402
 from symscalar.tracing import OPS, TORCH_FUNCTIONS  # noqa: E402
-from conformance import opinfo_support as support  # noqa: E402
 
 TABLE_PATH = ROOT / "docs" / "ops_table.md"
 
@@ -40,7 +40,7 @@ def short_name(name: str) -> str:
     """``torch.Tensor.add`` -> ``Tensor.add``; ``torch.nn.functional.softmax`` -> ``F.softmax``."""
     for long, short in _SHORT_PREFIXES:
         if name.startswith(long):
-            return short + name[len(long):]
+            return short + name[len(long) :]
     return name
 
 

@@ -28,7 +28,8 @@ if not _LAZY:
     from symscalar.explain import config, no_retrace
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
     from symscalar.trace import Trace, check_trace, eval_trace, prims
-    from symscalar.tracing import TORCH_FUNCTIONS, supported_torch_functions
+    from symscalar.tracing import TORCH_FUNCTIONS as TORCH_FUNCTIONS
+    from symscalar.tracing import supported_torch_functions
     from symscalar.types import (
         BoolLike,
         DynamicBool,
@@ -53,15 +54,44 @@ if not _LAZY:
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "JitFunction", "JitModule", "CacheInfo", "ops", "prims", "Trace",
-    "check_trace", "eval_trace",
-    "StaticInt", "StaticFloat", "StaticBool", "StaticDims", "StaticShape",
-    "DynamicInt", "DynamicFloat", "DynamicBool", "NumberProxy",
-    "IntLike", "FloatLike", "BoolLike", "NumberLike", "NumberClasses",
-    "is_static", "is_dynamic", "specialize", "check", "supported_torch_functions",
-    "SymscalarError", "DynamicValueError", "StaticValueRequiredError",
-    "UnsupportedOperationError", "CheckFailedError",
-    "RetraceError", "config", "no_retrace",
+    "jit",
+    "grad",
+    "value_and_grad",
+    "JitFunction",
+    "JitModule",
+    "CacheInfo",
+    "ops",
+    "prims",
+    "Trace",
+    "check_trace",
+    "eval_trace",
+    "StaticInt",
+    "StaticFloat",
+    "StaticBool",
+    "StaticDims",
+    "StaticShape",
+    "DynamicInt",
+    "DynamicFloat",
+    "DynamicBool",
+    "NumberProxy",
+    "IntLike",
+    "FloatLike",
+    "BoolLike",
+    "NumberLike",
+    "NumberClasses",
+    "is_static",
+    "is_dynamic",
+    "specialize",
+    "check",
+    "supported_torch_functions",
+    "SymscalarError",
+    "DynamicValueError",
+    "StaticValueRequiredError",
+    "UnsupportedOperationError",
+    "CheckFailedError",
+    "RetraceError",
+    "config",
+    "no_retrace",
 ]
 
 
@@ -71,8 +101,14 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'symscalar' has no attribute {name!r}")
     importlib.import_module("symscalar.ops")
     namespace: dict[str, Any] = {}
-    for module in ("symscalar.types", "symscalar.errors", "symscalar.trace", "symscalar.tracing",
-                   "symscalar.explain", "symscalar.jit"):
+    for module in (
+        "symscalar.types",
+        "symscalar.errors",
+        "symscalar.trace",
+        "symscalar.tracing",
+        "symscalar.explain",
+        "symscalar.jit",
+    ):
         namespace.update(vars(importlib.import_module(module)))
     namespace["ops"] = importlib.import_module("symscalar.ops")
     wanted = (*__all__, "TORCH_FUNCTIONS")

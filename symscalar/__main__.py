@@ -24,8 +24,13 @@ else:  # mypy itself depends on tomli before 3.11
     import tomli as tomllib
 
 __all__ = [
-    "main", "check", "static_params_source", "mypy_config", "find_mypy_config",
-    "project_mypy_config", "RECOMMENDED",
+    "main",
+    "check",
+    "static_params_source",
+    "mypy_config",
+    "find_mypy_config",
+    "project_mypy_config",
+    "RECOMMENDED",
 ]
 
 # The mypy settings `check` uses (and docs/mypy.md recommends): the plugin, and mypy's
@@ -51,10 +56,7 @@ def static_params_source() -> str:
     """The text of ``symscalar/_static_params.py`` for the ops registered now."""
     importlib.import_module("symscalar.ops")
     tracing = importlib.import_module("symscalar.tracing")
-    table = {
-        name: (sig.params, sig.static, sig.positional)
-        for name, sig in sorted(tracing.OPS.items())
-    }
+    table = {name: (sig.params, sig.static, sig.positional) for name, sig in sorted(tracing.OPS.items())}
     lines = [f"    {name!r}: {entry!r}," for name, entry in table.items()]
     return _HEADER + "{\n" + "\n".join(lines) + "\n}\n"
 
@@ -103,18 +105,14 @@ def read_mypy_sections(path: pathlib.Path) -> dict[str, dict[str, str]] | None:
         return sections
     parser = configparser.RawConfigParser()
     parser.read(path)
-    sections = {name: dict(parser[name]) for name in parser.sections()
-                if name == "mypy" or name.startswith("mypy-")}
+    sections = {name: dict(parser[name]) for name in parser.sections() if name == "mypy" or name.startswith("mypy-")}
     if "mypy" not in sections and path.name != "mypy.ini" and path.name != ".mypy.ini":
         return None
     return sections
 
 
 def _ini_values(table: Mapping[str, Any]) -> dict[str, str]:
-    return {
-        key: ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-        for key, value in table.items()
-    }
+    return {key: ", ".join(map(str, value)) if isinstance(value, list) else str(value) for key, value in table.items()}
 
 
 def _split(value: str) -> list[str]:
@@ -149,9 +147,7 @@ def project_mypy_config(path: pathlib.Path | None) -> str:
     return text.getvalue()
 
 
-def check(
-    paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path | None = None
-) -> int:
+def check(paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path | None = None) -> int:
     """Run mypy with the plugin over ``paths``; print its report; return its exit status.
 
     mypy takes plugins from a config file only, so the project's configuration (``config``,
@@ -173,25 +169,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m symscalar``."""
     parser = argparse.ArgumentParser(prog="python -m symscalar", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    check_cmd = commands.add_parser(
-        "check", help="type-check PATHs with mypy and the symscalar plugin"
-    )
-    check_cmd.add_argument("paths", nargs="*", metavar="PATH",
-                           help="files or folders (default: the config's `files`)")
+    check_cmd = commands.add_parser("check", help="type-check PATHs with mypy and the symscalar plugin")
+    check_cmd.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the config's `files`)")
     check_cmd.add_argument(
-        "--config-file", type=pathlib.Path, default=None,
+        "--config-file",
+        type=pathlib.Path,
+        default=None,
         help="the mypy config to extend (default: the one mypy finds from here)",
     )
     check_cmd.add_argument(
-        "--mypy-arg", action="append", default=[], metavar="ARG",
+        "--mypy-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
         help="an extra argument for mypy, e.g. --mypy-arg=--strict (repeatable)",
     )
     export = commands.add_parser(
         "export-static-params", help="regenerate symscalar/_static_params.py from the op registry"
     )
-    export.add_argument(
-        "--check", action="store_true", help="exit 1 if the file is stale instead of writing it"
-    )
+    export.add_argument("--check", action="store_true", help="exit 1 if the file is stale instead of writing it")
     args = parser.parse_args(argv)
     if args.command == "check":
         return check(args.paths, args.mypy_arg, args.config_file)

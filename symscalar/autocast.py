@@ -38,55 +38,164 @@ def _both(*names: str) -> list[Any]:
 
 
 _LOWER_COMMON = [
-    *_both("matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "conv1d", "conv2d", "conv3d",
-           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu"),
-    _T.__matmul__, _T.__rmatmul__, F.linear, F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d,
-    F.conv_transpose2d, F.conv_transpose3d, F.prelu, F.scaled_dot_product_attention,
+    *_both(
+        "matmul",
+        "mm",
+        "bmm",
+        "addmm",
+        "baddbmm",
+        "addbmm",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "prelu",
+    ),
+    _T.__matmul__,
+    _T.__rmatmul__,
+    F.linear,
+    F.conv1d,
+    F.conv2d,
+    F.conv3d,
+    F.conv_transpose1d,
+    F.conv_transpose2d,
+    F.conv_transpose3d,
+    F.prelu,
+    F.scaled_dot_product_attention,
     torch.linalg.vecdot,
 ]
 
 _FP32_LOSSES = [
-    F.mse_loss, F.cosine_embedding_loss, F.nll_loss, F.hinge_embedding_loss, F.poisson_nll_loss,
-    F.smooth_l1_loss, F.cross_entropy, F.l1_loss, F.huber_loss, F.margin_ranking_loss,
-    F.soft_margin_loss, F.triplet_margin_loss, F.multi_margin_loss, F.ctc_loss, F.kl_div,
-    F.multilabel_margin_loss, F.binary_cross_entropy_with_logits,
+    F.mse_loss,
+    F.cosine_embedding_loss,
+    F.nll_loss,
+    F.hinge_embedding_loss,
+    F.poisson_nll_loss,
+    F.smooth_l1_loss,
+    F.cross_entropy,
+    F.l1_loss,
+    F.huber_loss,
+    F.margin_ranking_loss,
+    F.soft_margin_loss,
+    F.triplet_margin_loss,
+    F.multi_margin_loss,
+    F.ctc_loss,
+    F.kl_div,
+    F.multilabel_margin_loss,
+    F.binary_cross_entropy_with_logits,
 ]
 
 _POLICIES: dict[str, dict[Any, str]] = {
     "cpu": {
         **dict.fromkeys(_LOWER_COMMON, LOWER_PRECISION),
         **dict.fromkeys(
-            [*_FP32_LOSSES, F.binary_cross_entropy, F.avg_pool3d, F.max_pool3d,
-             F.adaptive_avg_pool3d, F.grid_sample,
-             *_both("prod", "quantile", "nanquantile", "cdist", "trace", "polar", "stft",
-                    "view_as_complex", "cholesky", "cholesky_inverse", "cholesky_solve",
-                    "inverse", "pinverse", "orgqr", "ormqr", "geqrf", "qr", "svd")],
+            [
+                *_FP32_LOSSES,
+                F.binary_cross_entropy,
+                F.avg_pool3d,
+                F.max_pool3d,
+                F.adaptive_avg_pool3d,
+                F.grid_sample,
+                *_both(
+                    "prod",
+                    "quantile",
+                    "nanquantile",
+                    "cdist",
+                    "trace",
+                    "polar",
+                    "stft",
+                    "view_as_complex",
+                    "cholesky",
+                    "cholesky_inverse",
+                    "cholesky_solve",
+                    "inverse",
+                    "pinverse",
+                    "orgqr",
+                    "ormqr",
+                    "geqrf",
+                    "qr",
+                    "svd",
+                ),
+            ],
             FP32,
         ),
         **dict.fromkeys(_both("cat", "concat", "concatenate", "stack", "index_copy"), PROMOTE),
     },
     "cuda": {
         **dict.fromkeys(
-            [*_LOWER_COMMON, *_both("addmv", "addr", "einsum", "mv", "chain_matmul"),
-             torch.linalg.multi_dot],
+            [*_LOWER_COMMON, *_both("addmv", "addr", "einsum", "mv", "chain_matmul"), torch.linalg.multi_dot],
             LOWER_PRECISION,
         ),
         **dict.fromkeys(
-            [*_both("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
-                    "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow", "layer_norm",
-                    "group_norm", "dist", "cdist", "renorm", "logsumexp",
+            [
+                *_both(
+                    "acos",
+                    "asin",
+                    "cosh",
+                    "erfinv",
+                    "exp",
+                    "expm1",
+                    "log",
+                    "log10",
+                    "log2",
+                    "log1p",
+                    "reciprocal",
+                    "rsqrt",
+                    "sinh",
+                    "tan",
+                    "pow",
+                    "layer_norm",
+                    "group_norm",
+                    "dist",
+                    "cdist",
+                    "renorm",
+                    "logsumexp",
                     # fp32_set_opt_dtype: float32 unless a dtype is given (see cast_arguments)
-                    "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum"),
-             _T.__pow__, _T.__rpow__, torch.special.expm1, torch.special.log1p,
-             torch.special.log_softmax, torch.special.softmax, F.softplus, F.layer_norm,
-             F.group_norm, F.cosine_similarity, F.pdist, F.softmax, F.log_softmax,
-             F.binary_cross_entropy, torch.linalg.vector_norm, torch.linalg.matrix_norm,
-             *_FP32_LOSSES],
+                    "prod",
+                    "softmax",
+                    "log_softmax",
+                    "cumprod",
+                    "cumsum",
+                    "sum",
+                ),
+                _T.__pow__,
+                _T.__rpow__,
+                torch.special.expm1,
+                torch.special.log1p,
+                torch.special.log_softmax,
+                torch.special.softmax,
+                F.softplus,
+                F.layer_norm,
+                F.group_norm,
+                F.cosine_similarity,
+                F.pdist,
+                F.softmax,
+                F.log_softmax,
+                F.binary_cross_entropy,
+                torch.linalg.vector_norm,
+                torch.linalg.matrix_norm,
+                *_FP32_LOSSES,
+            ],
             FP32,
         ),
         **dict.fromkeys(
-            _both("addcdiv", "addcmul", "atan2", "cross", "dot", "vdot", "index_put",
-                  "tensordot", "scatter_add", "cat", "concat", "concatenate", "stack"),
+            _both(
+                "addcdiv",
+                "addcmul",
+                "atan2",
+                "cross",
+                "dot",
+                "vdot",
+                "index_put",
+                "tensordot",
+                "scatter_add",
+                "cat",
+                "concat",
+                "concatenate",
+                "stack",
+            ),
             PROMOTE,
         ),
     },
@@ -95,8 +204,14 @@ _POLICIES: dict[str, dict[Any, str]] = {
 # Ops whose CUDA policy is "float32 unless the caller chose a dtype" (fp32_set_opt_dtype).
 _SET_OPT_DTYPE = frozenset(
     _both("prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum")
-    + [F.softmax, F.log_softmax, torch.special.log_softmax, torch.special.softmax,
-       torch.linalg.vector_norm, torch.linalg.matrix_norm]
+    + [
+        F.softmax,
+        F.log_softmax,
+        torch.special.log_softmax,
+        torch.special.softmax,
+        torch.linalg.vector_norm,
+        torch.linalg.matrix_norm,
+    ]
 )
 
 
@@ -129,8 +244,11 @@ def _eligible(value: Any, device_type: str) -> bool:
     dtype = getattr(value, "dtype", None)
     device = getattr(value, "device", None)
     return (
-        isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype != torch.float64
-        and isinstance(device, torch.device) and device.type == device_type
+        isinstance(dtype, torch.dtype)
+        and dtype.is_floating_point
+        and dtype != torch.float64
+        and isinstance(device, torch.device)
+        and device.type == device_type
         and hasattr(value, "_var")  # a traced tensor (casts of real tensors are not recorded)
     )
 

@@ -40,8 +40,8 @@ import builtins
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 

@@ -32,9 +32,20 @@ from typing import Any
 from symscalar.errors import RetraceError
 
 __all__ = [
-    "Config", "config", "Miss", "Explanation", "WouldTrace", "TraceLimitWarning",
-    "UnannotatedNumberWarning", "no_retrace", "retrace_forbidden", "Facts", "differences",
-    "closest", "RetraceLog", "logger",
+    "Config",
+    "config",
+    "Miss",
+    "Explanation",
+    "WouldTrace",
+    "TraceLimitWarning",
+    "UnannotatedNumberWarning",
+    "no_retrace",
+    "retrace_forbidden",
+    "Facts",
+    "differences",
+    "closest",
+    "RetraceLog",
+    "logger",
 ]
 
 logger = logging.getLogger("symscalar.jit")
@@ -96,7 +107,9 @@ def check_limits(max_traces: int | None, on_limit: str | None, max_entries: int 
         raise ValueError(f"max_traces must be a positive int, got {max_traces!r}")
     if on_limit is not None and on_limit not in _ON_LIMIT:
         raise ValueError(f"on_limit must be one of {_ON_LIMIT}, got {on_limit!r}")
-    if max_entries is not None and (isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1):
+    if max_entries is not None and (
+        isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
+    ):
         raise ValueError(f"max_entries must be a positive int, got {max_entries!r}")
 
 
@@ -233,7 +246,8 @@ class RetraceLog:
         if not self.allowed or retrace_forbidden():
             where = "jit(..., retrace=False)" if not self.allowed else "symscalar.no_retrace()"
             raise RetraceError(
-                f"{self.function} would trace again under {where}: " + "; ".join(shown)
+                f"{self.function} would trace again under {where}: "
+                + "; ".join(shown)
                 + ". Warm the cache with this kind of call first, or fix the cause."
             )
         if len(self.misses) >= self.max_traces:
@@ -241,10 +255,13 @@ class RetraceLog:
                 raise RetraceError(self._limit_message(reasons, fixes, "would trace"))
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(self._limit_message(reasons, fixes, "traces"), TraceLimitWarning, stacklevel=_user_stacklevel())
+                warnings.warn(
+                    self._limit_message(reasons, fixes, "traces"), TraceLimitWarning, stacklevel=_user_stacklevel()
+                )
 
-    def record(self, facts: Facts, reasons: list[str], fixes: Mapping[str, str], trace_ms: float,
-               auto_numbers: Collection[str]) -> Miss:
+    def record(
+        self, facts: Facts, reasons: list[str], fixes: Mapping[str, str], trace_ms: float, auto_numbers: Collection[str]
+    ) -> Miss:
         """Record a trace that happened; log it, warn where a limit or a habit calls for it."""
         for reason in reasons:
             for fact_label in facts:

@@ -26,15 +26,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
-
 from typing_extensions import TypeIs
 
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
+from symscalar.ops.factories import full
 from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
-from symscalar.ops.factories import full
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 
@@ -173,8 +172,11 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
     backward = dataclasses.replace(backward, comment=_backward_comment(backward, n_cts, len(kept_residuals)))
     check_trace(backward)
     return VJP(
-        backward, tuple(cotangents), tuple(forward_of[v] for v in kept_residuals),
-        tuple(t for _, t in constants), grad_inputs,
+        backward,
+        tuple(cotangents),
+        tuple(forward_of[v] for v in kept_residuals),
+        tuple(t for _, t in constants),
+        grad_inputs,
     )
 
 
@@ -198,8 +200,11 @@ def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[to
 def _backward_comment(backward: Trace, n_cts: int, n_saved: int) -> str:
     """Say which inputs of a backward are cotangents, saved values and constants."""
     names = backward.input_names()
-    parts = [("cotangents", names[:n_cts]), ("saved for backward", names[n_cts:n_cts + n_saved]),
-             ("constants", names[n_cts + n_saved:])]
+    parts = [
+        ("cotangents", names[:n_cts]),
+        ("saved for backward", names[n_cts : n_cts + n_saved]),
+        ("constants", names[n_cts + n_saved :]),
+    ]
     return "; ".join(f"{label}: {', '.join(group)}" for label, group in parts if group)
 
 
@@ -298,15 +303,16 @@ class _Program:
         out_index = {v: j for j, v in enumerate(self.outs)}
         # where each user output comes from: ("in", i), ("out", j) or ("literal", value)
         self.output_sources: tuple[tuple[str, Any], ...] = tuple(
-            ("in", position[o]) if is_var(o) and o in position
-            else ("out", out_index[o]) if is_var(o) else ("literal", o)
+            ("in", position[o])
+            if is_var(o) and o in position
+            else ("out", out_index[o])
+            if is_var(o)
+            else ("literal", o)
             for o in trace.outputs
         )
         self.differentiable = tuple(is_differentiable(o) and o in connected for o in self.outs)
         self.saved = first.saved
-        self.saved_sources = tuple(
-            ("in", position[v]) if v in position else ("out", out_index[v]) for v in self.saved
-        )
+        self.saved_sources = tuple(("in", position[v]) if v in position else ("out", out_index[v]) for v in self.saved)
         self.saved_is_tensor = tuple(isinstance(v, TensorVar) for v in self.saved)
         self.backwards: dict[tuple[int, ...], tuple[_Backward, tuple[int, ...]]] = {}
         mask = tuple(out_index[v] for v in first.cotangents)
@@ -337,8 +343,9 @@ class _Program:
     def _function(self) -> type[torch.autograd.Function]:
         program = self
         saved_sources, saved_is_tensor = self.saved_sources, self.saved_is_tensor
-        nondiff = [j for j, (o, d) in enumerate(zip(self.outs, self.differentiable))
-                   if not d and isinstance(o, TensorVar)]
+        nondiff = [
+            j for j, (o, d) in enumerate(zip(self.outs, self.differentiable)) if not d and isinstance(o, TensorVar)
+        ]
 
         class TraceFunction(torch.autograd.Function):
             @staticmethod
@@ -375,10 +382,7 @@ class _Program:
     def __call__(self, *args: Any) -> tuple[Any, ...]:
         """The trace's outputs, flat, wired into autograd."""
         outs = self.function.apply(*args) if self.outs else ()  # type: ignore[no-untyped-call]
-        return tuple(
-            args[i] if kind == "in" else outs[i] if kind == "out" else i
-            for kind, i in self.output_sources
-        )
+        return tuple(args[i] if kind == "in" else outs[i] if kind == "out" else i for kind, i in self.output_sources)
 
 
 def autograd_runner(
@@ -402,6 +406,7 @@ def autograd_runner(
         if not plain:
             plain.append(backend.compile_trace(trace, render))
         return plain[0](*all_args)
+
     exprs = [
         f"a[{i}]" if kind == "in" else f"o[{i}]" if kind == "out" else format_static(i)
         for kind, i in program.output_sources

@@ -57,20 +57,38 @@ class JitFunction(Protocol, Generic[P, R]):
 
 @typing.overload
 def jit(
-    fn: torch.nn.Module, *, static: Any = ..., dynamic: Any = ..., backend: str = ...,
-    max_traces: int | None = ..., on_limit: str | None = ..., retrace: bool = ...,
+    fn: torch.nn.Module,
+    *,
+    static: Any = ...,
+    dynamic: Any = ...,
+    backend: str = ...,
+    max_traces: int | None = ...,
+    on_limit: str | None = ...,
+    retrace: bool = ...,
     max_entries: int | None = ...,
 ) -> JitModule: ...
 @typing.overload
 def jit(
-    fn: Callable[P, R], *, static: Any = ..., dynamic: Any = ..., backend: str = ...,
-    max_traces: int | None = ..., on_limit: str | None = ..., retrace: bool = ...,
+    fn: Callable[P, R],
+    *,
+    static: Any = ...,
+    dynamic: Any = ...,
+    backend: str = ...,
+    max_traces: int | None = ...,
+    on_limit: str | None = ...,
+    retrace: bool = ...,
     max_entries: int | None = ...,
 ) -> JitFunction[P, R]: ...
 @typing.overload
 def jit(
-    fn: None = None, *, static: Any = ..., dynamic: Any = ..., backend: str = ...,
-    max_traces: int | None = ..., on_limit: str | None = ..., retrace: bool = ...,
+    fn: None = None,
+    *,
+    static: Any = ...,
+    dynamic: Any = ...,
+    backend: str = ...,
+    max_traces: int | None = ...,
+    on_limit: str | None = ...,
+    retrace: bool = ...,
     max_entries: int | None = ...,
 ) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 def jit(
@@ -161,7 +179,11 @@ class JitModule(torch.nn.Module):
     """
 
     def __init__(
-        self, module: torch.nn.Module, static: Any = (), dynamic: Any = (), backend: str = "auto",
+        self,
+        module: torch.nn.Module,
+        static: Any = (),
+        dynamic: Any = (),
+        backend: str = "auto",
         **limits: Any,
     ) -> None:
         super().__init__()

@@ -173,11 +173,31 @@ JIT_CALL = "symscalar.jit.JitFunction.__call__"
 ISINSTANCE = "builtins.isinstance"
 PARTIAL = "functools.partial"
 # Python number classes that a dynamic number is not an instance of.
-LEGACY_NUMBER_CLASSES = ("builtins.int", "builtins.float", "builtins.bool", "numbers.Number",
-                         "numbers.Real", "numbers.Integral", "numbers.Complex")
+LEGACY_NUMBER_CLASSES = (
+    "builtins.int",
+    "builtins.float",
+    "builtins.bool",
+    "numbers.Number",
+    "numbers.Real",
+    "numbers.Integral",
+    "numbers.Complex",
+)
 # Methods of the dynamic classes whose result is a DynamicBool.
-BOOL_METHODS = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
-                "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__invert__")
+BOOL_METHODS = (
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__eq__",
+    "__ne__",
+    "__and__",
+    "__rand__",
+    "__or__",
+    "__ror__",
+    "__xor__",
+    "__rxor__",
+    "__invert__",
+)
 # Where a stub takes a Python number, the dynamic numbers Python's own promotions allow.
 WIDENED = {
     "builtins.int": (DYNAMIC_INT, DYNAMIC_BOOL),
@@ -185,8 +205,7 @@ WIDENED = {
     "builtins.bool": (DYNAMIC_BOOL,),
 }
 # What a caller of a jitted function may pass for each dynamic parameter.
-PYTHON_NUMBER = {DYNAMIC_INT: "builtins.int", DYNAMIC_FLOAT: "builtins.float",
-                 DYNAMIC_BOOL: "builtins.bool"}
+PYTHON_NUMBER = {DYNAMIC_INT: "builtins.int", DYNAMIC_FLOAT: "builtins.float", DYNAMIC_BOOL: "builtins.bool"}
 # Builtins that need the Python value of their arguments (DynamicValueError at run time), and
 # whether typeshed already rejects a dynamic argument (then the signature is relaxed so that
 # the symscalar message replaces mypy's generic one).
@@ -215,8 +234,10 @@ SYMSCALAR_OPS = "symscalar.ops."
 TENSOR = "torch._tensor.Tensor"
 TENSOR_BASE = "torch._C.TensorBase"
 
-FIX = ("declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or "
-       "jit(..., static=[...])) or pass symscalar.specialize(...)")
+FIX = (
+    "declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or "
+    "jit(..., static=[...])) or pass symscalar.specialize(...)"
+)
 
 
 def op_name(fullname: str) -> str | None:
@@ -225,7 +246,7 @@ def op_name(fullname: str) -> str | None:
         return fullname
     for prefix, public in TORCH_PREFIXES.items():
         if fullname.startswith(prefix):
-            name = public + fullname[len(prefix):]
+            name = public + fullname[len(prefix) :]
             return name if name in STATIC_PARAMS else None
     if fullname.startswith(SYMSCALAR_OPS):
         # symscalar.ops.reductions.sum is exported as symscalar.ops.sum
@@ -328,17 +349,16 @@ def spread_types(call: Context, api: CheckerPluginInterface) -> list[Type]:
     return out
 
 
-def widened_signature(
-    sig: CallableType, context: Context, lookup: Lookup, api: CheckerPluginInterface
-) -> CallableType:
+def widened_signature(sig: CallableType, context: Context, lookup: Lookup, api: CheckerPluginInterface) -> CallableType:
     """``sig`` with dynamic numbers accepted wherever it takes a Python number (and where a
     ``*``/``**`` argument's dynamic values may land: the call hook reports them)."""
     if lookup(NUMBER_PROXY) is None:  # nothing imports symscalar: no dynamic values exist
         return sig
     spread = spread_types(context, api)
     return sig.copy_modified(
-        arg_types=[UnionType([widen(t, lookup, api), *spread]) if spread else widen(t, lookup, api)
-                   for t in sig.arg_types]
+        arg_types=[
+            UnionType([widen(t, lookup, api), *spread]) if spread else widen(t, lookup, api) for t in sig.arg_types
+        ]
     )
 
 
@@ -350,8 +370,10 @@ def describe(expr: Expression) -> str:
         return f"{describe(expr.expr)}.{expr.name}"
     if isinstance(expr, (TupleExpr, ListExpr)):
         inner = ", ".join(describe(item) for item in expr.items)
-        return f"({inner},)" if isinstance(expr, TupleExpr) and len(expr.items) == 1 else (
-            f"({inner})" if isinstance(expr, TupleExpr) else f"[{inner}]"
+        return (
+            f"({inner},)"
+            if isinstance(expr, TupleExpr) and len(expr.items) == 1
+            else (f"({inner})" if isinstance(expr, TupleExpr) else f"[{inner}]")
         )
     if isinstance(expr, (IntExpr, FloatExpr)):
         return str(expr.value)
@@ -395,8 +417,11 @@ def fits(free: Type, typ: Type) -> bool:
         return True
     f, t = get_proper_type(free), get_proper_type(typ)
     return (
-        isinstance(f, Instance) and isinstance(t, Instance) and f.type == t.type
-        and len(f.args) == len(t.args) and all(fits(a, b) for a, b in zip(f.args, t.args))
+        isinstance(f, Instance)
+        and isinstance(t, Instance)
+        and f.type == t.type
+        and len(f.args) == len(t.args)
+        and all(fits(a, b) for a, b in zip(f.args, t.args))
     )
 
 
@@ -475,8 +500,7 @@ def check_static_arguments(
     # mypy tries overloads with errors filtered when several may take them: report past the
     # filters, or the error would only make mypy try (and accept) another overload.
     for expr, part in spread.values():
-        fail_unfiltered(api, static_message(op, list(static_params(op)), [part]), expr,
-                        code=STATIC_REQUIRED)
+        fail_unfiltered(api, static_message(op, list(static_params(op)), [part]), expr, code=STATIC_REQUIRED)
 
 
 def static_message(op: str, params: list[str], parts: list[str]) -> str:
@@ -484,36 +508,28 @@ def static_message(op: str, params: list[str], parts: list[str]) -> str:
     values = ", ".join(parts)
     names = ", ".join(f'"{p}"' for p in dict.fromkeys(params))
     which = f"parameter {names} must" if len(set(params)) == 1 else f"parameters {names} must"
-    return (
-        f"{op}: {which} be static (a compile-time constant) but got dynamic value {values}; "
-        f"{FIX}"
-    )
+    return f"{op}: {which} be static (a compile-time constant) but got dynamic value {values}; {FIX}"
 
 
 def check_function_call(op: str, ctx: FunctionContext) -> Type:
     """Call hook of an op's function spelling with static parameters."""
-    check_static_arguments(op, 0, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args,
-                           ctx.api)
+    check_static_arguments(op, 0, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args, ctx.api)
     return ctx.default_return_type
 
 
 def is_unbound(object_type: ProperType) -> bool:
     """``torch.Tensor.sum(x, n)``: a method reached through the class, ``self`` passed."""
-    return isinstance(object_type, TypeType) or (
-        isinstance(object_type, CallableType) and object_type.is_type_obj()
-    )
+    return isinstance(object_type, TypeType) or (isinstance(object_type, CallableType) and object_type.is_type_obj())
 
 
 def check_method_call(op: str, ctx: MethodContext) -> Type:
     """Call hook of an op's method spelling with static parameters (bound or unbound)."""
     offset = 0 if is_unbound(ctx.type) else 1
-    check_static_arguments(op, offset, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds,
-                           ctx.args, ctx.api)
+    check_static_arguments(op, offset, ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args, ctx.api)
     return ctx.default_return_type
 
 
-def callee_op(expr: Expression, plugin: SymscalarPlugin, api: CheckerPluginInterface
-              ) -> tuple[str, int] | None:
+def callee_op(expr: Expression, plugin: SymscalarPlugin, api: CheckerPluginInterface) -> tuple[str, int] | None:
     """The op a callable expression stands for and the offset of its first argument:
     ``torch.sum`` (0), ``x.sum`` (1: bound), ``torch.Tensor.sum`` (0)."""
     if isinstance(expr, MemberExpr) and not expr.fullname:
@@ -534,8 +550,9 @@ def callee_op(expr: Expression, plugin: SymscalarPlugin, api: CheckerPluginInter
     return None
 
 
-def check_partial(plugin: SymscalarPlugin, default: Callable[[FunctionContext], Type] | None,
-                  ctx: FunctionContext) -> Type:
+def check_partial(
+    plugin: SymscalarPlugin, default: Callable[[FunctionContext], Type] | None, ctx: FunctionContext
+) -> Type:
     """Hook of ``functools.partial(op, ...)``: the bound arguments reach the op's parameters
     as in a call; mypy's own partial typing (``default``) is kept."""
     if len(ctx.args) == 3 and ctx.args[0]:
@@ -551,8 +568,7 @@ def check_partial(plugin: SymscalarPlugin, default: Callable[[FunctionContext], 
     return default(ctx) if default is not None else ctx.default_return_type
 
 
-def report_static(op: str, param: str | None, expr: Expression, typ: Type,
-                  ctx: FunctionContext) -> None:
+def report_static(op: str, param: str | None, expr: Expression, typ: Type, ctx: FunctionContext) -> None:
     """Report ``expr`` if it is dynamic and ``param`` is a static parameter of ``op``."""
     if param is None or param not in static_params(op):
         return
@@ -678,9 +694,7 @@ def check_dynamic_condition(index: ConditionIndex, ctx: MethodContext) -> Type:
     return ctx.default_return_type
 
 
-def fail_unfiltered(
-    api: CheckerPluginInterface, message: str, context: Context, code: ErrorCode
-) -> None:
+def fail_unfiltered(api: CheckerPluginInterface, message: str, context: Context, code: ErrorCode) -> None:
     """Report an error from a hook that mypy may run with errors filtered.
 
     mypy tries ``a.__eq__(b)`` and then ``b.__eq__(a)`` with errors filtered, keeps the first
@@ -758,8 +772,11 @@ def relax_when_dynamic(ctx: FunctionSigContext) -> FunctionLike:
         return ctx.default_signature
     sig = ctx.default_signature
     anything = AnyType(TypeOfAny.special_form)
-    return sig.copy_modified(arg_types=[anything] * len(sig.arg_types), variables=[],
-                             ret_type=sig.ret_type if not sig.variables else anything)
+    return sig.copy_modified(
+        arg_types=[anything] * len(sig.arg_types),
+        variables=[],
+        ret_type=sig.ret_type if not sig.variables else anything,
+    )
 
 
 def report_concretization(what: str, ctx: FunctionContext) -> Type:
@@ -784,17 +801,14 @@ def check_contains(ctx: MethodContext) -> Type:
         typ = element if is_dynamic(element) else items
         shown = describe(expr) if isinstance(expr, ComparisonExpr) else "in"
         value = f"a dynamic value ({type_name(typ)})"
-        fail_unfiltered(ctx.api, concretization_message(f'"{shown}"', value), expr,
-                         code=CONCRETIZATION)
+        fail_unfiltered(ctx.api, concretization_message(f'"{shown}"', value), expr, code=CONCRETIZATION)
     return ctx.default_return_type
 
 
 def compared_items(container: ProperType) -> Type:
     """What ``in`` compares with in a container: a mapping's keys (``"a" in {"a": n}`` never
     looks at ``n``), else the container (its items)."""
-    if isinstance(container, Instance) and len(container.args) == 2 and (
-        container.type.has_base("typing.Mapping")
-    ):
+    if isinstance(container, Instance) and len(container.args) == 2 and (container.type.has_base("typing.Mapping")):
         return container.args[0]
     return container
 
@@ -811,8 +825,7 @@ def check_match_subjects(function: FuncDef, api: CheckerPluginInterface) -> None
             typ = subject.node.type
             if is_dynamic(typ):
                 value = f'dynamic value "{subject.name}" ({type_name(typ)})'
-                fail_unfiltered(api, concretization_message("match", value), subject,
-                                 code=CONCRETIZATION)
+                fail_unfiltered(api, concretization_message("match", value), subject, code=CONCRETIZATION)
 
 
 def walk_statements(body: Sequence[Statement]) -> Iterator[Statement]:
@@ -874,9 +887,7 @@ def widen_jit_function(lookup: Lookup, ctx: FunctionContext) -> Type:
     params = get_proper_type(ret.args[0])
     if not isinstance(params, Parameters):
         return ctx.default_return_type
-    widened = params.copy_modified(
-        arg_types=[accept_python_number(t, lookup) for t in params.arg_types]
-    )
+    widened = params.copy_modified(arg_types=[accept_python_number(t, lookup) for t in params.arg_types])
     return ret.copy_modified(args=[widened, *ret.args[1:]])
 
 
@@ -896,11 +907,12 @@ def accept_python_number(typ: Type, lookup: Lookup) -> Type:
         return UnionType([number, typ]) if number is not None else typ
     if isinstance(t, UnionType):
         present = {class_name(item) for item in t.items}
-        return UnionType([
-            item if PYTHON_NUMBER.get(class_name(item)) in present
-            else accept_python_number(item, lookup)
-            for item in t.items
-        ])
+        return UnionType(
+            [
+                item if PYTHON_NUMBER.get(class_name(item)) in present else accept_python_number(item, lookup)
+                for item in t.items
+            ]
+        )
     return typ
 
 
@@ -939,9 +951,7 @@ class SymscalarPlugin(Plugin):
         )
         return [(10, TYPES_MODULE, -1)] if imports_torch else []
 
-    def get_function_signature_hook(
-        self, fullname: str
-    ) -> Callable[[FunctionSigContext], FunctionLike] | None:
+    def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         """Widen the ops' function spellings; relax concretizing builtins' signatures."""
         if op_name(fullname) is not None:
             return functools.partial(widen_function_signature, self.lookup)
@@ -960,15 +970,15 @@ class SymscalarPlugin(Plugin):
         if name not in STATIC_PARAMS:
             return None
         node = self.lookup_fully_qualified(cls)
-        if node is not None and isinstance(node.node, TypeInfo) and (
-            node.node.has_base(TENSOR) or node.node.has_base(TENSOR_BASE)
+        if (
+            node is not None
+            and isinstance(node.node, TypeInfo)
+            and (node.node.has_base(TENSOR) or node.node.has_base(TENSOR_BASE))
         ):
             return name
         return None
 
-    def get_method_signature_hook(
-        self, fullname: str
-    ) -> Callable[[MethodSigContext], FunctionLike] | None:
+    def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         """Widen the ops' method and operator spellings and jitted functions' calls."""
         if fullname == JIT_CALL:
             return functools.partial(widen_jit_call, self.lookup)

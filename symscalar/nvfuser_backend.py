@@ -317,7 +317,9 @@ class Region:
         return fd
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
-        metas = [TensorMeta(tuple(args[i].shape), args[i].dtype, tuple(args[i].stride())) for i in self.tensor_positions]
+        metas = [
+            TensorMeta(tuple(args[i].shape), args[i].dtype, tuple(args[i].stride())) for i in self.tensor_positions
+        ]
         fd = self.fusion_for(metas)
         return fd.execute([*args, *self.sizes])  # type: ignore[no-any-return]
 
@@ -507,9 +509,7 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
     return plan
 
 
-def compile_trace(
-    trace: Trace, render_outputs: Callable[[list[str]], str] | None = None
-) -> Callable[..., Any]:
+def compile_trace(trace: Trace, render_outputs: Callable[[list[str]], str] | None = None) -> Callable[..., Any]:
     """Compile ``trace`` into a Python function of its inputs that runs fusions with nvFuser.
 
     Same interface as ``torch_backend.compile_trace``; the function's ``plan`` attribute is
@@ -620,7 +620,6 @@ def usable_for(trace: Trace) -> bool:
     there is at least one) and nvfuser_direct imports."""
     tensors = [v for v in trace.inputs if isinstance(v, TensorVar)]
     return bool(tensors) and all(v.device.type == "cuda" for v in tensors) and nvfuser_available()
-
 
 
 register_backend(NvFuserBackend())

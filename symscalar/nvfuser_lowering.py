@@ -18,8 +18,16 @@ from typing import Any
 from symscalar.trace import Primitive, Registry, TensorVar
 
 __all__ = [
-    "NvFuserLowering", "NVFUSER_LOWERINGS", "register_nvfuser",
-    "floating", "has_axes", "floating_reduction", "upcast", "unreduce", "numel", "is_broadcast",
+    "NvFuserLowering",
+    "NVFUSER_LOWERINGS",
+    "register_nvfuser",
+    "floating",
+    "has_axes",
+    "floating_reduction",
+    "upcast",
+    "unreduce",
+    "numel",
+    "is_broadcast",
 ]
 
 

@@ -98,6 +98,7 @@ def simplify(trace: Trace) -> Trace:
 
 def _same_type(a: Atom, b: Any) -> bool:
     return (
-        isinstance(a, TensorVar) and isinstance(b, TensorVar)
+        isinstance(a, TensorVar)
+        and isinstance(b, TensorVar)
         and (a.shape, a.dtype, a.device) == (b.shape, b.dtype, b.device)
     )

@@ -29,7 +29,7 @@ import sys
 import threading
 import types as pytypes
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch.nn.modules import module as nn_module
@@ -169,11 +169,40 @@ class Roots:
 
 # Libraries whose code and objects the walk does not enter: their functions read no user
 # tensors through globals, and skipping them keeps the walk cheap (it runs once per trace).
-_LIBRARIES = frozenset(sys.stdlib_module_names) | {"torch", "symscalar", "numpy", "typing_extensions", "_pytest",
-                                                  "pytest", "pluggy", "hypothesis", "thunder", "nvfuser",
-                                                  "nvfuser_direct", "triton"}
-_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size,
-                    torch.memory_format, torch.layout, pytypes.BuiltinFunctionType, type(Ellipsis), range, slice})
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {
+    "torch",
+    "symscalar",
+    "numpy",
+    "typing_extensions",
+    "_pytest",
+    "pytest",
+    "pluggy",
+    "hypothesis",
+    "thunder",
+    "nvfuser",
+    "nvfuser_direct",
+    "triton",
+}
+_ATOMS = frozenset(
+    {
+        type(None),
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        torch.dtype,
+        torch.device,
+        torch.Size,
+        torch.memory_format,
+        torch.layout,
+        pytypes.BuiltinFunctionType,
+        type(Ellipsis),
+        range,
+        slice,
+    }
+)
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
 _MAX_ITEMS = 10_000  # longer lists and dicts are not searched (a dataset, a vocabulary)
 _MAX_PATHS = 8  # ways to reach one object that the guard checks
@@ -488,8 +517,17 @@ class _Recorder:
 # Functions of torch's global RNG: inside a traced function they would run once, at trace time
 # (the program's random ops draw from a seed input of their own), so jit refuses them while
 # it traces (``RngWatch``); eager calls elsewhere, other threads included, are untouched.
-_RNG_FUNCTIONS = ("manual_seed", "seed", "get_rng_state", "set_rng_state", "fork_rng", "manual_seed_all",
-                  "seed_all", "get_rng_state_all", "set_rng_state_all")
+_RNG_FUNCTIONS = (
+    "manual_seed",
+    "seed",
+    "get_rng_state",
+    "set_rng_state",
+    "fork_rng",
+    "manual_seed_all",
+    "seed_all",
+    "get_rng_state_all",
+    "set_rng_state_all",
+)
 _RNG_MODULES = ("torch", "torch.random", "torch.cuda", "torch.cuda.random")
 
 
@@ -516,7 +554,7 @@ class RngWatch:
 
     lock = threading.Lock()
     active = 0
-    saved: list[tuple[Any, str, Any]] = []
+    saved: ClassVar[list[tuple[Any, str, Any]]] = []
 
     def __enter__(self) -> None:
         with RngWatch.lock:
@@ -747,7 +785,7 @@ def _python_write_message(owner: str, name: str, old: Any, new: Any) -> str:
 
 def _cell_full(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises ValueError
     except ValueError:
         return False
     return True
@@ -806,8 +844,14 @@ def make_entry(
         aliases: (other path, shortest path) pairs that must still reach one object (tied
             weights, a shared submodule; see ``Walk.aliases``).
     """
-    ns: dict[str, Any] = {"_ss_run": run, "_ss_MISS": miss, "_ss_guard": guard,
-                          "_ss_copy_into": copy_into, "_ss_setattr": setattr, "_ss_set_buffer": set_buffer}
+    ns: dict[str, Any] = {
+        "_ss_run": run,
+        "_ss_MISS": miss,
+        "_ss_guard": guard,
+        "_ss_copy_into": copy_into,
+        "_ss_setattr": setattr,
+        "_ss_set_buffer": set_buffer,
+    }
     for i, root in enumerate(roots.roots):
         ns[f"_ss_o{i}"] = root.binding
     lines: list[str] = []
@@ -935,7 +979,9 @@ def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:
 # Hooks of the jitted module, run eagerly around the compiled program
 
 
-def call_with_hooks(module: torch.nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call_with_hooks(
+    module: torch.nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     """``module(*args, **kwargs)`` with ``forward`` replaced by ``call`` (the compiled program):
     the module's forward pre-hooks and forward hooks run eagerly, exactly as
     ``torch.nn.Module._call_impl`` runs them (a pre-hook may replace the arguments, a forward
@@ -946,8 +992,7 @@ def call_with_hooks(module: torch.nn.Module, call: Callable[..., Any], args: tup
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
                     raise RuntimeError(
-                        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                        f"but got {result}."
+                        f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}."
                     )
                 args, kwargs = result
         else:

@@ -57,9 +57,7 @@ def _generated(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
             namespace[names[prim]] = prim.impl
         return names[prim]
 
-    source = python_source(
-        trace, callee=callee, header=False, render_outputs=render_outputs, free=True
-    )
+    source = python_source(trace, callee=callee, header=False, render_outputs=render_outputs, free=True)
     namespace["torch"] = torch
     code = compile(source, f"<symscalar torch backend: {trace.name}>", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated code
@@ -109,8 +107,14 @@ def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
 
     dead = last_uses(trace)
     steps = [
-        (eqn.prim.impl, [index(a) for a in eqn.args], eqn.params, [slot[v] for v in eqn.outs],
-         eqn.prim.multiple_results, [slot[v] for v in dead.get(eqn, ())])
+        (
+            eqn.prim.impl,
+            [index(a) for a in eqn.args],
+            eqn.params,
+            [slot[v] for v in eqn.outs],
+            eqn.prim.multiple_results,
+            [slot[v] for v in dead.get(eqn, ())],
+        )
         for eqn in trace.eqns
     ]
     outputs = [index(a) for a in trace.outputs]

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic
 
 import torch
-
 from typing_extensions import TypeIs, TypeVar
 
 from symscalar.errors import RegistrationError, StaticValueRequiredError, TraceCheckError
@@ -85,9 +84,18 @@ Atom = TensorVar | ScalarVar | int | float | bool | complex | None
 
 
 _DTYPE_SHORT = {
-    torch.float64: "f64", torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8",
-    torch.uint8: "u8", torch.bool: "b8", torch.complex64: "c64", torch.complex128: "c128",
+    torch.float64: "f64",
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.int64: "i64",
+    torch.int32: "i32",
+    torch.int16: "i16",
+    torch.int8: "i8",
+    torch.uint8: "u8",
+    torch.bool: "b8",
+    torch.complex64: "c64",
+    torch.complex128: "c128",
 }
 
 
@@ -306,8 +314,9 @@ _SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
     complex: lambda v: (complex, repr(v)),
     tuple: _sequence_key,
     list: _sequence_key,
-    **{t: _literal_key for t in (type(None), bool, int, str, torch.dtype, torch.device,
-                                 torch.memory_format, torch.layout)},
+    **dict.fromkeys(
+        (type(None), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout), _literal_key
+    ),
 }
 
 
@@ -616,8 +625,7 @@ def check_trace(trace: Trace) -> None:
         for exp, out in zip(expected, eqn.outs):
             if exp != _template(out):
                 raise TraceCheckError(
-                    f"{where}: output is {_signature(out)} but the meta function says "
-                    f"{_signature(_fresh(exp))}"
+                    f"{where}: output is {_signature(out)} but the meta function says {_signature(_fresh(exp))}"
                 )
             define(out)
     for a in trace.outputs:

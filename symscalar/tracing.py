@@ -378,7 +378,9 @@ class TraceBuilder:
         if any(isinstance(a, ScalarVar) and a not in self.scalar_values for a in atoms):
             return
         try:
-            value = prim.impl(*(self.scalar_values.get(a, a) if isinstance(a, ScalarVar) else a for a in atoms), **params)
+            value = prim.impl(
+                *(self.scalar_values.get(a, a) if isinstance(a, ScalarVar) else a for a in atoms), **params
+            )
         except Exception:  # noqa: BLE001 - trace-time value only feeds specialize()
             return
         values = value if prim.multiple_results else (value,)
@@ -552,7 +554,10 @@ class TraceBuilder:
         captured_vars = tuple(var for var, _ in kept)
         rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
         return Trace(
-            tuple(self.inputs) + captured_vars + rng, tuple(self.eqns), out_atoms, self.name,
+            tuple(self.inputs) + captured_vars + rng,
+            tuple(self.eqns),
+            out_atoms,
+            self.name,
             namespace=self.namespace,
         )
 
@@ -563,11 +568,20 @@ class TraceBuilder:
 
 # Eager returns the input tensor itself from these under conditions that may depend on a
 # dynamic value (dropout with p == 0), where the trace computes a new value.
-_MAY_RETURN_INPUT = frozenset({
-    torch.dropout, torch.nn.functional.dropout, torch.nn.functional.alpha_dropout,
-    torch.nn.functional.feature_alpha_dropout, torch.nn.functional.dropout1d, torch.nn.functional.dropout2d,
-    torch.nn.functional.dropout3d, torch.alpha_dropout, torch.feature_dropout, torch.feature_alpha_dropout,
-})
+_MAY_RETURN_INPUT = frozenset(
+    {
+        torch.dropout,
+        torch.nn.functional.dropout,
+        torch.nn.functional.alpha_dropout,
+        torch.nn.functional.feature_alpha_dropout,
+        torch.nn.functional.dropout1d,
+        torch.nn.functional.dropout2d,
+        torch.nn.functional.dropout3d,
+        torch.alpha_dropout,
+        torch.feature_dropout,
+        torch.feature_alpha_dropout,
+    }
+)
 
 
 def _tensor_proxies(tree: Any) -> list[TensorProxy]:
@@ -576,16 +590,22 @@ def _tensor_proxies(tree: Any) -> list[TensorProxy]:
 
 def _random_functions() -> frozenset[Any]:
     F = torch.nn.functional
-    names = (
-        "rand randn randint rand_like randn_like randint_like randperm bernoulli normal "
-        "poisson multinomial"
-    )
+    names = "rand randn randint rand_like randn_like randint_like randperm bernoulli normal poisson multinomial"
     tensor_methods = "uniform_ normal_ bernoulli bernoulli_ random_ exponential_ geometric_ log_normal_ cauchy_"
     return frozenset(
         [getattr(torch, n) for n in names.split()]
         + [getattr(torch.Tensor, n) for n in tensor_methods.split()]
-        + [F.dropout, torch.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
-           F.gumbel_softmax, F.rrelu]
+        + [
+            F.dropout,
+            torch.dropout,
+            F.dropout1d,
+            F.dropout2d,
+            F.dropout3d,
+            F.alpha_dropout,
+            F.feature_alpha_dropout,
+            F.gumbel_softmax,
+            F.rrelu,
+        ]
     )
 
 
@@ -599,7 +619,10 @@ def _stop_gradient_meta(x: TensorVar) -> TensorVar:
 
 
 stop_gradient_p = Primitive(
-    "stop_gradient", torch.Tensor.detach, _stop_gradient_meta, may_alias=True  # detach() shares storage
+    "stop_gradient",
+    torch.Tensor.detach,
+    _stop_gradient_meta,
+    may_alias=True,  # detach() shares storage
 )
 register_vjp(stop_gradient_p, lambda ct, out, x: (None,))
 register_nvfuser(stop_gradient_p, lambda fd, x: fd.ops.set(x))
@@ -629,14 +652,19 @@ _PROPERTY_GETTERS = _tensor_property_getters()
 # Reads of a real tensor's metadata (static, guarded by jit) run eagerly: they must not make
 # the tensor an input of the program.
 _METADATA_READS = frozenset(
-    [getattr(torch.Tensor, n).__get__ for n in (
-        "shape dtype device ndim layout is_cuda is_cpu is_meta is_sparse is_sparse_csr "
-        "is_nested is_quantized is_mkldnn itemsize nbytes names requires_grad is_leaf"
-    ).split()]
-    + [getattr(torch.Tensor, n) for n in (
-        "size dim ndimension numel nelement element_size is_floating_point is_complex "
-        "is_signed get_device __len__"
-    ).split()]
+    [
+        getattr(torch.Tensor, n).__get__
+        for n in (
+            "shape dtype device ndim layout is_cuda is_cpu is_meta is_sparse is_sparse_csr "
+            "is_nested is_quantized is_mkldnn itemsize nbytes names requires_grad is_leaf"
+        ).split()
+    ]
+    + [
+        getattr(torch.Tensor, n)
+        for n in (
+            "size dim ndimension numel nelement element_size is_floating_point is_complex is_signed get_device __len__"
+        ).split()
+    ]
     + [torch.is_floating_point, torch.is_complex, torch.numel]
 )
 
@@ -731,7 +759,8 @@ def _prepare_arguments(
             f"{name}(..., out=...) is not supported inside a traced function: out= writes into "
             f"an existing tensor in place, which symscalar does not trace. Use the result "
             f"instead: `y = {name}(...)` without out=."
-            if short else f"{name}: out= is not supported inside a traced function"
+            if short
+            else f"{name}: out= is not supported inside a traced function"
         )
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
@@ -802,9 +831,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
         super().__init__()
         self.builder = builder
 
-    def __torch_function__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
-    ) -> Any:
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if func in _RANDOM_FUNCTIONS:
             if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
@@ -825,7 +852,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
         return builder.torch_function(func, args, kwargs)
 
 
-class tracing:
+class tracing:  # noqa: N801 - a context manager, named like torch.no_grad
     """Context manager that makes ``builder`` the current tracer of this thread/context
     (and ``torch.compiler.is_compiling()`` True there: see ``symscalar/compiling.py``)."""
 
@@ -911,28 +938,47 @@ def _values_error(proxy: TensorProxy, what: str) -> DynamicValueError:
 
 def _unknowable(proxy: TensorProxy, name: str, why: str) -> UnsupportedOperationError:
     return UnsupportedOperationError(
-        f"torch.Tensor.{name} of traced tensor {proxy._describe()} is not available while "
-        f"tracing: {why}"
+        f"torch.Tensor.{name} of traced tensor {proxy._describe()} is not available while tracing: {why}"
     )
 
 
 # Attributes whose answer depends on memory layout, storage or autograd history that a trace
 # does not have, with the reason given in the error.
-_LAYOUT = "the memory layout of traced values is chosen by the backend. Call .contiguous() if the code needs contiguous memory."
+_LAYOUT = (
+    "the memory layout of traced values is chosen by the backend. "
+    "Call .contiguous() if the code needs contiguous memory."
+)
 _STORAGE = "traced values have no storage while tracing."
 _REFUSED = {
-    "stride": _LAYOUT, "is_contiguous": _LAYOUT, "storage_offset": _LAYOUT, "dim_order": _LAYOUT,
-    "is_non_overlapping_and_dense": _LAYOUT, "data_ptr": _STORAGE, "storage": _STORAGE,
-    "untyped_storage": _STORAGE, "is_shared": _STORAGE, "is_pinned": _STORAGE,
-    "is_set_to": _STORAGE, "is_inference": "whether a value is an inference tensor depends on the caller's tensors.",
+    "stride": _LAYOUT,
+    "is_contiguous": _LAYOUT,
+    "storage_offset": _LAYOUT,
+    "dim_order": _LAYOUT,
+    "is_non_overlapping_and_dense": _LAYOUT,
+    "data_ptr": _STORAGE,
+    "storage": _STORAGE,
+    "untyped_storage": _STORAGE,
+    "is_shared": _STORAGE,
+    "is_pinned": _STORAGE,
+    "is_set_to": _STORAGE,
+    "is_inference": "whether a value is an inference tensor depends on the caller's tensors.",
     "backward": "call .backward() on the result of the jitted function, outside it.",
-    "register_hook": "hooks on traced values are not supported; register them on the jitted function's inputs or outputs.",
-    "register_post_accumulate_grad_hook": "hooks on traced values are not supported; register them on the parameters outside the jitted function.",
-    "retain_grad": "gradients of intermediate values of a jitted function are not kept; return the value and call retain_grad() on it.",
+    "register_hook": (
+        "hooks on traced values are not supported; register them on the jitted function's inputs or outputs."
+    ),
+    "register_post_accumulate_grad_hook": (
+        "hooks on traced values are not supported; register them on the parameters outside the jitted function."
+    ),
+    "retain_grad": (
+        "gradients of intermediate values of a jitted function are not kept; "
+        "return the value and call retain_grad() on it."
+    ),
     "grad_dtype": "gradient settings of traced values are not traced.",
     "__array__": "a traced tensor has no values to convert to numpy.",
     "__array_wrap__": "a traced tensor has no values to convert to numpy.",
-    "__dlpack__": _STORAGE, "__dlpack_device__": _STORAGE, "__dlpack_c_exchange_api__": _STORAGE,
+    "__dlpack__": _STORAGE,
+    "__dlpack_device__": _STORAGE,
+    "__dlpack_c_exchange_api__": _STORAGE,
     "__deepcopy__": "traced values cannot be copied or pickled; they exist only while tracing.",
     "__reduce__": "traced values cannot be copied or pickled; they exist only while tracing.",
     "__reduce_ex__": "traced values cannot be copied or pickled; they exist only while tracing.",
@@ -1000,9 +1046,7 @@ def _raise_values(name: str, what: str) -> Callable[..., Any]:
     return method
 
 
-_DEVICE_FLAGS = {
-    f"is_{t}": t for t in "cpu cuda xpu mps ipu xla maia mtia vulkan hpu".split()
-}
+_DEVICE_FLAGS = {f"is_{t}": t for t in "cpu cuda xpu mps ipu xla maia mtia vulkan hpu".split()}
 _FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
@@ -1139,12 +1183,16 @@ class TensorProxy(Traced):
 
     def is_conj(self) -> bool:
         if self._var.dtype.is_complex:
-            raise _unknowable(self, "is_conj", "whether a complex input is a conjugate view depends on the caller's tensor.")
+            raise _unknowable(
+                self, "is_conj", "whether a complex input is a conjugate view depends on the caller's tensor."
+            )
         return False
 
     def is_neg(self) -> bool:
         if self._var.dtype.is_complex:
-            raise _unknowable(self, "is_neg", "whether a complex input is a negative view depends on the caller's tensor.")
+            raise _unknowable(
+                self, "is_neg", "whether a complex input is a negative view depends on the caller's tensor."
+            )
         return False
 
     def __len__(self) -> int:
@@ -1174,13 +1222,22 @@ class TensorProxy(Traced):
             return False
         if self._kind == "captured":
             return self._captured().is_leaf
-        raise _unknowable(self, "is_leaf", "whether an input that requires grad is a leaf depends on the caller's tensor, which the cache key does not hold.")
+        raise _unknowable(
+            self,
+            "is_leaf",
+            "whether an input that requires grad is a leaf depends on the caller's tensor, "
+            "which the cache key does not hold.",
+        )
 
     @property
     def grad_fn(self) -> Any:
         if not self.requires_grad or (self._kind == "captured" and self._captured().grad_fn is None):
             return None
-        raise _unknowable(self, "grad_fn", "autograd nodes do not exist while tracing; the jitted function's outputs get one when it runs.")
+        raise _unknowable(
+            self,
+            "grad_fn",
+            "autograd nodes do not exist while tracing; the jitted function's outputs get one when it runs.",
+        )
 
     @property
     def output_nr(self) -> int:
@@ -1202,11 +1259,21 @@ class TensorProxy(Traced):
     def grad(self) -> Any:
         if self._kind == "computed":
             return None  # eager: only leaves accumulate .grad
-        raise _unknowable(self, "grad", "it is the gradient accumulated outside the jitted function, whose value the compiled program cannot read. Pass it as an argument instead.")
+        raise _unknowable(
+            self,
+            "grad",
+            "it is the gradient accumulated outside the jitted function, whose value the compiled "
+            "program cannot read. Pass it as an argument instead.",
+        )
 
     @property
     def data(self) -> Any:
-        raise _unknowable(self, "data", "`.data` is an alias of the storage that autograd does not track, and writes through it would bypass the trace. Use .detach() for the value without a gradient.")
+        raise _unknowable(
+            self,
+            "data",
+            "`.data` is an alias of the storage that autograd does not track, and writes through it "
+            "would bypass the trace. Use .detach() for the value without a gradient.",
+        )
 
     @property
     def real(self) -> Any:
@@ -1333,10 +1400,7 @@ def _contract(fn: Callable[..., Any], name: str) -> tuple[inspect.Signature, OpS
     hints = typing.get_type_hints(fn)
     params = tuple(sig.parameters)
     static = tuple(p for p in params if is_static_annotation(hints.get(p)))
-    positional = sum(
-        1 for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    )
+    positional = sum(1 for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     return sig, OpSignature(name, params, static, positional)
 
 
@@ -1467,12 +1531,21 @@ def data_dependent_shape_error(name: str, what: str) -> UnsupportedOperationErro
 
 
 _DATA_DEPENDENT: dict[Any, str] = {
-    **dict.fromkeys([torch.nonzero, torch.Tensor.nonzero, torch.argwhere, torch.Tensor.argwhere],
-                    "how many elements are nonzero"),
+    **dict.fromkeys(
+        [torch.nonzero, torch.Tensor.nonzero, torch.argwhere, torch.Tensor.argwhere], "how many elements are nonzero"
+    ),
     **dict.fromkeys([torch.masked_select, torch.Tensor.masked_select], "how many mask elements are True"),
-    **dict.fromkeys([torch.unique, torch.functional.unique, torch.Tensor.unique, torch.unique_consecutive,
-                     torch.functional.unique_consecutive, torch.Tensor.unique_consecutive],
-                    "how many distinct values there are"),
+    **dict.fromkeys(
+        [
+            torch.unique,
+            torch.functional.unique,
+            torch.Tensor.unique,
+            torch.unique_consecutive,
+            torch.functional.unique_consecutive,
+            torch.Tensor.unique_consecutive,
+        ],
+        "how many distinct values there are",
+    ),
     **dict.fromkeys([torch.bincount, torch.Tensor.bincount], "the largest value"),
 }
 

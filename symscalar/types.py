@@ -74,9 +74,7 @@ class Tracer(Protocol):
 
 
 # The tracer of the trace being recorded in this thread/context, if any.
-current_tracer: contextvars.ContextVar[Tracer | None] = contextvars.ContextVar(
-    "symscalar_tracer", default=None
-)
+current_tracer: contextvars.ContextVar[Tracer | None] = contextvars.ContextVar("symscalar_tracer", default=None)
 
 
 def _tracer_of(proxy: NumberProxy) -> Tracer:
@@ -104,9 +102,7 @@ class Traced:
         return self._tracer.name_of(self._var)
 
     @classmethod
-    def __torch_function__(
-        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
-    ) -> Any:
+    def __torch_function__(cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         """torch calls on traced values are recorded by the current tracer (a class without
         this method is rejected by torch's argument parser before any dispatch)."""
         tracer = current_tracer.get()
@@ -137,7 +133,9 @@ class NumberProxy(Traced):
     # Hashing and formatting need the value: `n in {1, 2}`, `{1: a}.get(n)`, `str(n)` and
     # f-strings would otherwise use the proxy's identity or name and bake the result.
     def __hash__(self) -> int:
-        raise _concretization_error(self, "hash()", "hash it (a set or dict lookup such as `n in {1, 2}` or `table[n]`)")
+        raise _concretization_error(
+            self, "hash()", "hash it (a set or dict lookup such as `n in {1, 2}` or `table[n]`)"
+        )
 
     def __str__(self) -> str:
         raise _concretization_error(self, "str()", "turn it into text")
@@ -196,9 +194,7 @@ class NumberProxy(Traced):
             raise _concretization_error(self, "complex()", "turn it into a Python complex")
 
         def __index__(self):
-            raise _concretization_error(
-                self, "__index__()", "use it as an index, a size or a range bound"
-            )
+            raise _concretization_error(self, "__index__()", "use it as an index, a size or a range bound")
 
 
 def _concretization_error(proxy: NumberProxy, what: str, purpose: str) -> DynamicValueError:

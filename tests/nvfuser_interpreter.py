@@ -101,8 +101,16 @@ _TORCH_DTYPES = {name: dtype for dtype, name in nb._DTYPE_NAMES.items()}
 _TORCH_DTYPES["Index"] = torch.int64
 # A scalar Val prints as its IR name (``d7``, ``i0``, ``b3``, ``f22``) or a constant
 # (``double(0.5)``): the prefix is its dtype.
-_SCALAR_PREFIX = {"d": torch.float64, "double": torch.float64, "f": torch.float32, "float": torch.float32,
-                  "i": torch.int64, "int64_t": torch.int64, "b": torch.bool, "bool": torch.bool}
+_SCALAR_PREFIX = {
+    "d": torch.float64,
+    "double": torch.float64,
+    "f": torch.float32,
+    "float": torch.float32,
+    "i": torch.int64,
+    "int64_t": torch.int64,
+    "b": torch.bool,
+    "bool": torch.bool,
+}
 
 
 def torch_dtype(data_type: Any) -> torch.dtype:
@@ -178,10 +186,16 @@ class RecordingFusionDefinition:
         result = real_op(*_unwrap(args, lambda v: v.real), **_unwrap(kwargs, lambda v: v.real))
         reals = result if isinstance(result, tuple) else (result,)
         outs = tuple(self.recording.new_node() for _ in reals)
-        self.recording.calls.append(OpCall(
-            op, _unwrap(tuple(args), lambda v: v.node), _unwrap(dict(kwargs), lambda v: v.node),
-            outs, tuple(_nvfuser_dtype_of(r) for r in reals), tuple(_ndim_of(r) for r in reals),
-        ))
+        self.recording.calls.append(
+            OpCall(
+                op,
+                _unwrap(tuple(args), lambda v: v.node),
+                _unwrap(dict(kwargs), lambda v: v.node),
+                outs,
+                tuple(_nvfuser_dtype_of(r) for r in reals),
+                tuple(_ndim_of(r) for r in reals),
+            )
+        )
         wrapped = tuple(Value(n, r) for n, r in zip(outs, reals))
         return wrapped if isinstance(result, tuple) else wrapped[0]
 
@@ -199,8 +213,10 @@ class RecordingFusionDefinition:
     def from_pytorch(self, tensor: torch.Tensor) -> Value:
         contiguity, stride_order = nb._descriptor(tuple(tensor.shape), tuple(tensor.stride()))
         return self.define_tensor(
-            shape=[1 if s == 1 else -1 for s in tensor.shape], contiguity=list(contiguity),
-            dtype=nb.nvfuser_dtype(tensor.dtype), stride_order=list(stride_order),
+            shape=[1 if s == 1 else -1 for s in tensor.shape],
+            contiguity=list(contiguity),
+            dtype=nb.nvfuser_dtype(tensor.dtype),
+            stride_order=list(stride_order),
         )
 
     def add_output(self, value: Value) -> None:
@@ -251,7 +267,9 @@ def interpret(recording: Recording, inputs: Sequence[Any]) -> list[torch.Tensor]
             raise InterpreterError(f"fd.ops.{call.op}: {len(results)} results, nvFuser made {len(call.outs)}")
         for node, r, dtype, ndim in zip(call.outs, results, call.dtypes, call.ndims):
             if isinstance(r, torch.Tensor) and r.ndim != ndim:
-                raise InterpreterError(f"fd.ops.{call.op}: the interpreter made rank {r.ndim}, nvFuser's result has rank {ndim}")
+                raise InterpreterError(
+                    f"fd.ops.{call.op}: the interpreter made rank {r.ndim}, nvFuser's result has rank {ndim}"
+                )
             env[node] = _as_dtype(r, dtype, call.op)
     return [env[n] for n in recording.outputs]
 
@@ -384,21 +402,53 @@ def _where(cond: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor
 
 
 _UNARY: dict[str, Callable[..., Any]] = {
-    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1,
-    "log": torch.log, "log1p": torch.log1p, "log2": torch.log2, "sqrt": torch.sqrt,
-    "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "sin": torch.sin, "cos": torch.cos,
-    "tan": torch.tan, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
-    "silu": torch.nn.functional.silu, "erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil,
-    "round": torch.round, "trunc": torch.trunc, "sign": torch.sign, "isnan": torch.isnan,
-    "isinf": torch.isinf, "isfinite": torch.isfinite,
+    "neg": torch.neg,
+    "abs": torch.abs,
+    "exp": torch.exp,
+    "exp2": torch.exp2,
+    "expm1": torch.expm1,
+    "log": torch.log,
+    "log1p": torch.log1p,
+    "log2": torch.log2,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "reciprocal": torch.reciprocal,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "tan": torch.tan,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "relu": torch.relu,
+    "silu": torch.nn.functional.silu,
+    "erf": torch.erf,
+    "floor": torch.floor,
+    "ceil": torch.ceil,
+    "round": torch.round,
+    "trunc": torch.trunc,
+    "sign": torch.sign,
+    "isnan": torch.isnan,
+    "isinf": torch.isinf,
+    "isfinite": torch.isfinite,
     "set": torch.clone,  # nvFuser's set: a copy of its operand
     "logical_not": lambda a: torch.logical_not(a.bool()),
 }
 _BINARY: dict[str, Callable[..., Any]] = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": _div, "truediv": torch.true_divide,
-    "pow": torch.pow, "atan2": torch.atan2, "remainder": torch.remainder,
-    "maximum": torch.maximum, "minimum": torch.minimum,
-    "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": _div,
+    "truediv": torch.true_divide,
+    "pow": torch.pow,
+    "atan2": torch.atan2,
+    "remainder": torch.remainder,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
     "logical_and": lambda a, b: torch.logical_and(a.bool(), b.bool()),
     "logical_or": lambda a, b: torch.logical_or(a.bool(), b.bool()),
 }
@@ -411,7 +461,9 @@ def _dims(x: torch.Tensor, dims: Any) -> list[int]:
     return sorted(d % x.ndim for d in dims)
 
 
-def _accumulate(x: torch.Tensor, dims: list[int], keepdim: bool, dtype: torch.dtype, step: Callable[..., Any]) -> torch.Tensor:
+def _accumulate(
+    x: torch.Tensor, dims: list[int], keepdim: bool, dtype: torch.dtype, step: Callable[..., Any]
+) -> torch.Tensor:
     """Reduce serially in ``dtype``, rounding after each step (a thread's loop)."""
     moved = x.movedim(dims, list(range(len(dims)))).reshape(-1, *[x.shape[d] for d in range(x.ndim) if d not in dims])
     acc = moved[0].to(dtype)
@@ -460,7 +512,9 @@ def _min(x: torch.Tensor, dims: Any, keepdim: bool = False, dtype: Any = None) -
     return torch.amin(x, _dims(x, dims), keepdim)
 
 
-def _var_mean(x: torch.Tensor, dims: Any, correction: int = 1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def _var_mean(
+    x: torch.Tensor, dims: Any, correction: int = 1, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
     if x.dtype in (torch.float16, torch.bfloat16):
         raise InterpreterError("nvFuser's var/var_mean reject Half/BFloat16 (upcast first)")
     dims = _dims(x, dims)
@@ -522,8 +576,13 @@ def _reshape(x: torch.Tensor, new_shape: Sequence[Any]) -> torch.Tensor:
     return x.reshape([_size_of(s) for s in new_shape])
 
 
-def _slice(x: torch.Tensor, start_indices: Sequence[Any], end_indices: Sequence[Any],
-           strides: Sequence[Any] | None = None, manual_normalization: bool = False) -> torch.Tensor:
+def _slice(
+    x: torch.Tensor,
+    start_indices: Sequence[Any],
+    end_indices: Sequence[Any],
+    strides: Sequence[Any] | None = None,
+    manual_normalization: bool = False,
+) -> torch.Tensor:
     steps = [1] * x.ndim if strides is None else [_size_of(s) for s in strides]
     index = tuple(slice(_size_of(a), _size_of(b), s) for a, b, s in zip(start_indices, end_indices, steps))
     return x[index]
@@ -538,7 +597,12 @@ def _iota(length: Any, start: Any = None, step: Any = None, dtype: Any = None) -
     out = torch.int64 if dtype is None else torch_dtype(dtype)
     first = 0 if start is None else start.value if isinstance(start, Scalar) else start
     by = 1 if step is None else step.value if isinstance(step, Scalar) else step
-    return torch.arange(_size_of(length), dtype=torch.float64 if out.is_floating_point else torch.int64).mul(by).add(first).to(out)
+    return (
+        torch.arange(_size_of(length), dtype=torch.float64 if out.is_floating_point else torch.int64)
+        .mul(by)
+        .add(first)
+        .to(out)
+    )
 
 
 def _full(shape: Sequence[Any], fill_value: Any, dtype: Any) -> torch.Tensor:
@@ -552,8 +616,9 @@ def _random(draw: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     What this checks is the plumbing (shape, dtype, bounds, that the seed and offset reach the
     op), and samples whose result does not depend on the numbers (bernoulli with p 0 or 1)."""
 
-    def sample(a: Any, b: Any, shape: Sequence[Any], rng_seed: Any = None, rng_offset: Any = None,
-               dtype: Any = None) -> torch.Tensor:
+    def sample(
+        a: Any, b: Any, shape: Sequence[Any], rng_seed: Any = None, rng_offset: Any = None, dtype: Any = None
+    ) -> torch.Tensor:
         lo, hi = (v.value if isinstance(v, Scalar) else v for v in (a, b))
         seed = rng_seed.value if isinstance(rng_seed, Scalar) else rng_seed
         offset = rng_offset.value if isinstance(rng_offset, Scalar) else rng_offset
@@ -586,12 +651,29 @@ def _linear(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) 
 
 OPS: dict[str, Callable[..., Any]] = {
     **{name: _elementwise(fn) for name, fn in {**_UNARY, **_BINARY, **_TERNARY}.items()},
-    "sum": _sum, "prod": _prod, "max": _max, "min": _min, "var": _var, "var_mean": _var_mean,
-    "broadcast": _broadcast, "broadcast_in_dim": _broadcast_in_dim, "expand": _expand,
-    "squeeze": _squeeze, "reshape": _reshape, "permute": lambda x, dims: x.permute(list(dims)),
-    "slice": _slice, "pad": _pad, "cat": lambda tensors, dim, *a, **k: torch.cat(list(tensors), dim),
+    "sum": _sum,
+    "prod": _prod,
+    "max": _max,
+    "min": _min,
+    "var": _var,
+    "var_mean": _var_mean,
+    "broadcast": _broadcast,
+    "broadcast_in_dim": _broadcast_in_dim,
+    "expand": _expand,
+    "squeeze": _squeeze,
+    "reshape": _reshape,
+    "permute": lambda x, dims: x.permute(list(dims)),
+    "slice": _slice,
+    "pad": _pad,
+    "cat": lambda tensors, dim, *a, **k: torch.cat(list(tensors), dim),
     "index_select": lambda x, index, dim: torch.index_select(x, dim, index),
-    "iota": _iota, "full": _full, "cast": _cast, "size": _size, "matmul": _matmul, "linear": _linear,
+    "iota": _iota,
+    "full": _full,
+    "cast": _cast,
+    "size": _size,
+    "matmul": _matmul,
+    "linear": _linear,
     "cumsum": lambda x, dim: torch.cumsum(x, dim),
-    "uniform": _random(torch.rand), "normal": _random(torch.randn),
+    "uniform": _random(torch.rand),
+    "normal": _random(torch.randn),
 }

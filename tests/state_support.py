@@ -71,9 +71,7 @@ class Twin:
         change(self.eager)
         change(self.module)
 
-    def call(
-        self, *args: Any, mode: Callable[[], Any] = contextlib.nullcontext, backward: bool = True
-    ) -> Any:
+    def call(self, *args: Any, mode: Callable[[], Any] = contextlib.nullcontext, backward: bool = True) -> Any:
         """Call both, compare outputs; backward the same cotangent; compare all state."""
         mine_args, ref_args = [_clone(a) for a in args], [_clone(a) for a in args]
         with mode():

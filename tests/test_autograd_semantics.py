@@ -79,7 +79,7 @@ def test_gradcheck_and_gradgradcheck(fn: Callable[..., Any]) -> None:
     (xe, ye), (xj, yj) = twins([x, y]), twins([x, y])
     for f, a, b in ((fn, xe, ye), (jf, xj, yj)):
         out = f(a, b)
-        (ga,) = torch.autograd.grad((out ** 2).sum(), (a,), create_graph=True)
+        (ga,) = torch.autograd.grad((out**2).sum(), (a,), create_graph=True)
         assert ga.requires_grad and ga.grad_fn is not None
         (ga.sin().sum() + out.sum()).backward()
     assert_same([xe.grad, ye.grad], [xj.grad, yj.grad])
@@ -118,8 +118,9 @@ def test_gradient_penalty_training_matches_eager_every_step() -> None:
     parameter's .grad compared, including None for a parameter that does not reach the loss
     and one that reaches it only through a comparison (no gradient path)."""
 
-    def net(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor,
-            unused: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    def net(
+        x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor, unused: torch.Tensor, gate: torch.Tensor
+    ) -> torch.Tensor:
         h = torch.tanh(x @ w1 + b1) * (gate > 0).to(x.dtype)
         return (h @ w2).squeeze(1)
 

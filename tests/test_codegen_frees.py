@@ -78,8 +78,12 @@ def test_residual_and_backward_programs_free_and_gradients_match():
     # residuals are outputs of the forward-with-residuals program: never deleted
     forward_source = torch_backend.compile_trace(forward).__source__
     returned = set(re.findall(r"\bt\d+\b", forward_source.splitlines()[-1]))
-    deleted = {n for line in forward_source.splitlines() if line.strip().startswith("del ")
-               for n in line.strip()[4:].split(", ")}
+    deleted = {
+        n
+        for line in forward_source.splitlines()
+        if line.strip().startswith("del ")
+        for n in line.strip()[4:].split(", ")
+    }
     assert not returned & deleted
 
 

@@ -10,8 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import symscalar
-from symscalar import DynamicFloat
-from symscalar import nvfuser_backend
+from symscalar import DynamicFloat, nvfuser_backend
 from symscalar.errors import BackendUnavailableError
 
 pytestmark = pytest.mark.cuda
@@ -55,8 +54,10 @@ def test_torch_backend_on_cuda(fn: Callable[..., Any], dtype: torch.dtype) -> No
         assert out.device.type == "cuda"
         torch.testing.assert_close(out, expected)
         ct = torch.randn_like(expected)
-        for g, r in zip(torch.autograd.grad(out, mine, ct, allow_unused=True),
-                        torch.autograd.grad(expected, ref, ct, allow_unused=True)):
+        for g, r in zip(
+            torch.autograd.grad(out, mine, ct, allow_unused=True),
+            torch.autograd.grad(expected, ref, ct, allow_unused=True),
+        ):
             if r is None:
                 assert g is None or not g.any()
             else:

@@ -92,8 +92,14 @@ def test_float_operations_equal_python(name):
 
 @pytest.mark.parametrize(
     "op",
-    [lambda b, c: b & c, lambda b, c: b | c, lambda b, c: b ^ c, lambda b, c: b ^ True,
-     lambda b, c: b & 3, lambda b, c: 5 | b],
+    [
+        lambda b, c: b & c,
+        lambda b, c: b | c,
+        lambda b, c: b ^ c,
+        lambda b, c: b ^ True,
+        lambda b, c: b & 3,
+        lambda b, c: 5 | b,
+    ],
 )
 def test_bool_bitwise_equal_python(op):
     @symscalar.jit
@@ -122,7 +128,7 @@ def _traced_error(body, kind=DynamicInt):
         (lambda n: len(str(n)), "str()"),
         (lambda n: len(f"{n}"), "format()"),
         (lambda n: len(f"{n:d}"), "format()"),
-        (lambda n: len("{}".format(n)), "format()"),
+        (lambda n: len(f"{n}"), "format()"),
         (lambda n: 1 if n in [1, 2] else 0, "bool()"),
     ],
 )
@@ -172,8 +178,9 @@ def test_negative_dynamic_exponent_of_an_int_raises_at_run_time():
         f(torch.ones(2), 2, -1)
 
 
-@pytest.mark.parametrize("make", [lambda s: torch.tensor(s), lambda s: torch.tensor([s, 1.0]),
-                                  lambda s: torch.as_tensor(s)])
+@pytest.mark.parametrize(
+    "make", [lambda s: torch.tensor(s), lambda s: torch.tensor([s, 1.0]), lambda s: torch.as_tensor(s)]
+)
 def test_torch_tensor_of_a_dynamic_value_points_to_full(make):
     @symscalar.jit
     def f(x: torch.Tensor, s: DynamicFloat):

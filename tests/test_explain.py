@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import warnings
-from typing import Optional, Union
 
 import pytest
 import torch
@@ -61,9 +60,7 @@ def test_static_values_of_another_type_or_sign_are_named() -> None:
     f(x, 200.0)
     f(x, 0.0)
     f(x, -0.0)
-    assert reasons(f)[1:] == [
-        r for r in reasons(f)[1:] if "unannotated, so static" in r
-    ]
+    assert reasons(f)[1:] == [r for r in reasons(f)[1:] if "unannotated, so static" in r]
     assert reasons(f)[1].startswith("parameter 'k' 200 → 200.0")
     assert reasons(f)[3].startswith("parameter 'k' 0.0 → -0.0")
 
@@ -77,7 +74,10 @@ def test_guard_failure_is_a_reason() -> None:
     f(x, 0)
     f(x, 0)
     f(x, 1)
-    assert reasons(f)[1] == "guard specialize(parameter 'n' of test_guard_failure_is_a_reason.<locals>.f) == 0 failed: it is 1 now"
+    assert (
+        reasons(f)[1]
+        == "guard specialize(parameter 'n' of test_guard_failure_is_a_reason.<locals>.f) == 0 failed: it is 1 now"
+    )
 
 
 def test_misses_are_logged(caplog: pytest.LogCaptureFixture) -> None:
@@ -171,7 +171,9 @@ def test_no_retrace() -> None:
     f(x, 2)
     with symscalar.no_retrace():
         f(x, 2)
-        with pytest.raises(symscalar.RetraceError, match=r"no_retrace\(\).*tensor 'x' dtype torch.float32 → torch.float64"):
+        with pytest.raises(
+            symscalar.RetraceError, match=r"no_retrace\(\).*tensor 'x' dtype torch.float32 → torch.float64"
+        ):
             f(x.double(), 2)
     f(x.double(), 2)  # allowed again outside the block
     assert f.cache_info().misses == 2
@@ -205,8 +207,13 @@ def test_would_trace_without_tracing_or_running() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([(2, 3), (3, 3)]), st.sampled_from([0, 1]),
-                          st.floats(-2, 2, allow_nan=False)), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([(2, 3), (3, 3)]), st.sampled_from([0, 1]), st.floats(-2, 2, allow_nan=False)),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_would_trace_agrees_with_the_call(calls: list[tuple[tuple[int, int], int, float]]) -> None:
     @symscalar.jit(max_entries=2)
     def f(x: torch.Tensor, s: DynamicFloat, dim: StaticInt) -> torch.Tensor:
@@ -276,9 +283,9 @@ def test_optional_and_union_of_dynamic_types_are_dynamic() -> None:
     @symscalar.jit
     def f(
         x: torch.Tensor,
-        s: Optional[DynamicFloat] = None,
+        s: DynamicFloat | None = None,
         n: DynamicInt | None = None,
-        u: Union[DynamicInt, DynamicFloat] = 1,
+        u: DynamicInt | DynamicFloat = 1,
     ) -> torch.Tensor:
         if s is not None:
             x = x * s

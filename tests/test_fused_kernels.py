@@ -65,7 +65,7 @@ def test_linear_matches_eager_and_weight_grads_keep_eagers_layout(name: str):
     model = nn.Sequential(nn.Linear(4, 6, bias=bias), nn.Tanh(), nn.Linear(6, 3, bias=bias))
     model.load_state_dict(eager_model.state_dict())
     f = symscalar.jit(model)
-    for step in range(3):
+    for _ in range(3):
         x = torch.randn(shape)
         for m in (model, eager_model):
             m.zero_grad(set_to_none=True)
@@ -162,8 +162,13 @@ def _norm_args(case: str, dtype: torch.dtype) -> list[torch.Tensor | None]:
     return [t.requires_grad_(True) if t is not None else None for t in (x, w, b)]
 
 
-def layer_norm(x: torch.Tensor, w: torch.Tensor | None, b: torch.Tensor | None, eps: symscalar.DynamicFloat,
-               shape: symscalar.StaticShape) -> torch.Tensor:
+def layer_norm(
+    x: torch.Tensor,
+    w: torch.Tensor | None,
+    b: torch.Tensor | None,
+    eps: symscalar.DynamicFloat,
+    shape: symscalar.StaticShape,
+) -> torch.Tensor:
     return torch.tanh(F.layer_norm(x, shape, w, b, eps))
 
 

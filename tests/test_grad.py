@@ -116,23 +116,36 @@ def test_backward_trace_says_what_was_saved():
 
 # Primitives without a vjp, each for a reason: their outputs are never differentiable.
 NO_VJP = {
-    "arange": "no tensor inputs", "full": "no tensor inputs (the fill value is a scalar)",
-    "argmax": "integer output", "argmin": "integer output", "check": "no outputs",
-    "eq": "bool output", "ne": "bool output", "lt": "bool output", "le": "bool output",
-    "gt": "bool output", "ge": "bool output", "isnan": "bool output", "isfinite": "bool output",
-    "logical_and": "bool output", "logical_or": "bool output", "logical_not": "bool output",
+    "arange": "no tensor inputs",
+    "full": "no tensor inputs (the fill value is a scalar)",
+    "argmax": "integer output",
+    "argmin": "integer output",
+    "check": "no outputs",
+    "eq": "bool output",
+    "ne": "bool output",
+    "lt": "bool output",
+    "le": "bool output",
+    "gt": "bool output",
+    "ge": "bool output",
+    "isnan": "bool output",
+    "isfinite": "bool output",
+    "logical_and": "bool output",
+    "logical_or": "bool output",
+    "logical_not": "bool output",
     "one_hot": "integer output",
-    "uniform": "no tensor inputs (the RNG seed is an int)", "normal": "no tensor inputs (the RNG seed is an int)",
+    "uniform": "no tensor inputs (the RNG seed is an int)",
+    "normal": "no tensor inputs (the RNG seed is an int)",
     # torch's backward kernels of the vision ops: a second derivative through them raises
     # "no gradient rule" (tests/test_ops_vision.py)
-    **{name: "a backward kernel; double backward through it is refused" for name in (
-        "convolution_backward", "max_pool2d_backward", "avg_pool2d_backward", "adaptive_avg_pool2d_backward")},
+    **dict.fromkeys(
+        ("convolution_backward", "max_pool2d_backward", "avg_pool2d_backward", "adaptive_avg_pool2d_backward"),
+        "a backward kernel; double backward through it is refused",
+    ),
 }
 
 
 def test_every_differentiable_primitive_has_a_vjp():
     missing = {
-        name for name, prim in PRIMITIVES.items()
-        if prim not in VJPS and not name.startswith(("scalar_", "test_"))
+        name for name, prim in PRIMITIVES.items() if prim not in VJPS and not name.startswith(("scalar_", "test_"))
     }
     assert missing == set(NO_VJP), "a new primitive needs a vjp, or a reason in NO_VJP"

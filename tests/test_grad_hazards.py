@@ -4,8 +4,9 @@ changing dynamic values: forward and gradients equal eager torch on every call, 
 count is exactly the number of distinct static configurations, and every backward trace is
 checked and takes its dynamic scalars as inputs."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -32,32 +33,67 @@ class Case:
 
 
 CASES = [
-    Case("a * s", lambda a, s: a * s, [(T(3, 4), s) for s in (0.5, 2.0, -1.5)], 1, ["s"],
-         backward_scalars=1),
-    Case("a.abs() ** p", lambda a, p: a.abs() ** p, [(T(3, 4), p) for p in (2.0, 0.5, 3.0)], 1,
-         ["p"], backward_scalars=1),
-    Case("softmax(a, d) * s", lambda a, s, d: torch.softmax(a, d) * s,
-         [(T(3, 4), 0.5, 1), (T(3, 4), 2.0, 1), (T(3, 4), 1.0, 0), (T(3, 4), 3.0, 0)], 2, ["s"],
-         ["d"], backward_scalars=1),
+    Case("a * s", lambda a, s: a * s, [(T(3, 4), s) for s in (0.5, 2.0, -1.5)], 1, ["s"], backward_scalars=1),
+    Case(
+        "a.abs() ** p", lambda a, p: a.abs() ** p, [(T(3, 4), p) for p in (2.0, 0.5, 3.0)], 1, ["p"], backward_scalars=1
+    ),
+    Case(
+        "softmax(a, d) * s",
+        lambda a, s, d: torch.softmax(a, d) * s,
+        [(T(3, 4), 0.5, 1), (T(3, 4), 2.0, 1), (T(3, 4), 1.0, 0), (T(3, 4), 3.0, 0)],
+        2,
+        ["s"],
+        ["d"],
+        backward_scalars=1,
+    ),
     Case("a.sum(d)", lambda a, d: a.sum(d), [(T(3, 4), d) for d in (0, 1, 0, -1)], 3, static=["d"]),
-    Case("a.sum((d0, d1))", lambda a, d0, d1: a.sum((d0, d1)),
-         [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2), (T(2, 3, 4), 0, 1)], 2, static=["d0", "d1"]),
-    Case("a.mean(d) * s", lambda a, s, d: a.mean(d) * s,
-         [(T(3, 4), 0.5, 0), (T(3, 4), 1.5, 0), (T(3, 4), 2.5, 1), (T(3, 4), 3.5, 1)], 2, ["s"],
-         ["d"], backward_scalars=1),
-    Case("a.unsqueeze(d) * 2", lambda a, d: a.unsqueeze(d) * 2,
-         [(T(3, 4), d) for d in (0, 1, 2, 0)], 3, static=["d"]),
-    Case("a.transpose(d0, d1) * 2", lambda a, d0, d1: a.transpose(d0, d1) * 2,
-         [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2), (T(2, 3, 4), 0, 1)], 2, static=["d0", "d1"]),
-    Case("cat([a, b], d)", lambda a, b, d: torch.cat([a, b], d),
-         [(T(2, 3), T(2, 3), 0), (T(2, 3), T(2, 3), 1), (T(2, 3), T(2, 3), 0)], 2, static=["d"]),
-    Case("a + b, b broadcast then not", lambda a, b: a + b,
-         [(T(2, 3), T(2, 1)), (T(2, 3), T(2, 3)), (T(2, 3), T(2, 1))], 2),
+    Case(
+        "a.sum((d0, d1))",
+        lambda a, d0, d1: a.sum((d0, d1)),
+        [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2), (T(2, 3, 4), 0, 1)],
+        2,
+        static=["d0", "d1"],
+    ),
+    Case(
+        "a.mean(d) * s",
+        lambda a, s, d: a.mean(d) * s,
+        [(T(3, 4), 0.5, 0), (T(3, 4), 1.5, 0), (T(3, 4), 2.5, 1), (T(3, 4), 3.5, 1)],
+        2,
+        ["s"],
+        ["d"],
+        backward_scalars=1,
+    ),
+    Case("a.unsqueeze(d) * 2", lambda a, d: a.unsqueeze(d) * 2, [(T(3, 4), d) for d in (0, 1, 2, 0)], 3, static=["d"]),
+    Case(
+        "a.transpose(d0, d1) * 2",
+        lambda a, d0, d1: a.transpose(d0, d1) * 2,
+        [(T(2, 3, 4), 0, 1), (T(2, 3, 4), 1, 2), (T(2, 3, 4), 0, 1)],
+        2,
+        static=["d0", "d1"],
+    ),
+    Case(
+        "cat([a, b], d)",
+        lambda a, b, d: torch.cat([a, b], d),
+        [(T(2, 3), T(2, 3), 0), (T(2, 3), T(2, 3), 1), (T(2, 3), T(2, 3), 0)],
+        2,
+        static=["d"],
+    ),
+    Case(
+        "a + b, b broadcast then not",
+        lambda a, b: a + b,
+        [(T(2, 3), T(2, 1)), (T(2, 3), T(2, 3)), (T(2, 3), T(2, 1))],
+        2,
+    ),
     Case("a * a.shape[1]", lambda a: a * a.shape[1], [(T(2, 3),), (T(2, 5),), (T(2, 3),)], 2),
-    Case("layer_norm, dynamic eps", lambda a, w, b, eps: F.layer_norm(a, (4,), w, b, eps=eps),
-         # the backward reads rsqrt(var + eps) saved from the forward, so eps itself is not
-         # a backward input; what matters is that no value of eps is baked in (checked below)
-         [(T(3, 4), T(4), T(4), eps) for eps in (1e-5, 1e-2, 0.5)], 1, ["eps"]),
+    Case(
+        "layer_norm, dynamic eps",
+        lambda a, w, b, eps: F.layer_norm(a, (4,), w, b, eps=eps),
+        # the backward reads rsqrt(var + eps) saved from the forward, so eps itself is not
+        # a backward input; what matters is that no value of eps is baked in (checked below)
+        [(T(3, 4), T(4), T(4), eps) for eps in (1e-5, 1e-2, 0.5)],
+        1,
+        ["eps"],
+    ),
 ]
 
 
@@ -93,7 +129,7 @@ def _params(fn: Callable[..., Any]) -> list[str]:
 
 
 def test_backward_reads_the_new_dynamic_value_on_a_cache_hit() -> None:
-    f = symscalar.jit(lambda a, p: (a ** p).sum(), dynamic=["p"])
+    f = symscalar.jit(lambda a, p: (a**p).sum(), dynamic=["p"])
     base = torch.rand(5, dtype=torch.float64) + 0.5
     for p in (2.0, 3.0, 0.5):
         a = base.clone().requires_grad_()

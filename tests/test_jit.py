@@ -278,10 +278,7 @@ def test_last_trace_follows_the_last_call():
 
 @pytest.mark.slow
 def test_import_is_lazy_about_nvfuser_and_thunder():
-    code = (
-        "import sys, symscalar; "
-        "print(any(m.startswith(('nvfuser', 'thunder')) for m in sys.modules))"
-    )
+    code = "import sys, symscalar; print(any(m.startswith(('nvfuser', 'thunder')) for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -310,6 +307,7 @@ def test_function_names_cannot_collide_with_generated_names():
 
     torch.testing.assert_close(symscalar.jit(_prim_mul)(torch.ones(2)), torch.full((2,), 2.0))
     torch.testing.assert_close(symscalar.jit(_ss_dispatch)(torch.ones(2)), torch.full((2,), 3.0))
+
     def torch_(x: torch.Tensor) -> torch.Tensor:
         return x.to(torch.float64)
 

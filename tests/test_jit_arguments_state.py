@@ -54,7 +54,7 @@ def test_a_plain_object_argument_is_read_and_written_like_eager():
     f = symscalar.jit(step)
     h, ref = Holder(), Holder()
     ref.t = h.t.clone()
-    for i in range(3):
+    for _ in range(3):
         x = torch.randn(3)
         torch.testing.assert_close(f(x, h), step(x, ref))
         torch.testing.assert_close(h.calls, ref.calls)

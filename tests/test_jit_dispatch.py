@@ -94,7 +94,10 @@ def _calls(fn) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     if fn is optional_dynamic:
         return [((x,), {}), ((x, 2.5), {}), ((x,), {"scale": -1.0}), ((x, None), {})]
     return [
-        ((x, 2), {}), ((x, 3, x, x), {"k": 2}), ((x, 4, x), {"a": x, "b": x * 2}), ((x, 5, x, x), {"k": 2}),
+        ((x, 2), {}),
+        ((x, 3, x, x), {"k": 2}),
+        ((x, 4, x), {"a": x, "b": x * 2}),
+        ((x, 5, x, x), {"k": 2}),
     ]
 
 

@@ -42,9 +42,7 @@ step = st.one_of(
     st.tuples(st.sampled_from(["neg", "exp"]), st.none()),
     st.tuples(st.just("sum"), st.integers(-2, 1)),
 )
-dyn_values = st.lists(
-    st.tuples(*[st.floats(0.5, 2.0) for _ in range(N_DYNAMIC)]), min_size=3, max_size=3
-)
+dyn_values = st.lists(st.tuples(*[st.floats(0.5, 2.0) for _ in range(N_DYNAMIC)]), min_size=3, max_size=3)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

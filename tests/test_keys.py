@@ -26,13 +26,30 @@ class Color(enum.IntEnum):
 # -- the property: every argument type x every parameter kind x every tensor dtype ---------
 
 KINDS = ("DynamicInt", "DynamicFloat", "DynamicBool", "NumberLike", "static", "auto")
-ANNOTATION = {"DynamicInt": DynamicInt, "DynamicFloat": DynamicFloat, "DynamicBool": DynamicBool,
-              "NumberLike": NumberLike}
+ANNOTATION = {
+    "DynamicInt": DynamicInt,
+    "DynamicFloat": DynamicFloat,
+    "DynamicBool": DynamicBool,
+    "NumberLike": NumberLike,
+}
 # the exact types each dynamic kind takes (anything else is refused before tracing)
-DYNAMIC_TYPES = {"DynamicInt": (int,), "DynamicFloat": (int, float), "DynamicBool": (bool,),
-                 "NumberLike": (bool, int, float)}
-DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-          torch.float32, torch.float64, torch.bool)
+DYNAMIC_TYPES = {
+    "DynamicInt": (int,),
+    "DynamicFloat": (int, float),
+    "DynamicBool": (bool,),
+    "NumberLike": (bool, int, float),
+}
+DTYPES = (
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.bool,
+)
 OPS = {
     "mul": lambda x, s: x * s,
     "add": lambda x, s: x + s,
@@ -41,30 +58,37 @@ OPS = {
 }
 
 python_numbers = st.one_of(
-    st.integers(-300, 300), st.sampled_from([200, 0, -1, 2**40]),
+    st.integers(-300, 300),
+    st.sampled_from([200, 0, -1, 2**40]),
     st.floats(allow_nan=True, allow_infinity=True, width=64),
-    st.sampled_from([0.0, -0.0, 200.0, float("nan")]), st.booleans(),
+    st.sampled_from([0.0, -0.0, 200.0, float("nan")]),
+    st.booleans(),
 )
-numpy_scalars = st.sampled_from([np.float64(2.5), np.float64(-0.0), np.float32(1.5), np.int64(200),
-                                 np.int32(-3), np.bool_(True)])
+numpy_scalars = st.sampled_from(
+    [np.float64(2.5), np.float64(-0.0), np.float32(1.5), np.int64(200), np.int32(-3), np.bool_(True)]
+)
 zero_d_tensors = st.builds(
     lambda dtype, value, grad: torch.tensor(value, dtype=dtype).requires_grad_(grad and dtype.is_floating_point),
-    st.sampled_from(DTYPES), st.integers(-3, 3), st.booleans(),
+    st.sampled_from(DTYPES),
+    st.integers(-3, 3),
+    st.booleans(),
 )
 n_d_tensors = st.builds(lambda dtype: torch.arange(3).to(dtype), st.sampled_from(DTYPES))
-argument = st.one_of(python_numbers, numpy_scalars, st.just(Color.RED), st.just(2 + 1j),
-                     zero_d_tensors, n_d_tensors)
+argument = st.one_of(python_numbers, numpy_scalars, st.just(Color.RED), st.just(2 + 1j), zero_d_tensors, n_d_tensors)
 tensor_x = st.builds(
     lambda dtype, shape: (torch.arange(6).reshape(2, 3) - 2).to(dtype)[(0,) * (2 - len(shape))],
-    st.sampled_from(DTYPES), st.sampled_from([(), (3,), (2, 3)]),
+    st.sampled_from(DTYPES),
+    st.sampled_from([(), (3,), (2, 3)]),
 )
 
 
 def _make(kind, op):
     body = OPS[op]
     if kind in ANNOTATION:
+
         def fn(x: torch.Tensor, s: ANNOTATION[kind]):  # type: ignore[valid-type]
             return body(x, s)
+
         return symscalar.jit(fn)
     if kind == "static":
         return symscalar.jit(lambda x, s: body(x, s), static=["s"])
@@ -91,8 +115,11 @@ def _key(kind, x, s):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kind=st.sampled_from(KINDS), op=st.sampled_from(list(OPS)),
-       calls=st.lists(st.tuples(tensor_x, argument), min_size=1, max_size=6))
+@given(
+    kind=st.sampled_from(KINDS),
+    op=st.sampled_from(list(OPS)),
+    calls=st.lists(st.tuples(tensor_x, argument), min_size=1, max_size=6),
+)
 @pytest.mark.slow
 def test_every_argument_type_matches_eager_or_is_refused(kind, op, calls):
     f = _make(kind, op)
@@ -166,8 +193,11 @@ def test_bool_for_dynamic_int_is_refused_and_numberlike_keeps_bool():
         return x + n
 
     b = torch.tensor([True, False])
-    with pytest.raises(TypeError, match=r"parameter 'n' of .*f is DynamicInt but got bool True: "
-                                        r"in torch a bool promotes as a bool.*Pass int\(v\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"parameter 'n' of .*f is DynamicInt but got bool True: "
+        r"in torch a bool promotes as a bool.*Pass int\(v\)",
+    ):
         f(b, True)
     assert f(b, 1).dtype == torch.int64
     out = g(b, True)
@@ -291,8 +321,11 @@ def test_static_int_parameter_refuses_a_tensor():
     def f(x: torch.Tensor, d: StaticInt) -> torch.Tensor:
         return x.sum(d)
 
-    with pytest.raises(TypeError, match=r"parameter 'd' of .*f is static .*cannot be a tensor.*"
-                                        r"Annotate it torch.Tensor.*t.item\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"parameter 'd' of .*f is static .*cannot be a tensor.*"
+        r"Annotate it torch.Tensor.*t.item\(\)",
+    ):
         f(torch.ones(2, 2), torch.tensor(0))
     assert f(torch.ones(2, 2), Color.RED - 3).shape == (2,)  # an IntEnum arithmetic result: int
 
@@ -303,8 +336,11 @@ def test_tensor_inside_an_unregistered_static_container_is_refused():
         t: torch.Tensor
 
     f = symscalar.jit(lambda x, h: x * h.t)
-    with pytest.raises(TypeError, match=r"parameter 'h' of .* holds a tensor inside a Holder.*"
-                                        r"register_dataclass\(Holder\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"parameter 'h' of .* holds a tensor inside a Holder.*"
+        r"register_dataclass\(Holder\)",
+    ):
         f(torch.ones(2), Holder(torch.ones(2)))
     with pytest.raises(TypeError, match=r"hashable.*frozen=True"):
         f(torch.ones(2), {1, 2})
@@ -506,20 +542,44 @@ class Meters(float):
 @pytest.mark.parametrize(
     "kind, value, message",
     [
-        (DynamicInt, 2.7, r"is DynamicInt but got float 2.7: it takes int, which keeps the program's types; "
-                          r"pass int, or annotate the parameter NumberLike"),
+        (
+            DynamicInt,
+            2.7,
+            r"is DynamicInt but got float 2.7: it takes int, which keeps the program's types; "
+            r"pass int, or annotate the parameter NumberLike",
+        ),
         (DynamicBool, 1, r"is DynamicBool but got int 1: it takes bool.*pass bool"),
-        (DynamicFloat, Meters(2.0), r"is DynamicFloat but got Meters 2.0: Meters \(a subclass of float\) is "
-                                    r"not converted silently; pass float\(v\)"),
-        (DynamicFloat, Color.RED, r"is DynamicFloat but got Color <Color.RED: 3>: Color \(a subclass of int\) is "
-                                  r"not converted silently; pass int\(v\)"),
-        (NumberLike, np.bool_(True), r"is NumberLike but got bool_ True: numpy scalars are not converted "
-                                     r"silently .*Pass int\(v\), float\(v\) or bool\(v\)"),
-        (NumberLike, "1", r"is NumberLike but got str '1': pass a Python bool or int or float, or declare "
-                          r"the parameter static"),
+        (
+            DynamicFloat,
+            Meters(2.0),
+            r"is DynamicFloat but got Meters 2.0: Meters \(a subclass of float\) is "
+            r"not converted silently; pass float\(v\)",
+        ),
+        (
+            DynamicFloat,
+            Color.RED,
+            r"is DynamicFloat but got Color <Color.RED: 3>: Color \(a subclass of int\) is "
+            r"not converted silently; pass int\(v\)",
+        ),
+        (
+            NumberLike,
+            np.bool_(True),
+            r"is NumberLike but got bool_ True: numpy scalars are not converted "
+            r"silently .*Pass int\(v\), float\(v\) or bool\(v\)",
+        ),
+        (
+            NumberLike,
+            "1",
+            r"is NumberLike but got str '1': pass a Python bool or int or float, or declare "
+            r"the parameter static",
+        ),
         (DynamicFloat, 1j, r"is DynamicFloat but got complex 1j: pass a Python float or int"),
-        (DynamicFloat, torch.tensor(1.0), r"is DynamicFloat but got Tensor tensor\(1.\): a tensor is not a "
-                                          r"number. Pass a Python number \(t.item\(\)\)"),
+        (
+            DynamicFloat,
+            torch.tensor(1.0),
+            r"is DynamicFloat but got Tensor tensor\(1.\): a tensor is not a "
+            r"number. Pass a Python number \(t.item\(\)\)",
+        ),
     ],
 )
 def test_refusal_messages_say_what_to_pass(kind, value, message):

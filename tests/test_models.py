@@ -64,7 +64,9 @@ class NanoBlock(nn.Module):
         super().__init__()
         self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, block_size, dropout, flash)
-        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))
+        self.mlp = nn.Sequential(
+            nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln_1(x))
@@ -72,15 +74,27 @@ class NanoBlock(nn.Module):
 
 
 class NanoGPT(nn.Module):
-    def __init__(self, vocab: int = VOCAB, block_size: int = 16, n_layer: int = 2, n_head: int = 2,
-                 n_embd: int = 16, dropout: float = 0.0, flash: bool = True) -> None:
+    def __init__(
+        self,
+        vocab: int = VOCAB,
+        block_size: int = 16,
+        n_layer: int = 2,
+        n_head: int = 2,
+        n_embd: int = 16,
+        dropout: float = 0.0,
+        flash: bool = True,
+    ) -> None:
         super().__init__()
         self.block_size = block_size
-        self.transformer = nn.ModuleDict(dict(  # noqa: C408 - nanoGPT's code as written
-            wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block_size, n_embd), drop=nn.Dropout(dropout),
-            h=nn.ModuleList([NanoBlock(n_embd, n_head, block_size, dropout, flash) for _ in range(n_layer)]),
-            ln_f=nn.LayerNorm(n_embd),
-        ))
+        self.transformer = nn.ModuleDict(
+            dict(  # noqa: C408 - nanoGPT's code as written
+                wte=nn.Embedding(vocab, n_embd),
+                wpe=nn.Embedding(block_size, n_embd),
+                drop=nn.Dropout(dropout),
+                h=nn.ModuleList([NanoBlock(n_embd, n_head, block_size, dropout, flash) for _ in range(n_layer)]),
+                ln_f=nn.LayerNorm(n_embd),
+            )
+        )
         self.lm_head = nn.Linear(n_embd, vocab, bias=False)
         self.transformer.wte.weight = self.lm_head.weight  # weight tying
 
@@ -91,7 +105,11 @@ class NanoGPT(nn.Module):
         for block in self.transformer.h:
             x = block(x)
         logits = self.lm_head(self.transformer.ln_f(x))
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1) if targets is not None else None
+        loss = (
+            F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+            if targets is not None
+            else None
+        )
         return logits, loss
 
 
@@ -114,7 +132,9 @@ def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> tuple[to
     return torch.cos(freqs), torch.sin(freqs)
 
 
-def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def apply_rotary_emb(
+    xq: torch.Tensor, xk: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     xq_r, xq_i = xq.float().reshape(xq.shape[:-1] + (-1, 2)).unbind(-1)
     xk_r, xk_i = xk.float().reshape(xk.shape[:-1] + (-1, 2)).unbind(-1)
     shape = [1, xq_r.shape[1], 1, xq_r.shape[-1]]
@@ -128,7 +148,11 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     bs, slen, n_kv_heads, head_dim = x.shape
     if n_rep == 1:
         return x
-    return x[:, :, :, None, :].expand(bs, slen, n_kv_heads, n_rep, head_dim).reshape(bs, slen, n_kv_heads * n_rep, head_dim)
+    return (
+        x[:, :, :, None, :]
+        .expand(bs, slen, n_kv_heads, n_rep, head_dim)
+        .reshape(bs, slen, n_kv_heads * n_rep, head_dim)
+    )
 
 
 class LlamaAttention(nn.Module):
@@ -149,7 +173,9 @@ class LlamaAttention(nn.Module):
         xq, xk = apply_rotary_emb(xq, xk, cos, sin)
         rep = self.n_heads // self.n_kv_heads
         xq, xk, xv = xq.transpose(1, 2), repeat_kv(xk, rep).transpose(1, 2), repeat_kv(xv, rep).transpose(1, 2)
-        out = F.scaled_dot_product_attention(xq, xk, xv, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        out = F.scaled_dot_product_attention(
+            xq, xk, xv, dropout_p=self.dropout if self.training else 0.0, is_causal=True
+        )
         return self.resid_dropout(self.wo(out.transpose(1, 2).contiguous().view(bsz, seqlen, -1)))
 
 
@@ -157,7 +183,11 @@ class LlamaBlock(nn.Module):
     def __init__(self, dim: int, n_heads: int, n_kv_heads: int, hidden: int, dropout: float) -> None:
         super().__init__()
         self.attention = LlamaAttention(dim, n_heads, n_kv_heads, dropout)
-        self.w1, self.w2, self.w3 = nn.Linear(dim, hidden, bias=False), nn.Linear(hidden, dim, bias=False), nn.Linear(dim, hidden, bias=False)
+        self.w1, self.w2, self.w3 = (
+            nn.Linear(dim, hidden, bias=False),
+            nn.Linear(hidden, dim, bias=False),
+            nn.Linear(dim, hidden, bias=False),
+        )
         self.attention_norm, self.ffn_norm, self.drop = RMSNorm(dim), RMSNorm(dim), nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -167,8 +197,16 @@ class LlamaBlock(nn.Module):
 
 
 class Llama2c(nn.Module):
-    def __init__(self, vocab: int = VOCAB, dim: int = 16, n_layers: int = 2, n_heads: int = 4, n_kv_heads: int = 2,
-                 max_seq_len: int = 16, dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        vocab: int = VOCAB,
+        dim: int = 16,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        n_kv_heads: int = 2,
+        max_seq_len: int = 16,
+        dropout: float = 0.0,
+    ) -> None:
         super().__init__()
         self.tok_embeddings, self.dropout = nn.Embedding(vocab, dim), nn.Dropout(dropout)
         self.layers = nn.ModuleList([LlamaBlock(dim, n_heads, n_kv_heads, 32, dropout) for _ in range(n_layers)])
@@ -220,7 +258,9 @@ class BasicBlock(nn.Module):
 class ResNetLike(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         self.block = BasicBlock(8, 16, 2)
         self.pool, self.fc = nn.AdaptiveAvgPool2d((1, 1)), nn.Linear(16, 10)
 
@@ -246,28 +286,63 @@ needs_litgpt = pytest.mark.skipif(_litgpt is None, reason="litgpt is not install
 
 
 def hf_gpt2() -> nn.Module:
-    cfg = _transformers.GPT2Config(vocab_size=VOCAB, n_positions=16, n_embd=16, n_layer=2, n_head=2, resid_pdrop=0.0,
-                                   embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+    cfg = _transformers.GPT2Config(
+        vocab_size=VOCAB,
+        n_positions=16,
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     return _transformers.GPT2LMHeadModel(cfg)
 
 
 def hf_llama() -> nn.Module:
-    cfg = _transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16)
+    cfg = _transformers.LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=16,
+    )
     return _transformers.LlamaForCausalLM(cfg)
 
 
 def hf_bert() -> nn.Module:
-    cfg = _transformers.BertConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                   intermediate_size=32, max_position_embeddings=16, hidden_dropout_prob=0.0,
-                                   attention_probs_dropout_prob=0.0)
+    cfg = _transformers.BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return _transformers.BertModel(cfg)
 
 
 def litgpt_config() -> Any:
-    return _litgpt.Config(n_layer=2, n_head=4, n_query_groups=2, n_embd=16, block_size=16, vocab_size=VOCAB,
-                          padded_vocab_size=VOCAB, rotary_percentage=1.0, bias=False, norm_class_name="RMSNorm",
-                          mlp_class_name="LLaMAMLP", intermediate_size=32)
+    return _litgpt.Config(
+        n_layer=2,
+        n_head=4,
+        n_query_groups=2,
+        n_embd=16,
+        block_size=16,
+        vocab_size=VOCAB,
+        padded_vocab_size=VOCAB,
+        rotary_percentage=1.0,
+        bias=False,
+        norm_class_name="RMSNorm",
+        mlp_class_name="LLaMAMLP",
+        intermediate_size=32,
+    )
 
 
 class LitGQABlock(nn.Module):
@@ -325,7 +400,10 @@ def litgpt_loss(model: nn.Module, ids: torch.Tensor, targets: torch.Tensor) -> t
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
 
 
-MODELS: dict[str, tuple[Callable[[], nn.Module], Callable[[int], tuple[torch.Tensor, ...]], Callable[..., torch.Tensor], list[Any]]] = {
+MODELS: dict[
+    str,
+    tuple[Callable[[], nn.Module], Callable[[int], tuple[torch.Tensor, ...]], Callable[..., torch.Tensor], list[Any]],
+] = {
     "nanogpt_flash": (lambda: NanoGPT(flash=True), token_batch, call_loss, []),
     "nanogpt_manual": (lambda: NanoGPT(flash=False), token_batch, call_loss, []),
     "llama2c": (Llama2c, token_batch, call_loss, []),

@@ -35,8 +35,16 @@ TOLERANCE = {torch.float32: {"atol": 3e-5, "rtol": 3e-4}, torch.float64: {"atol"
 
 
 def _decoder_config(**extra: Any) -> dict[str, Any]:
-    return dict(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=16, **extra)
+    return dict(
+        vocab_size=VOCAB,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=16,
+        **extra,
+    )
 
 
 def hf_qwen2() -> nn.Module:
@@ -55,8 +63,11 @@ def hf_mixtral(experts: str = "batched_mm") -> nn.Module:
 
 
 def hf_qwen2_moe(experts: str = "batched_mm") -> nn.Module:
-    config = transformers.Qwen2MoeConfig(**_decoder_config(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8,
-                                                          shared_expert_intermediate_size=16))
+    config = transformers.Qwen2MoeConfig(
+        **_decoder_config(
+            num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=16
+        )
+    )
     model = transformers.Qwen2MoeForCausalLM(config)
     model.set_experts_implementation(experts)
     return model
@@ -201,11 +212,14 @@ def test_is_compiling_is_restored_when_tracing_fails() -> None:
 # Mixture of experts: routing with data-dependent shapes is refused, by name and with the fix
 
 
-@pytest.mark.parametrize("make, experts, op", [
-    (hf_mixtral, "eager", "nonzero"),
-    (hf_mixtral, "grouped_mm", "histc"),
-    (hf_qwen2_moe, "eager", "nonzero"),
-])
+@pytest.mark.parametrize(
+    "make, experts, op",
+    [
+        (hf_mixtral, "eager", "nonzero"),
+        (hf_mixtral, "grouped_mm", "histc"),
+        (hf_qwen2_moe, "eager", "nonzero"),
+    ],
+)
 def test_moe_grouping_tokens_by_expert_is_refused_with_the_fix(make: Any, experts: str, op: str) -> None:
     torch.manual_seed(0)
     model = make(experts)
@@ -274,20 +288,42 @@ def test_inplace_after_a_read_matches_eager_values_and_grads() -> None:
 
 
 ALIASING: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "index": lambda x: x[0], "slice": lambda x: x[:, 1:], "view": lambda x: x.view(6),
-    "reshape": lambda x: x.reshape(6), "flatten": lambda x: x.flatten(), "t": lambda x: x.t(),
-    "transpose": lambda x: x.transpose(0, 1), "unsqueeze": lambda x: x.unsqueeze(0),
-    "squeeze": lambda x: x.squeeze(), "expand": lambda x: x[:1].expand(2, 3), "to": lambda x: x.to(torch.float32),
-    "float": lambda x: x.float(), "type_as": lambda x: x.type_as(x), "contiguous": lambda x: x.contiguous(),
-    "detach": lambda x: x.detach(), "split": lambda x: x.split(1)[0], "chunk": lambda x: x.chunk(2, 1)[0],
-    "unbind": lambda x: x.unbind(0)[1], "narrow": lambda x: x.narrow(1, 0, 2), "select": lambda x: x.select(1, 1),
-    "ellipsis": lambda x: x[...], "none": lambda x: x[None], "view_as": lambda x: x.view_as(x),
-    "permute": lambda x: x.permute(1, 0), "real": lambda x: x.real, "same": lambda x: x,
-    "clone": lambda x: x.clone(), "mul": lambda x: x * 1, "roundtrip": lambda x: x.double().float(),
+    "index": lambda x: x[0],
+    "slice": lambda x: x[:, 1:],
+    "view": lambda x: x.view(6),
+    "reshape": lambda x: x.reshape(6),
+    "flatten": lambda x: x.flatten(),
+    "t": lambda x: x.t(),
+    "transpose": lambda x: x.transpose(0, 1),
+    "unsqueeze": lambda x: x.unsqueeze(0),
+    "squeeze": lambda x: x.squeeze(),
+    "expand": lambda x: x[:1].expand(2, 3),
+    "to": lambda x: x.to(torch.float32),
+    "float": lambda x: x.float(),
+    "type_as": lambda x: x.type_as(x),
+    "contiguous": lambda x: x.contiguous(),
+    "detach": lambda x: x.detach(),
+    "split": lambda x: x.split(1)[0],
+    "chunk": lambda x: x.chunk(2, 1)[0],
+    "unbind": lambda x: x.unbind(0)[1],
+    "narrow": lambda x: x.narrow(1, 0, 2),
+    "select": lambda x: x.select(1, 1),
+    "ellipsis": lambda x: x[...],
+    "none": lambda x: x[None],
+    "view_as": lambda x: x.view_as(x),
+    "permute": lambda x: x.permute(1, 0),
+    "real": lambda x: x.real,
+    "same": lambda x: x,
+    "clone": lambda x: x.clone(),
+    "mul": lambda x: x * 1,
+    "roundtrip": lambda x: x.double().float(),
     # eager returns the input itself (dropout with p == 0 or not training) or a copy (pad)
-    "dropout_p0": lambda x: F.dropout(x, 0.0, training=True), "dropout_eval": lambda x: F.dropout(x, 0.5, False),
-    "identity": lambda x: nn.Identity()(x), "pad_nothing": lambda x: F.pad(x, (0, 0)),
-    "pad_crop": lambda x: F.pad(x, (-1, 0)), "pad": lambda x: F.pad(x, (1, 0)),
+    "dropout_p0": lambda x: F.dropout(x, 0.0, training=True),
+    "dropout_eval": lambda x: F.dropout(x, 0.5, False),
+    "identity": lambda x: nn.Identity()(x),
+    "pad_nothing": lambda x: F.pad(x, (0, 0)),
+    "pad_crop": lambda x: F.pad(x, (-1, 0)),
+    "pad": lambda x: F.pad(x, (1, 0)),
 }
 
 
@@ -298,6 +334,7 @@ def _update_the_view(view: Callable[[torch.Tensor], torch.Tensor]) -> Callable[.
         s = x.sum()
         v.add_(1)
         return x, v, s
+
     return f
 
 
@@ -307,6 +344,7 @@ def _update_the_base(view: Callable[[torch.Tensor], torch.Tensor]) -> Callable[.
         v = view(x)
         x.mul_(3)
         return x, v
+
     return f
 
 

@@ -27,8 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 def test_mypy_is_the_pinned_version() -> None:
     """The checks below are made against the version the lock and pyproject pin."""
-    pinned = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]["mypy"][0]
+    pinned = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["mypy"][0]
     low, high = re.findall(r"[<>]=?([\d.]+)", pinned)
     version = tuple(int(p) for p in importlib.metadata.version("mypy").split(".")[:2])
     assert tuple(map(int, low.split(".")[:2])) <= version < tuple(map(int, high.split(".")[:2]))
@@ -68,6 +67,13 @@ def test_get_subexpressions() -> None:
 def test_plugin_docstring_lists_each_internal() -> None:
     """The plugin's docstring names every private mypy use tested here."""
     doc = plugin_module.__doc__ or ""
-    for name in ("Errors._watchers", "expr_checker.accept", "local_type_map", "filter_errors",
-                 "scope.current_function()", "DefaultPlugin", "get_subexpressions"):
+    for name in (
+        "Errors._watchers",
+        "expr_checker.accept",
+        "local_type_map",
+        "filter_errors",
+        "scope.current_function()",
+        "DefaultPlugin",
+        "get_subexpressions",
+    ):
         assert name in doc, name

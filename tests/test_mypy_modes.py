@@ -48,10 +48,13 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 @pytest.fixture(scope="module")
 def cold(config: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = session_once(tmp_path_factory, "mypy-modes-cold",
-                       lambda: run(config, f"--cache-dir={os.devnull}"))
-    for code in ("symscalar-static-required", "symscalar-dynamic-condition",
-                 "symscalar-number-isinstance", "truthy-bool"):
+    out = session_once(tmp_path_factory, "mypy-modes-cold", lambda: run(config, f"--cache-dir={os.devnull}"))
+    for code in (
+        "symscalar-static-required",
+        "symscalar-dynamic-condition",
+        "symscalar-number-isinstance",
+        "truthy-bool",
+    ):
         assert f"[{code}]" in out, f"the corpus should exercise [{code}]:\n{out}"
     return out
 
@@ -67,9 +70,23 @@ def test_parallel_workers(config: pathlib.Path, cold: str, tmp_path: pathlib.Pat
     """Same messages; workers finish files in their own order. Run in a process of its own
     (and session): mypy's worker shutdown must not signal the test runner."""
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(config), *FLAGS,
-         f"--cache-dir={tmp_path / 'cache'}", "-n", "2", *CORPUS],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(config),
+            *FLAGS,
+            f"--cache-dir={tmp_path / 'cache'}",
+            "-n",
+            "2",
+            *CORPUS,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
     assert result.returncode == 1 and not result.stderr, result.stdout + result.stderr
@@ -81,8 +98,13 @@ def test_daemon(config: pathlib.Path, cold: str, tmp_path: pathlib.Path) -> None
 
     def call(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*dmypy, *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True,
+            [*dmypy, *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            start_new_session=True,
         )
 
     started = call("start", "--", "--config-file", str(config), *FLAGS)
@@ -98,15 +120,19 @@ def test_daemon(config: pathlib.Path, cold: str, tmp_path: pathlib.Path) -> None
 
 def test_error_codes_switch_off(config: pathlib.Path, cold: str) -> None:
     out = run(
-        config, f"--cache-dir={os.devnull}",
+        config,
+        f"--cache-dir={os.devnull}",
         "--disable-error-code=symscalar-static-required",
         "--disable-error-code=symscalar-dynamic-condition",
     )
     assert "[symscalar-static-required]" not in out
     assert "[symscalar-dynamic-condition]" not in out
     assert "[symscalar-number-isinstance]" in out
-    kept = [line for line in cold.splitlines()
-            if "[symscalar-static-required]" not in line and "[symscalar-dynamic-condition]" not in line]
+    kept = [
+        line
+        for line in cold.splitlines()
+        if "[symscalar-static-required]" not in line and "[symscalar-dynamic-condition]" not in line
+    ]
     assert out.splitlines() == kept
 
 
@@ -144,7 +170,8 @@ def wrong(x: torch.Tensor) -> torch.Tensor:
 
 def mypy_lines(config: pathlib.Path, cache: str, *files: pathlib.Path) -> list[str]:
     stdout, stderr, status = mypy.api.run(
-        ["--config-file", str(config), *FLAGS, f"--cache-dir={cache}", *map(str, files)])
+        ["--config-file", str(config), *FLAGS, f"--cache-dir={cache}", *map(str, files)]
+    )
     assert status in (0, 1) and not stderr, stdout + stderr
     return stdout.splitlines()
 
@@ -172,7 +199,8 @@ def test_messages_do_not_depend_on_build_or_cache(tmp_path: pathlib.Path) -> Non
     mypy_lines(config, str(warm), tmp_path / "only_torch.py")
     cold = mypy_lines(config, os.devnull, a, b)
     assert [line for line in cold if "plain_torch.py:" in line and ": error:" in line] == [
-        line for line in cold if "plain_torch.py:13:" in line and ": error:" in line], cold
+        line for line in cold if "plain_torch.py:13:" in line and ": error:" in line
+    ], cold
     assert any("uses_symscalar.py:9:" in line and "[symscalar-static-required]" in line for line in cold)
     assert not [line for line in cold if "NumberProxy" in line], cold
     for first in (a, b):
@@ -203,9 +231,19 @@ def test_check_reads_the_project_config(tmp_path: pathlib.Path) -> None:
         "    if n > 0:\n        return ops.sum(x, n)\n    return x\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "symscalar", "check", "--mypy-arg=--no-error-summary",
-         "--mypy-arg=--cache-dir=" + os.devnull, "src"],
-        cwd=project, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "symscalar",
+            "check",
+            "--mypy-arg=--no-error-summary",
+            "--mypy-arg=--cache-dir=" + os.devnull,
+            "src",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
     lines = result.stdout.splitlines()

@@ -27,9 +27,7 @@ def test_static_params_are_fresh() -> None:
 def test_static_params_match_registry() -> None:
     assert set(STATIC_PARAMS) == set(OPS)
     for name, (params, static, positional) in STATIC_PARAMS.items():
-        assert (params, static, positional) == (
-            OPS[name].params, OPS[name].static, OPS[name].positional
-        ), name
+        assert (params, static, positional) == (OPS[name].params, OPS[name].static, OPS[name].positional), name
 
 
 @pytest.mark.slow
@@ -37,7 +35,9 @@ def test_export_check_command() -> None:
     """`export-static-params --check` is what CI runs; it agrees the file is fresh."""
     fresh = subprocess.run(
         [sys.executable, "-m", "symscalar", "export-static-params", "--check"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
 
@@ -53,8 +53,12 @@ def test_every_static_parameter_has_a_case() -> None:
     # mypy calls no plugin hook on these (each line says why; mypy still rejects them):
     # torch.special.* is Any; F.conv*d are torch.conv*d in the stubs; F.max_pool2d is
     # overloaded on Literal return_indices
-    unhookable = {"torch.nn.functional.conv1d", "torch.nn.functional.conv2d", "torch.nn.functional.conv3d",
-                  "torch.nn.functional.max_pool2d"}
+    unhookable = {
+        "torch.nn.functional.conv1d",
+        "torch.nn.functional.conv2d",
+        "torch.nn.functional.conv3d",
+        "torch.nn.functional.max_pool2d",
+    }
     assert all(name.startswith("torch.special.") or name in unhookable for name, _ in unchecked), unchecked
     flagged |= unchecked
     missing = [

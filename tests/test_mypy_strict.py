@@ -23,9 +23,16 @@ def test_config_enables_the_plugin() -> None:
 
 def test_library_passes_mypy_strict_with_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    stdout, stderr, status = mypy.api.run([
-        "--strict", "--config-file", str(PYPROJECT), f"--cache-dir={os.devnull}",
-        "--no-pretty", "--show-error-codes", "symscalar",
-    ])
+    stdout, stderr, status = mypy.api.run(
+        [
+            "--strict",
+            "--config-file",
+            str(PYPROJECT),
+            f"--cache-dir={os.devnull}",
+            "--no-pretty",
+            "--show-error-codes",
+            "symscalar",
+        ]
+    )
     assert status == 0, f"mypy --strict reports errors on symscalar/:\n{stdout}{stderr}"
     assert "no issues found" in stdout, stdout

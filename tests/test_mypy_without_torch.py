@@ -21,7 +21,7 @@ from symscalar.__main__ import mypy_config
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.mypy  # left out by `make test-fast`
 
-CODE = '''
+CODE = """
 from typing import Any
 
 from symscalar import DynamicInt, ops
@@ -31,7 +31,7 @@ def f(x: Any, n: DynamicInt) -> Any:
     if n > 0:
         return ops.sum(x, n)
     return x
-'''
+"""
 
 
 def requirement_names(dist: str) -> set[str]:
@@ -46,9 +46,9 @@ def requirement_names(dist: str) -> set[str]:
             if "extra ==" in req:
                 continue
             marker = req.split(";", 1)[1] if ";" in req else ""
-            if "python_version < \"3.11\"" in marker and sys.version_info >= (3, 11):
+            if 'python_version < "3.11"' in marker and sys.version_info >= (3, 11):
                 continue
-            if "python_version >= \"3.15\"" in marker and sys.version_info < (3, 15):
+            if 'python_version >= "3.15"' in marker and sys.version_info < (3, 15):
                 continue
             todo.append(re.split(r"[<>=!~ ;\[]", req, maxsplit=1)[0])
     return names
@@ -73,10 +73,14 @@ def torchless(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     env = tmp_path_factory.mktemp("torchless") / "venv"
     venv.EnvBuilder(with_pip=False).create(env)
     python = env / "bin" / "python"
-    site = pathlib.Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip())
+    site = pathlib.Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     for name in requirement_names("mypy"):
         copy_distribution(name, site)
     (site / "symscalar_checkout.pth").write_text(f"{ROOT}\n")
@@ -84,8 +88,9 @@ def torchless(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 def run(python: pathlib.Path, *args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(python), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600, env={"PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [str(python), *args], capture_output=True, text=True, cwd=cwd, timeout=600, env={"PATH": "/usr/bin:/bin"}
+    )
 
 
 def test_environment_has_no_torch(torchless: pathlib.Path, tmp_path: pathlib.Path) -> None:
@@ -93,16 +98,25 @@ def test_environment_has_no_torch(torchless: pathlib.Path, tmp_path: pathlib.Pat
     assert result.returncode != 0 and "No module named 'torch'" in result.stderr
 
 
-def test_plugin_loads_and_reports_without_torch(torchless: pathlib.Path,
-                                                tmp_path: pathlib.Path) -> None:
+def test_plugin_loads_and_reports_without_torch(torchless: pathlib.Path, tmp_path: pathlib.Path) -> None:
     (tmp_path / "user.py").write_text(CODE)
     (tmp_path / "mypy.ini").write_text(mypy_config())
     # as mypy loads it: mypy.plugin first, so symscalar's package loads lazily
-    loaded = run(torchless, "-c", "import mypy.plugin, symscalar.mypy_plugin as p; "
-                 "print(p.plugin('2').__name__)", cwd=tmp_path)
+    loaded = run(
+        torchless, "-c", "import mypy.plugin, symscalar.mypy_plugin as p; print(p.plugin('2').__name__)", cwd=tmp_path
+    )
     assert loaded.stdout.strip() == "SymscalarPlugin", loaded.stderr
-    result = run(torchless, "-m", "mypy", "--config-file", "mypy.ini", "--no-error-summary",
-                 "--cache-dir=/dev/null", "user.py", cwd=tmp_path)
+    result = run(
+        torchless,
+        "-m",
+        "mypy",
+        "--config-file",
+        "mypy.ini",
+        "--no-error-summary",
+        "--cache-dir=/dev/null",
+        "user.py",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert any(line.startswith("user.py:8:") and "[symscalar-dynamic-condition]" in line for line in lines), lines

@@ -40,8 +40,9 @@ def assert_same(f: Callable[..., Any], args: list[Any], **jit_options: Any) -> N
     torch.testing.assert_close(got, eager, equal_nan=True, rtol=0, atol=0)
 
 
-def assert_same_grads(f: Callable[..., Any], args: list[Tensor], rtol: float | None = None,
-                      atol: float | None = None) -> None:
+def assert_same_grads(
+    f: Callable[..., Any], args: list[Tensor], rtol: float | None = None, atol: float | None = None
+) -> None:
     """Forward and the gradient of every floating/complex argument equal eager's."""
     eager_args = [a.detach().clone().requires_grad_(True) for a in args]
     jit_args = [a.detach().clone().requires_grad_(True) for a in args]
@@ -55,8 +56,9 @@ def assert_same_grads(f: Callable[..., Any], args: list[Tensor], rtol: float | N
     for i, (g, e) in enumerate(zip(g_got, g_expected)):
         assert (g is None) == (e is None), f"grad {i}: None-ness differs"
         if e is not None:
-            torch.testing.assert_close(g, e, equal_nan=True, rtol=rtol, atol=atol,
-                                       msg=lambda m: f"grad of argument {i}: {m}")
+            torch.testing.assert_close(
+                g, e, equal_nan=True, rtol=rtol, atol=atol, msg=lambda m: f"grad of argument {i}: {m}"
+            )
 
 
 # ---- RMSNorm: the default eps is that of the dtype it computes in (float32 for half types)
@@ -129,8 +131,9 @@ def test_sdpa_nan_input_still_propagates() -> None:
 # ---- 1-D matmul: torch's dot kernel, its result dtype and accumulation
 
 
-@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, torch.float16,
-                                   torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "dtype", [torch.int8, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64]
+)
 def test_vector_dot_dtype_like_eager(dtype: torch.dtype) -> None:
     a = torch.arange(1, 5).to(dtype)
     b = torch.arange(2, 6).to(dtype)
@@ -150,14 +153,30 @@ def test_vector_dot_grads() -> None:
     gen = torch.Generator().manual_seed(2)
     a, b = torch.randn(5, generator=gen, dtype=torch.float64), torch.randn(5, generator=gen, dtype=torch.float64)
     assert_same_grads(lambda a, b: a @ b, [a, b])
-    assert torch.autograd.gradcheck(symscalar.jit(lambda a, b: a @ b),
-                                    (a.requires_grad_(), b.requires_grad_()))
+    assert torch.autograd.gradcheck(symscalar.jit(lambda a, b: a @ b), (a.requires_grad_(), b.requires_grad_()))
 
 
 # ---- complex gradients follow torch's convention: grad = ct * conj(f'(z))
 
-COMPLEX_UNARY = ["exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh",
-                 "sigmoid", "neg", "exp2", "expm1", "log1p", "log2", "abs", "conj"]
+COMPLEX_UNARY = [
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "neg",
+    "exp2",
+    "expm1",
+    "log1p",
+    "log2",
+    "abs",
+    "conj",
+]
 COMPLEX_BINARY = ["add", "sub", "mul", "div", "matmul"]
 COMPLEX_REDUCTIONS = ["sum", "mean", "prod", "logsumexp"]
 
@@ -253,8 +272,7 @@ def test_add_sub_alpha_like_eager(op: Any, dynamic_alpha: bool) -> None:
 
 def test_sub_of_bool_raises_like_eager() -> None:
     b = torch.tensor([True, False])
-    for f in (lambda b: b - b, lambda b: torch.ones(2) - b, lambda b: True - b.float(),
-              lambda b: b.float() - True):
+    for f in (lambda b: b - b, lambda b: torch.ones(2) - b, lambda b: True - b.float(), lambda b: b.float() - True):
         eager, got = _run(f, [b])
         assert isinstance(eager, RuntimeError) and isinstance(got, RuntimeError)
         assert "bool" in str(got)

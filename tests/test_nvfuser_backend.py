@@ -541,17 +541,15 @@ def test_autograd_runner_lowers_forward_and_backward() -> None:
     # The path jit takes with backend="nvfuser", up to execution (which needs CUDA).
     trace = trace_of(exp_sum_scale_fn, torch.randn(4, 3), 0.5)
     backend = nb.NvFuserBackend()
-    _, _backward = autograd_runner(
-        trace, lambda names: names[0], (), backend, [True, False]
-    )
+    _, _backward = autograd_runner(trace, lambda names: names[0], (), backend, [True, False])
     # the plain program (calls under no_grad) is compiled on its first use
-    assert [p.trace.name for p in backend.plans] == [
-        "exp_sum_scale_fn_forward", "exp_sum_scale_fn_backward"
-    ]
+    assert [p.trace.name for p in backend.plans] == ["exp_sum_scale_fn_forward", "exp_sum_scale_fn_backward"]
     assert backend.last_fusions() == []  # nothing has run yet
     for plan in backend.plans[:2]:
         (region,) = plan.regions
-        region.fusion_for([nb.TensorMeta.contiguous(v.shape, v.dtype) for v in region.inputs if isinstance(v, TensorVar)])
+        region.fusion_for(
+            [nb.TensorMeta.contiguous(v.shape, v.dtype) for v in region.inputs if isinstance(v, TensorVar)]
+        )
     fusions = backend.last_fusions()
     assert len(fusions) == 2
     assert str(fusions).count("def nvfuser_fusion") == 2

@@ -19,12 +19,12 @@ import symscalar
 from symscalar import DynamicFloat, StaticInt
 from symscalar import nvfuser_backend as nb
 from symscalar.grad import vjp_traces
-from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY
+from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.ops import random as random_ops
 from symscalar.ops.factories import arange_p
 from symscalar.ops.shape import zero_pad_p
+from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY
 from symscalar.trace import PRIMITIVES, Eqn, ScalarVar, TensorVar, Trace, dce, is_var
-from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from tests.tracing_support import trace_of
 
 HAS_NVFUSER = nb.nvfuser_available()
@@ -71,83 +71,308 @@ def x(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return torch.randn(*shape, dtype=dtype)
 
 
-def abs_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.abs(a) * s
-def exp2_fn(a: torch.Tensor) -> Any: return torch.exp2(a)
-def copies_fn(a: torch.Tensor) -> Any: return a.clone() * a.transpose(1, 2).contiguous().transpose(1, 2) + a.detach()
-def expm1_fn(a: torch.Tensor) -> Any: return torch.expm1(a)
-def log_fn(a: torch.Tensor) -> Any: return torch.log(a)
-def log1p_fn(a: torch.Tensor) -> Any: return torch.log1p(a)
-def log2_fn(a: torch.Tensor) -> Any: return torch.log2(a)
-def sqrt_fn(a: torch.Tensor) -> Any: return torch.sqrt(a)
-def rsqrt_fn(a: torch.Tensor) -> Any: return torch.rsqrt(a)
-def reciprocal_fn(a: torch.Tensor) -> Any: return torch.reciprocal(a)
-def sin_fn(a: torch.Tensor) -> Any: return torch.sin(a)
-def cos_fn(a: torch.Tensor) -> Any: return torch.cos(a)
-def tan_fn(a: torch.Tensor) -> Any: return torch.tan(a)
-def tanh_fn(a: torch.Tensor) -> Any: return torch.tanh(a)
-def sigmoid_fn(a: torch.Tensor) -> Any: return torch.sigmoid(a)
-def relu_fn(a: torch.Tensor) -> Any: return torch.relu(a)
-def silu_fn(a: torch.Tensor) -> Any: return F.silu(a)
-def gelu_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return F.gelu(a * s)
-def gelu_tanh_fn(a: torch.Tensor) -> Any: return F.gelu(a, approximate="tanh")
-def erf_fn(a: torch.Tensor) -> Any: return torch.erf(a)
-def floor_fn(a: torch.Tensor) -> Any: return torch.floor(a)
-def ceil_fn(a: torch.Tensor) -> Any: return torch.ceil(a)
-def round_fn(a: torch.Tensor) -> Any: return torch.round(a)
-def sign_fn(a: torch.Tensor) -> Any: return torch.sign(a)
-def isnan_fn(a: torch.Tensor) -> Any: return torch.isnan(a)
-def isfinite_fn(a: torch.Tensor) -> Any: return torch.isfinite(a)
-def logical_not_fn(a: torch.Tensor) -> Any: return torch.logical_not(a)
-def pow_fn(a: torch.Tensor, p: DynamicFloat) -> Any: return a.abs() ** p
-def rpow_fn(a: torch.Tensor, p: DynamicFloat) -> Any: return p ** a
-def maximum_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.maximum(a, b)
-def minimum_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.minimum(a, b)
-def atan2_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.atan2(a, b)
-def remainder_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.remainder(a, s)
-def div_floor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.div(a, b, rounding_mode="floor")
-def div_trunc_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.div(a, s, rounding_mode="trunc")
-def eq_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a == s
-def ne_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return a != b
-def lt_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a < s
-def le_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a <= s
-def gt_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a > s
-def ge_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return a >= s
-def logical_and_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.logical_and(a, b)
-def logical_or_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.logical_or(a > 0, b)
-def where_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.where(a > 0, a, s)
-def where_scalars_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.where(a > 0, s, -1.5)
-def clamp_fn(a: torch.Tensor, s: DynamicFloat, p: DynamicFloat) -> Any: return torch.clamp(a, s, p)
-def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.clamp(a, min=s)
-def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.clamp(a, max=b)
-def lerp_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.lerp(a, b, s)
-def addcmul_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any: return torch.addcmul(a, a, b, value=s)
-def clone_fn(a: torch.Tensor) -> Any: return a.clone() * 2
-def contiguous_fn(a: torch.Tensor) -> Any: return a.contiguous() * 2
-def detach_fn(a: torch.Tensor) -> Any: return a.detach() * 2
-def uniform_fn(a: torch.Tensor) -> Any: return a + torch.rand_like(a)
-def normal_fn(a: torch.Tensor) -> Any: return a * torch.randn_like(a)
-def mean_fn(a: torch.Tensor, d: StaticInt) -> Any: return a.mean(d)
-def amax_fn(a: torch.Tensor) -> Any: return a.amax(1)
-def amin_fn(a: torch.Tensor) -> Any: return a.amin((0, 2), keepdim=True)
-def prod_fn(a: torch.Tensor) -> Any: return a.prod(1)
-def var_fn(a: torch.Tensor) -> Any: return a.var(1)
-def std_fn(a: torch.Tensor) -> Any: return a.std(0, correction=0, keepdim=True)
-def var_mean_fn(a: torch.Tensor) -> Any: return torch.var_mean(a, 2)
-def std_mean_fn(a: torch.Tensor) -> Any: return torch.std_mean(a, (0, 2))
-def logsumexp_fn(a: torch.Tensor) -> Any: return torch.logsumexp(a, 1)
-def softmax_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.softmax(a * s, 1)
-def log_softmax_fn(a: torch.Tensor) -> Any: return torch.log_softmax(a, -1)
-def permute_fn(a: torch.Tensor) -> Any: return a.permute(2, 0, 1)
-def slice_fn(a: torch.Tensor) -> Any: return a[1:3, :, 2:]
-def cat_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.cat([a, b], 0)
-def split_fn(a: torch.Tensor) -> Any: return torch.split(a, [1, 3], 1)
-def flip_fn(a: torch.Tensor) -> Any: return a.flip(0, 2)
-def matmul_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return a @ b
-def linear_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> Any: return F.linear(a, w, b)
-def linear_no_bias_fn(a: torch.Tensor, w: torch.Tensor) -> Any: return F.linear(a, w)
+def abs_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.abs(a) * s
+
+
+def exp2_fn(a: torch.Tensor) -> Any:
+    return torch.exp2(a)
+
+
+def copies_fn(a: torch.Tensor) -> Any:
+    return a.clone() * a.transpose(1, 2).contiguous().transpose(1, 2) + a.detach()
+
+
+def expm1_fn(a: torch.Tensor) -> Any:
+    return torch.expm1(a)
+
+
+def log_fn(a: torch.Tensor) -> Any:
+    return torch.log(a)
+
+
+def log1p_fn(a: torch.Tensor) -> Any:
+    return torch.log1p(a)
+
+
+def log2_fn(a: torch.Tensor) -> Any:
+    return torch.log2(a)
+
+
+def sqrt_fn(a: torch.Tensor) -> Any:
+    return torch.sqrt(a)
+
+
+def rsqrt_fn(a: torch.Tensor) -> Any:
+    return torch.rsqrt(a)
+
+
+def reciprocal_fn(a: torch.Tensor) -> Any:
+    return torch.reciprocal(a)
+
+
+def sin_fn(a: torch.Tensor) -> Any:
+    return torch.sin(a)
+
+
+def cos_fn(a: torch.Tensor) -> Any:
+    return torch.cos(a)
+
+
+def tan_fn(a: torch.Tensor) -> Any:
+    return torch.tan(a)
+
+
+def tanh_fn(a: torch.Tensor) -> Any:
+    return torch.tanh(a)
+
+
+def sigmoid_fn(a: torch.Tensor) -> Any:
+    return torch.sigmoid(a)
+
+
+def relu_fn(a: torch.Tensor) -> Any:
+    return torch.relu(a)
+
+
+def silu_fn(a: torch.Tensor) -> Any:
+    return F.silu(a)
+
+
+def gelu_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return F.gelu(a * s)
+
+
+def gelu_tanh_fn(a: torch.Tensor) -> Any:
+    return F.gelu(a, approximate="tanh")
+
+
+def erf_fn(a: torch.Tensor) -> Any:
+    return torch.erf(a)
+
+
+def floor_fn(a: torch.Tensor) -> Any:
+    return torch.floor(a)
+
+
+def ceil_fn(a: torch.Tensor) -> Any:
+    return torch.ceil(a)
+
+
+def round_fn(a: torch.Tensor) -> Any:
+    return torch.round(a)
+
+
+def sign_fn(a: torch.Tensor) -> Any:
+    return torch.sign(a)
+
+
+def isnan_fn(a: torch.Tensor) -> Any:
+    return torch.isnan(a)
+
+
+def isfinite_fn(a: torch.Tensor) -> Any:
+    return torch.isfinite(a)
+
+
+def logical_not_fn(a: torch.Tensor) -> Any:
+    return torch.logical_not(a)
+
+
+def pow_fn(a: torch.Tensor, p: DynamicFloat) -> Any:
+    return a.abs() ** p
+
+
+def rpow_fn(a: torch.Tensor, p: DynamicFloat) -> Any:
+    return p**a
+
+
+def maximum_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.maximum(a, b)
+
+
+def minimum_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.minimum(a, b)
+
+
+def atan2_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.atan2(a, b)
+
+
+def remainder_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.remainder(a, s)
+
+
+def div_floor_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.div(a, b, rounding_mode="floor")
+
+
+def div_trunc_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.div(a, s, rounding_mode="trunc")
+
+
+def eq_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a == s
+
+
+def ne_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return a != b
+
+
+def lt_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a < s
+
+
+def le_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a <= s
+
+
+def gt_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a > s
+
+
+def ge_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return a >= s
+
+
+def logical_and_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.logical_and(a, b)
+
+
+def logical_or_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.logical_or(a > 0, b)
+
+
+def where_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.where(a > 0, a, s)
+
+
+def where_scalars_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.where(a > 0, s, -1.5)
+
+
+def clamp_fn(a: torch.Tensor, s: DynamicFloat, p: DynamicFloat) -> Any:
+    return torch.clamp(a, s, p)
+
+
+def clamp_min_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.clamp(a, min=s)
+
+
+def clamp_tensor_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.clamp(a, max=b)
+
+
+def lerp_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.lerp(a, b, s)
+
+
+def addcmul_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.addcmul(a, a, b, value=s)
+
+
+def clone_fn(a: torch.Tensor) -> Any:
+    return a.clone() * 2
+
+
+def contiguous_fn(a: torch.Tensor) -> Any:
+    return a.contiguous() * 2
+
+
+def detach_fn(a: torch.Tensor) -> Any:
+    return a.detach() * 2
+
+
+def uniform_fn(a: torch.Tensor) -> Any:
+    return a + torch.rand_like(a)
+
+
+def normal_fn(a: torch.Tensor) -> Any:
+    return a * torch.randn_like(a)
+
+
+def mean_fn(a: torch.Tensor, d: StaticInt) -> Any:
+    return a.mean(d)
+
+
+def amax_fn(a: torch.Tensor) -> Any:
+    return a.amax(1)
+
+
+def amin_fn(a: torch.Tensor) -> Any:
+    return a.amin((0, 2), keepdim=True)
+
+
+def prod_fn(a: torch.Tensor) -> Any:
+    return a.prod(1)
+
+
+def var_fn(a: torch.Tensor) -> Any:
+    return a.var(1)
+
+
+def std_fn(a: torch.Tensor) -> Any:
+    return a.std(0, correction=0, keepdim=True)
+
+
+def var_mean_fn(a: torch.Tensor) -> Any:
+    return torch.var_mean(a, 2)
+
+
+def std_mean_fn(a: torch.Tensor) -> Any:
+    return torch.std_mean(a, (0, 2))
+
+
+def logsumexp_fn(a: torch.Tensor) -> Any:
+    return torch.logsumexp(a, 1)
+
+
+def softmax_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.softmax(a * s, 1)
+
+
+def log_softmax_fn(a: torch.Tensor) -> Any:
+    return torch.log_softmax(a, -1)
+
+
+def permute_fn(a: torch.Tensor) -> Any:
+    return a.permute(2, 0, 1)
+
+
+def slice_fn(a: torch.Tensor) -> Any:
+    return a[1:3, :, 2:]
+
+
+def cat_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.cat([a, b], 0)
+
+
+def split_fn(a: torch.Tensor) -> Any:
+    return torch.split(a, [1, 3], 1)
+
+
+def flip_fn(a: torch.Tensor) -> Any:
+    return a.flip(0, 2)
+
+
+def matmul_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return a @ b
+
+
+def linear_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> Any:
+    return F.linear(a, w, b)
+
+
+def linear_no_bias_fn(a: torch.Tensor, w: torch.Tensor) -> Any:
+    return F.linear(a, w)
+
+
 def native_layer_norm_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
     return F.layer_norm(a, a.shape[1:], w, b, s)
-def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any: return torch.cumsum(a * s, 1)
+
+
+def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
+    return torch.cumsum(a * s, 1)
 
 
 def first_set_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
@@ -165,9 +390,13 @@ A = (2, 4, 5)
 B = (2, 4, 5)
 # (fn, input makers, substrings/regexes the fusion definition must contain)
 LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, ...]]] = {
-    "first_set": (first_set_fn, (x(*A), x(*B), S), tuple(
-        f"fd.ops.{op}(" for op in ("add", "sub", "div", "neg", "exp", "sum", "reshape", "expand", "full", "cast")
-    )),
+    "first_set": (
+        first_set_fn,
+        (x(*A), x(*B), S),
+        tuple(
+            f"fd.ops.{op}(" for op in ("add", "sub", "div", "neg", "exp", "sum", "reshape", "expand", "full", "cast")
+        ),
+    ),
     "abs": (abs_fn, (x(*A), S), ("fd.ops.abs(",)),
     "exp2": (exp2_fn, (x(*A),), ("fd.ops.exp2(",)),
     # clone, contiguous and stop_gradient (detach) are fd.ops.set, which nvFuser prints as a cast
@@ -238,8 +467,11 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
     "linear": (linear_fn, (x(3, 4, 5), x(2, 5), x(2)), ("fd.ops.linear(",)),
-    "native_layer_norm": (native_layer_norm_fn, (x(2, 3, 4), x(3, 4), x(3, 4), S),
-                          (r"fd\.ops\.welford\(tv\d+, dims=\[1, 2\]\)", "fd.ops.rsqrt(")),  # var_mean prints as welford
+    "native_layer_norm": (
+        native_layer_norm_fn,
+        (x(2, 3, 4), x(3, 4), x(3, 4), S),
+        (r"fd\.ops\.welford\(tv\d+, dims=\[1, 2\]\)", "fd.ops.rsqrt("),
+    ),  # var_mean prints as welford
     "linear_no_bias": (linear_no_bias_fn, (x(4, 5), x(2, 5)), ("fd.ops.linear(",)),
     "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
@@ -324,13 +556,24 @@ UNLOWERED = {
     "argmin": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "check": "host-only: a scalar assertion, run in Python before the fusions",
     "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
-    **{name: "torch raises on an out-of-range index; nvFuser's gather/scatter/index ops do not "
-       "check, so a fusion could silently read or write out of bounds" for name in (
-           "index_select", "index_add", "gather", "scatter_add", "scatter", "index", "index_put",
-           "embedding", "one_hot")},
-    **{name: "nvFuser has no convolution or windowed pooling op; torch's kernels run them" for name in (
-        "convolution", "convolution_backward", "max_pool2d", "max_pool2d_backward", "avg_pool2d",
-        "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward")},
+    **dict.fromkeys(
+        ("index_select", "index_add", "gather", "scatter_add", "scatter", "index", "index_put", "embedding", "one_hot"),
+        "torch raises on an out-of-range index; nvFuser's gather/scatter/index ops do not "
+        "check, so a fusion could silently read or write out of bounds",
+    ),
+    **dict.fromkeys(
+        (
+            "convolution",
+            "convolution_backward",
+            "max_pool2d",
+            "max_pool2d_backward",
+            "avg_pool2d",
+            "avg_pool2d_backward",
+            "adaptive_avg_pool2d",
+            "adaptive_avg_pool2d_backward",
+        ),
+        "nvFuser has no convolution or windowed pooling op; torch's kernels run them",
+    ),
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},
@@ -372,14 +615,36 @@ def test_integer_arange_is_an_iota() -> None:
 # Cases a lowering cannot handle run in torch (a fallback, never a wrong result or a crash)
 
 
-def round_decimals_fn(a: torch.Tensor) -> Any: return torch.round(a, decimals=2) * 2.0
-def slice_step_fn(a: torch.Tensor) -> Any: return a[::2] * 2.0
-def cat_mixed_fn(a: torch.Tensor, b: torch.Tensor) -> Any: return torch.cat([a, b.to(torch.float64)], 0) * 2.0
-def var_fraction_fn(a: torch.Tensor) -> Any: return torch.var(a, 1, correction=0.5) * 2.0
-def sqrt_int_fn(a: torch.Tensor) -> Any: return torch.sqrt(a.to(torch.int64)) * 2.0
-def sum_0d_fn(a: torch.Tensor) -> Any: return a.sum().sum() * 2.0
-def pow_int_fn(a: torch.Tensor) -> Any: return a.to(torch.int64) ** 2 * 2
-def floor_div_int_fn(a: torch.Tensor) -> Any: return torch.div((a * 100).to(torch.int64), 7, rounding_mode="floor") * 2
+def round_decimals_fn(a: torch.Tensor) -> Any:
+    return torch.round(a, decimals=2) * 2.0
+
+
+def slice_step_fn(a: torch.Tensor) -> Any:
+    return a[::2] * 2.0
+
+
+def cat_mixed_fn(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return torch.cat([a, b.to(torch.float64)], 0) * 2.0
+
+
+def var_fraction_fn(a: torch.Tensor) -> Any:
+    return torch.var(a, 1, correction=0.5) * 2.0
+
+
+def sqrt_int_fn(a: torch.Tensor) -> Any:
+    return torch.sqrt(a.to(torch.int64)) * 2.0
+
+
+def sum_0d_fn(a: torch.Tensor) -> Any:
+    return a.sum().sum() * 2.0
+
+
+def pow_int_fn(a: torch.Tensor) -> Any:
+    return a.to(torch.int64) ** 2 * 2
+
+
+def floor_div_int_fn(a: torch.Tensor) -> Any:
+    return torch.div((a * 100).to(torch.int64), 7, rounding_mode="floor") * 2
 
 
 FALLBACKS = {
@@ -461,28 +726,68 @@ def _broadcast(t: torch.Tensor, flags: Sequence[bool]) -> torch.Tensor:
 
 
 _SCALAR_OPS: dict[str, Callable[..., Any]] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
 }
 _TENSOR_OPS: dict[str, Callable[..., Any]] = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.true_divide,
-    "truediv": torch.true_divide, "neg": torch.neg, "abs": torch.abs, "exp": torch.exp,
-    "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log1p": torch.log1p,
-    "log2": torch.log2, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal,
-    "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "tanh": torch.tanh,
-    "sigmoid": torch.sigmoid, "relu": torch.relu, "silu": F.silu, "erf": torch.erf,
-    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
-    "sign": torch.sign, "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite,
-    "logical_not": torch.logical_not, "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-    "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
-    "pow": torch.pow, "atan2": torch.atan2, "remainder": torch.remainder, "maximum": torch.maximum,
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.true_divide,
+    "truediv": torch.true_divide,
+    "neg": torch.neg,
+    "abs": torch.abs,
+    "exp": torch.exp,
+    "exp2": torch.exp2,
+    "expm1": torch.expm1,
+    "log": torch.log,
+    "log1p": torch.log1p,
+    "log2": torch.log2,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "reciprocal": torch.reciprocal,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "tan": torch.tan,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "relu": torch.relu,
+    "silu": F.silu,
+    "erf": torch.erf,
+    "floor": torch.floor,
+    "ceil": torch.ceil,
+    "round": torch.round,
+    "trunc": torch.trunc,
+    "sign": torch.sign,
+    "isnan": torch.isnan,
+    "isinf": torch.isinf,
+    "isfinite": torch.isfinite,
+    "logical_not": torch.logical_not,
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+    "pow": torch.pow,
+    "atan2": torch.atan2,
+    "remainder": torch.remainder,
+    "maximum": torch.maximum,
     "set": torch.clone,
-    "minimum": torch.minimum, "where": torch.where, "lerp": torch.lerp,
+    "minimum": torch.minimum,
+    "where": torch.where,
+    "lerp": torch.lerp,
     "sum": lambda t, dims, keepdim=False, dtype=None: torch.sum(t, dims, keepdim, dtype=dtype and _torch_dtype(dtype)),
     "max": lambda t, dims, keepdim=False: torch.amax(t, dims, keepdim),
     "min": lambda t, dims, keepdim=False: torch.amin(t, dims, keepdim),
     "prod": _prod,
     "var": lambda t, dims, correction=1, keepdim=False: torch.var(t, dims, correction=correction, keepdim=keepdim),
-    "var_mean": lambda t, dims, correction=1, keepdim=False: torch.var_mean(t, dims, correction=correction, keepdim=keepdim),
+    "var_mean": lambda t, dims, correction=1, keepdim=False: torch.var_mean(
+        t, dims, correction=correction, keepdim=keepdim
+    ),
     "broadcast": _broadcast,
     "squeeze": lambda t, dims: t.squeeze(tuple(dims)),
     "cast": lambda t, dtype: t.to(_torch_dtype(dtype)),
@@ -501,11 +806,23 @@ _TENSOR_OPS: dict[str, Callable[..., Any]] = {
     "full": lambda shape, fill, dtype: torch.full(shape, fill, dtype=_torch_dtype(dtype)),
     # nvFuser's (seed, offset) streams read as the torch lowering's: the same numbers iff the
     # lowering passes the seed, offset, shape and dtype through
-    "uniform": lambda lo, hi, shape, rng_seed, rng_offset, dtype: lo + (hi - lo) * random_ops.uniform_p.impl(
-        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
-    "normal": lambda mean, std, shape, rng_seed, rng_offset, dtype: mean + std * random_ops.normal_p.impl(
-        rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset),
-    "iota": lambda n, start=0, step=1, dtype=None: torch.arange(n, dtype=torch.int64 if dtype is None else _torch_dtype(dtype)) * step + start,
+    "uniform": lambda lo, hi, shape, rng_seed, rng_offset, dtype: (
+        lo
+        + (hi - lo)
+        * random_ops.uniform_p.impl(
+            rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset
+        )
+    ),
+    "normal": lambda mean, std, shape, rng_seed, rng_offset, dtype: (
+        mean
+        + std
+        * random_ops.normal_p.impl(
+            rng_seed, shape=tuple(shape), dtype=_torch_dtype(dtype), device=torch.device("cpu"), offset=rng_offset
+        )
+    ),
+    "iota": lambda n, start=0, step=1, dtype=None: (
+        torch.arange(n, dtype=torch.int64 if dtype is None else _torch_dtype(dtype)) * step + start
+    ),
 }
 
 
@@ -535,8 +852,26 @@ class FakeOps:
 
 
 _ELEMENTWISE = {
-    "add", "sub", "mul", "div", "truediv", "pow", "atan2", "remainder", "maximum", "minimum",
-    "where", "lerp", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "truediv",
+    "pow",
+    "atan2",
+    "remainder",
+    "maximum",
+    "minimum",
+    "where",
+    "lerp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
 }
 
 
@@ -763,7 +1098,12 @@ def shapes_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
 
 
 def elementwise_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:
-    return torch.lerp(a, b, s) + torch.addcmul(a, a, b, value=s) + torch.where(a > s, torch.sigmoid(b), F.silu(a)) + a.abs() ** s
+    return (
+        torch.lerp(a, b, s)
+        + torch.addcmul(a, a, b, value=s)
+        + torch.where(a > s, torch.sigmoid(b), F.silu(a))
+        + a.abs() ** s
+    )
 
 
 EXEC_CASES = {

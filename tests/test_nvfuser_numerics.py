@@ -32,12 +32,12 @@ import torch
 import torch.nn.functional as F
 
 import symscalar
+from conformance import opinfo_support as support
 from symscalar import DynamicFloat
 from symscalar import nvfuser_backend as nb
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import PRIMITIVES, VJPS
 from tests import nvfuser_interpreter as ni
-from conformance import opinfo_support as support
 from tests import test_grad_hazards as hazards
 from tests.test_nvfuser_lowerings import LOWERED_CASES, arange_trace
 
@@ -79,7 +79,9 @@ def _build_recorded(region: nb.Region, layouts: Sequence[Any]) -> Any:
 
 def _run_interpreted(region: nb.Region, *args: Any) -> list[torch.Tensor]:
     """``Region.__call__`` with the interpreter in place of ``fd.execute``."""
-    metas = [nb.TensorMeta(tuple(args[i].shape), args[i].dtype, tuple(args[i].stride())) for i in region.tensor_positions]
+    metas = [
+        nb.TensorMeta(tuple(args[i].shape), args[i].dtype, tuple(args[i].stride())) for i in region.tensor_positions
+    ]
     fd = region.fusion_for(metas)
     for observed in _OBSERVED:
         observed.prims[observed.phase].update(e.prim.name for e in region.eqns)
@@ -125,7 +127,9 @@ def assert_same(got: Any, expected: Any, where: str) -> None:
         assert (got.dtype, got.shape) == (expected.dtype, expected.shape), (
             f"{where}: got {got.dtype}{list(got.shape)}, eager gives {expected.dtype}{list(expected.shape)}"
         )
-        torch.testing.assert_close(got, expected, equal_nan=True, msg=lambda m: f"{where}: {m}", **TOL.get(expected.dtype, {}))
+        torch.testing.assert_close(
+            got, expected, equal_nan=True, msg=lambda m: f"{where}: {m}", **TOL.get(expected.dtype, {})
+        )
     elif isinstance(expected, (tuple, list)):
         assert isinstance(got, (tuple, list)) and len(got) == len(expected), f"{where}: {got!r} vs {expected!r}"
         for i, (g, e) in enumerate(zip(got, expected)):
@@ -156,8 +160,15 @@ def _eager(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
         return fn(*args)
 
 
-def check_calls(f: Any, fn: Callable[..., Any], calls: Sequence[Sequence[Any]], where: str, observed: Observed,
-                grad: bool = True, expanded: bool = False) -> int:
+def check_calls(
+    f: Any,
+    fn: Callable[..., Any],
+    calls: Sequence[Sequence[Any]],
+    where: str,
+    observed: Observed,
+    grad: bool = True,
+    expanded: bool = False,
+) -> int:
     """Run each call jitted and eagerly; compare outputs and (``grad``) every input gradient
     for a random cotangent, or (``expanded``) the expanded ones ``out.sum().backward()``
     hands each output: a new layout, whose dims are broadcast dims of the backward fusion.
@@ -222,135 +233,311 @@ def _semantic_cases() -> dict[str, tuple[Callable[[Any, list[Any]], None], list[
         # uniform/normal: nvFuser's Philox numbers are not reproducible on CPU; what holds
         # for any stream: uniform samples lie in [low, high), normal samples are finite
         "uniform_in_bounds": (
-            lambda fd, t: out(fd, (lambda u: fd.ops.logical_and(fd.ops.ge(u, 2.0), fd.ops.lt(u, 5.0)))(
-                fd.ops.uniform(fd.define_scalar(2.0), fd.define_scalar(5.0), [3, 4],
-                               rng_seed=fd.define_scalar(7), rng_offset=fd.define_scalar(1), dtype=DT.Float))),
-            [], lambda: torch.ones(3, 4, dtype=torch.bool)),
+            lambda fd, t: out(
+                fd,
+                (lambda u: fd.ops.logical_and(fd.ops.ge(u, 2.0), fd.ops.lt(u, 5.0)))(
+                    fd.ops.uniform(
+                        fd.define_scalar(2.0),
+                        fd.define_scalar(5.0),
+                        [3, 4],
+                        rng_seed=fd.define_scalar(7),
+                        rng_offset=fd.define_scalar(1),
+                        dtype=DT.Float,
+                    )
+                ),
+            ),
+            [],
+            lambda: torch.ones(3, 4, dtype=torch.bool),
+        ),
         "normal_is_finite": (
-            lambda fd, t: out(fd, fd.ops.isfinite(
-                fd.ops.normal(fd.define_scalar(0.0), fd.define_scalar(1.0), [3, 4],
-                              rng_seed=fd.define_scalar(7), rng_offset=fd.define_scalar(2), dtype=DT.Float))),
-            [], lambda: torch.ones(3, 4, dtype=torch.bool)),
+            lambda fd, t: out(
+                fd,
+                fd.ops.isfinite(
+                    fd.ops.normal(
+                        fd.define_scalar(0.0),
+                        fd.define_scalar(1.0),
+                        [3, 4],
+                        rng_seed=fd.define_scalar(7),
+                        rng_offset=fd.define_scalar(2),
+                        dtype=DT.Float,
+                    )
+                ),
+            ),
+            [],
+            lambda: torch.ones(3, 4, dtype=torch.bool),
+        ),
         # set: a copy of its operand (the lowering of clone, contiguous and stop_gradient)
         "set_is_a_copy": (lambda fd, t: out(fd, fd.ops.mul(fd.ops.set(t[0]), t[1])), [x, y], lambda a, b: a * b),
         # test_python_frontend.py: test_cast_double_to_half
         "cast_double_to_half": (
-            lambda fd, t: out(fd, fd.ops.cast(fd.ops.relu(fd.ops.add(fd.ops.cast(t[0], DT.Half), fd.ops.cast(t[1], DT.Half))), DT.Half)),
-            [torch.randn(2, 4, dtype=torch.float64), torch.randn(2, 4, dtype=torch.float64)], lambda a, b: torch.relu(a.half() + b.half())),
+            lambda fd, t: out(
+                fd,
+                fd.ops.cast(fd.ops.relu(fd.ops.add(fd.ops.cast(t[0], DT.Half), fd.ops.cast(t[1], DT.Half))), DT.Half),
+            ),
+            [torch.randn(2, 4, dtype=torch.float64), torch.randn(2, 4, dtype=torch.float64)],
+            lambda a, b: torch.relu(a.half() + b.half()),
+        ),
         # test_squeeze (sizes [1, 4, 1] and [2, 1, 4]); squeeze removes size-1 dims
         "squeeze_sum_mul": (
-            lambda fd, t: out(fd, fd.ops.mul(fd.ops.mul(t[0], fd.ops.squeeze(t[1], [0, -1])), fd.ops.sum(fd.ops.squeeze(t[2], [-2]), [0]))),
+            lambda fd, t: out(
+                fd,
+                fd.ops.mul(
+                    fd.ops.mul(t[0], fd.ops.squeeze(t[1], [0, -1])), fd.ops.sum(fd.ops.squeeze(t[2], [-2]), [0])
+                ),
+            ),
             [torch.randn(4), torch.randn(1, 4, 1), torch.randn(2, 1, 4)],
-            lambda a, b, c: a * b.squeeze(0).squeeze(-1) * c.squeeze(-2).sum(0)),
+            lambda a, b, c: a * b.squeeze(0).squeeze(-1) * c.squeeze(-2).sum(0),
+        ),
         # test_expand: expand a [1, 1, 4] tensor to [2, 3, 4]; broadcast_in_dim as expand
         # (test_broadcast_in_dim_no_redundant_set)
         "broadcast_in_dim": (
-            lambda fd, t: out(fd, fd.ops.mul(fd.ops.broadcast_in_dim(t[0], [fd.ops.size(t[1], d) for d in range(3)], [0, 1, 2]), t[1]),
-                              fd.ops.broadcast_in_dim(t[2], [2, 3, 4], [2])),
+            lambda fd, t: out(
+                fd,
+                fd.ops.mul(fd.ops.broadcast_in_dim(t[0], [fd.ops.size(t[1], d) for d in range(3)], [0, 1, 2]), t[1]),
+                fd.ops.broadcast_in_dim(t[2], [2, 3, 4], [2]),
+            ),
             [torch.randn(1, 1, 4), torch.randn(2, 3, 4), torch.randn(4)],
-            lambda a, b, c: (a.expand(2, 3, 4) * b, c.expand(2, 3, 4))),
+            lambda a, b, c: (a.expand(2, 3, 4) * b, c.expand(2, 3, 4)),
+        ),
         "broadcast": (
             lambda fd, t: out(fd, fd.ops.add(fd.ops.broadcast(t[0], [True, False, True]), t[1])),
-            [torch.randn(3), torch.randn(2, 3, 4)], lambda a, b: a[None, :, None] + b),
+            [torch.randn(3), torch.randn(2, 3, 4)],
+            lambda a, b: a[None, :, None] + b,
+        ),
         # test_index_select (dims 0 and 1)
         "cumsum": (
             lambda fd, t: out(fd, fd.ops.cumsum(t[0], 1), fd.ops.cumsum(t[1], 0)),
-            [torch.randn(4, 6), torch.randn(5, 3, dtype=torch.float64)], lambda a, b: (torch.cumsum(a, 1), torch.cumsum(b, 0))),
+            [torch.randn(4, 6), torch.randn(5, 3, dtype=torch.float64)],
+            lambda a, b: (torch.cumsum(a, 1), torch.cumsum(b, 0)),
+        ),
         "index_select": (
-            lambda fd, t: out(fd, fd.ops.index_select(fd.ops.add(t[0], t[1]), t[2], 0), fd.ops.index_select(t[0], t[2], 1)),
-            [torch.randn(8, 16), torch.randn(8, 16), idx], lambda a, b, i: (torch.index_select(a + b, 0, i), torch.index_select(a, 1, i))),
+            lambda fd, t: out(
+                fd, fd.ops.index_select(fd.ops.add(t[0], t[1]), t[2], 0), fd.ops.index_select(t[0], t[2], 1)
+            ),
+            [torch.randn(8, 16), torch.randn(8, 16), idx],
+            lambda a, b, i: (torch.index_select(a + b, 0, i), torch.index_select(a, 1, i)),
+        ),
         # test_where: pred, a, b of mixed float dtypes -> torch.where
         "where_dtypes": (
             lambda fd, t: out(fd, fd.ops.where(t[0], t[1], t[2]), fd.ops.where(t[0], t[1], 2.5)),
             [torch.rand(5) > 0.5, torch.randn(5, dtype=torch.float16), torch.randn(5)],
-            lambda p, a, b: (torch.where(p, a, b), torch.where(p, a, 2.5))),
+            lambda p, a, b: (torch.where(p, a, b), torch.where(p, a, 2.5)),
+        ),
         # test_slice: x[:, 1:, 2:] of a [2, 5, 10] tensor
         "slice": (
             lambda fd, t: out(fd, fd.ops.slice(t[0], [0, 1, 2], [2, 5, 10], [1, 1, 1])),
-            [torch.randn(2, 5, 10)], lambda a: a[:, 1:, 2:]),
+            [torch.randn(2, 5, 10)],
+            lambda a: a[:, 1:, 2:],
+        ),
         # test_iota: iota(2, 0, 2, Int) = [0, 2]; iota(3, 100, 1, Int32) = [100, 101, 102]
         "iota": (
-            lambda fd, t: out(fd, fd.ops.iota(fd.define_scalar(2), fd.define_scalar(0), fd.define_scalar(2), DT.Int),
-                              fd.ops.iota(fd.define_scalar(3), fd.define_scalar(100), fd.define_scalar(1), DT.Int32)),
-            [], lambda: (torch.tensor([0, 2]), torch.tensor([100, 101, 102], dtype=torch.int32))),
+            lambda fd, t: out(
+                fd,
+                fd.ops.iota(fd.define_scalar(2), fd.define_scalar(0), fd.define_scalar(2), DT.Int),
+                fd.ops.iota(fd.define_scalar(3), fd.define_scalar(100), fd.define_scalar(1), DT.Int32),
+            ),
+            [],
+            lambda: (torch.tensor([0, 2]), torch.tensor([100, 101, 102], dtype=torch.int32)),
+        ),
         # test_pad: pad widths are F.pad's (last dim first); a value other than 0
         "pad": (
-            lambda fd, t: out(fd, fd.ops.pad(t[0], [1, 1, 1, 1]), fd.ops.pad(t[0], [0, 0, 2, 3]), fd.ops.pad(t[0], [2, 3], fd.define_scalar(2.0)),
-                              fd.ops.pad(t[0], [2, 3, 0, 0, 0, 0])),
+            lambda fd, t: out(
+                fd,
+                fd.ops.pad(t[0], [1, 1, 1, 1]),
+                fd.ops.pad(t[0], [0, 0, 2, 3]),
+                fd.ops.pad(t[0], [2, 3], fd.define_scalar(2.0)),
+                fd.ops.pad(t[0], [2, 3, 0, 0, 0, 0]),
+            ),
             [torch.randn(1, 2, 3)],
-            lambda a: (F.pad(a, [1, 1, 1, 1]), F.pad(a, [0, 0, 2, 3]), F.pad(a, [2, 3], value=2.0), F.pad(a, [2, 3, 0, 0, 0, 0]))),
+            lambda a: (
+                F.pad(a, [1, 1, 1, 1]),
+                F.pad(a, [0, 0, 2, 3]),
+                F.pad(a, [2, 3], value=2.0),
+                F.pad(a, [2, 3, 0, 0, 0, 0]),
+            ),
+        ),
         # test_cat
         "cat": (
             lambda fd, t: out(fd, fd.ops.cat([t[0], t[1]], 1), fd.ops.cat([t[0], t[2]], 0)),
             [torch.randn(2, 4), torch.randn(2, 3), torch.randn(4, 4)],
-            lambda a, b, c: (torch.cat([a, b], 1), torch.cat([a, c], 0))),
+            lambda a, b, c: (torch.cat([a, b], 1), torch.cat([a, c], 0)),
+        ),
         # test_var_correction / test_var_mean_correction: torch.var(_mean)(x, [-1], correction=c)
         "var_correction": (
-            lambda fd, t: out(fd, *(fd.ops.var(t[0], [-1], c) for c in (0, 1)), *fd.ops.var_mean(t[0], [-1], 1), fd.ops.var(t[0], [0, 2], 0, True)),
+            lambda fd, t: out(
+                fd,
+                *(fd.ops.var(t[0], [-1], c) for c in (0, 1)),
+                *fd.ops.var_mean(t[0], [-1], 1),
+                fd.ops.var(t[0], [0, 2], 0, True),
+            ),
             [torch.randn(2, 2, 3)],
-            lambda a: (a.var([-1], correction=0), a.var([-1], correction=1), *torch.var_mean(a, [-1], correction=1), a.var([0, 2], correction=0, keepdim=True))),
+            lambda a: (
+                a.var([-1], correction=0),
+                a.var([-1], correction=1),
+                *torch.var_mean(a, [-1], correction=1),
+                a.var([0, 2], correction=0, keepdim=True),
+            ),
+        ),
         # test_expanded_reduction: the sum of an expanded [2, 3] view of a scalar
         "expanded_reduction": (
             lambda fd, t: out(fd, fd.ops.sum(t[0], [0], False), fd.ops.sum(t[0], [0], True)),
-            [torch.tensor(1.5).as_strided((2, 3), (0, 0))], lambda a: (a.sum(0), a.sum(0, keepdim=True))),
+            [torch.tensor(1.5).as_strided((2, 3), (0, 0))],
+            lambda a: (a.sum(0), a.sum(0, keepdim=True)),
+        ),
         # sum's docstring: dtype casts before the reduction; integers and bools reduce in Int
         "sum_dtype": (
-            lambda fd, t: out(fd, fd.ops.sum(t[0], [1], False, DT.Double), fd.ops.sum(t[1], [0]), fd.ops.prod(t[2], [0, 1], True)),
-            [x.float(), i64, x[0]], lambda a, b, c: (a.double().sum(1), b.sum(0), c.prod(1, keepdim=True).prod(0, keepdim=True))),
+            lambda fd, t: out(
+                fd, fd.ops.sum(t[0], [1], False, DT.Double), fd.ops.sum(t[1], [0]), fd.ops.prod(t[2], [0, 1], True)
+            ),
+            [x.float(), i64, x[0]],
+            lambda a, b, c: (a.double().sum(1), b.sum(0), c.prod(1, keepdim=True).prod(0, keepdim=True)),
+        ),
         # max/min reductions and maximum/minimum propagate NaN (runtime/helpers.cu: max, min)
         "nan_propagation": (
-            lambda fd, t: out(fd, fd.ops.max(t[0], [1]), fd.ops.min(t[0], [0], True), fd.ops.maximum(t[0], 0.0), fd.ops.minimum(t[0], t[0])),
-            [nan_x], lambda a: (a.amax(1), a.amin(0, keepdim=True), torch.maximum(a, torch.tensor(0.0)), torch.minimum(a, a))),
+            lambda fd, t: out(
+                fd,
+                fd.ops.max(t[0], [1]),
+                fd.ops.min(t[0], [0], True),
+                fd.ops.maximum(t[0], 0.0),
+                fd.ops.minimum(t[0], t[0]),
+            ),
+            [nan_x],
+            lambda a: (a.amax(1), a.amin(0, keepdim=True), torch.maximum(a, torch.tensor(0.0)), torch.minimum(a, a)),
+        ),
         # remainder: fmod, then the sign of the divisor (runtime/helpers.cu); div: C++ `/`
         # (the docstring: "truncated towards zero"), truediv: floating point
         "remainder_div": (
-            lambda fd, t: out(fd, fd.ops.remainder(t[0], -1.25), fd.ops.div(t[1], fd.define_scalar(3)), fd.ops.truediv(t[1], fd.define_scalar(3)), fd.ops.div(t[0], t[0])),
-            [x, i64], lambda a, b: (torch.remainder(a, -1.25), torch.div(b, 3, rounding_mode="trunc"), (b / 3).float(), a / a)),
+            lambda fd, t: out(
+                fd,
+                fd.ops.remainder(t[0], -1.25),
+                fd.ops.div(t[1], fd.define_scalar(3)),
+                fd.ops.truediv(t[1], fd.define_scalar(3)),
+                fd.ops.div(t[0], t[0]),
+            ),
+            [x, i64],
+            lambda a, b: (torch.remainder(a, -1.25), torch.div(b, 3, rounding_mode="trunc"), (b / 3).float(), a / a),
+        ),
         # lerp: runtime/helpers.cu's two-sided formula; equal to torch.lerp within an ulp
         "lerp": (
-            lambda fd, t: out(fd, fd.ops.lerp(t[0], t[1], 0.25), fd.ops.lerp(t[0], t[1], 0.75), fd.ops.lerp(t[0], t[1], t[2])),
-            [x, y, torch.rand(2, 3, 4)], lambda a, b, w: (torch.lerp(a, b, 0.25), torch.lerp(a, b, 0.75), torch.lerp(a, b, w))),
+            lambda fd, t: out(
+                fd, fd.ops.lerp(t[0], t[1], 0.25), fd.ops.lerp(t[0], t[1], 0.75), fd.ops.lerp(t[0], t[1], t[2])
+            ),
+            [x, y, torch.rand(2, 3, 4)],
+            lambda a, b, w: (torch.lerp(a, b, 0.25), torch.lerp(a, b, 0.75), torch.lerp(a, b, w)),
+        ),
         # type promotion: half op half computes in float (nvFuser's result dtype is Float);
         # half * double scalar is Float; int * double scalar is Double
         "promotion": (
-            lambda fd, t: out(fd, fd.ops.add(t[0], t[0]), fd.ops.mul(t[0], fd.define_scalar(0.1)), fd.ops.mul(t[1], fd.define_scalar(0.5)),
-                              fd.ops.exp(t[1]), fd.ops.neg(t[1])),
-            [h, i64], lambda a, b: (a.float() + a.float(), a.float() * 0.1, b.double() * 0.5, b.exp(), -b)),
+            lambda fd, t: out(
+                fd,
+                fd.ops.add(t[0], t[0]),
+                fd.ops.mul(t[0], fd.define_scalar(0.1)),
+                fd.ops.mul(t[1], fd.define_scalar(0.5)),
+                fd.ops.exp(t[1]),
+                fd.ops.neg(t[1]),
+            ),
+            [h, i64],
+            lambda a, b: (a.float() + a.float(), a.float() * 0.1, b.double() * 0.5, b.exp(), -b),
+        ),
         "reshape_permute_full": (
-            lambda fd, t: out(fd, fd.ops.permute(fd.ops.reshape(t[0], [fd.ops.size(t[0], 0), 12]), [1, 0]),
-                              fd.ops.full([2, fd.ops.size(t[0], 1)], fd.define_scalar(1.5), DT.Half)),
-            [x], lambda a: (a.reshape(2, 12).permute(1, 0), torch.full((2, 3), 1.5, dtype=torch.float16))),
+            lambda fd, t: out(
+                fd,
+                fd.ops.permute(fd.ops.reshape(t[0], [fd.ops.size(t[0], 0), 12]), [1, 0]),
+                fd.ops.full([2, fd.ops.size(t[0], 1)], fd.define_scalar(1.5), DT.Half),
+            ),
+            [x],
+            lambda a: (a.reshape(2, 12).permute(1, 0), torch.full((2, 3), 1.5, dtype=torch.float16)),
+        ),
         "matmul": (
             lambda fd, t: out(fd, fd.ops.matmul(t[0], t[1]), fd.ops.matmul(t[2], t[3])),
             [torch.randn(3, 4, 5), torch.randn(5, 2), h, torch.randn(5, 3, dtype=torch.float16)],
-            lambda a, b, c, d: (a @ b, c @ d)),
+            lambda a, b, c, d: (a @ b, c @ d),
+        ),
         "linear": (
             lambda fd, t: out(fd, fd.ops.linear(t[0], t[1], t[2]), fd.ops.linear(t[3], t[4])),
-            [torch.randn(3, 4, 5), torch.randn(2, 5), torch.randn(2), torch.randn(4, 5, dtype=torch.float16),
-             torch.randn(3, 5, dtype=torch.float16)],
-            lambda a, b, bias, c, d: (F.linear(a, b, bias), F.linear(c, d))),
+            [
+                torch.randn(3, 4, 5),
+                torch.randn(2, 5),
+                torch.randn(2),
+                torch.randn(4, 5, dtype=torch.float16),
+                torch.randn(3, 5, dtype=torch.float16),
+            ],
+            lambda a, b, bias, c, d: (F.linear(a, b, bias), F.linear(c, d)),
+        ),
         # scalar arithmetic on sizes (the lowerings' counts and end indices)
         "size_arithmetic": (
-            lambda fd, t: out(fd, fd.ops.iota(fd.ops.size(t[0], 1), fd.ops.sub(fd.ops.size(t[0], 1), 1), -1),
-                              fd.ops.div(t[0], fd.ops.mul(fd.ops.size(t[0], 0), fd.ops.size(t[0], 2)))),
-            [x], lambda a: (torch.arange(2, -1, -1), a / 8)),
+            lambda fd, t: out(
+                fd,
+                fd.ops.iota(fd.ops.size(t[0], 1), fd.ops.sub(fd.ops.size(t[0], 1), 1), -1),
+                fd.ops.div(t[0], fd.ops.mul(fd.ops.size(t[0], 0), fd.ops.size(t[0], 2))),
+            ),
+            [x],
+            lambda a: (torch.arange(2, -1, -1), a / 8),
+        ),
         "logical": (
-            lambda fd, t: out(fd, fd.ops.logical_not(t[0]), fd.ops.logical_and(t[0], fd.ops.gt(t[0], 0.0)), fd.ops.logical_or(t[1], t[1]),
-                              fd.ops.isinf(t[0]), fd.ops.isnan(t[0]), fd.ops.isfinite(t[0]), fd.ops.sign(t[0])),
-            [nan_x, i64], lambda a, b: (~a.bool(), a.bool() & (a > 0), b.bool() | b.bool(), a.isinf(), a.isnan(), a.isfinite(), a.sign())),
+            lambda fd, t: out(
+                fd,
+                fd.ops.logical_not(t[0]),
+                fd.ops.logical_and(t[0], fd.ops.gt(t[0], 0.0)),
+                fd.ops.logical_or(t[1], t[1]),
+                fd.ops.isinf(t[0]),
+                fd.ops.isnan(t[0]),
+                fd.ops.isfinite(t[0]),
+                fd.ops.sign(t[0]),
+            ),
+            [nan_x, i64],
+            lambda a, b: (
+                ~a.bool(),
+                a.bool() & (a > 0),
+                b.bool() | b.bool(),
+                a.isinf(),
+                a.isnan(),
+                a.isfinite(),
+                a.sign(),
+            ),
+        ),
     }
-    for name in ("neg", "abs", "exp", "exp2", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "reciprocal",
-                 "sin", "cos", "tan", "tanh", "sigmoid", "relu", "silu", "erf", "floor", "ceil", "round", "trunc"):
+    for name in (
+        "neg",
+        "abs",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "silu",
+        "erf",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+    ):
         fn = getattr(torch, name, None) or getattr(F, name)
         # half operands compute in float32; nvFuser's result is Float, or Half for the ops
         # that keep their input's dtype
         keeps = torch.float16 if name in ("abs", "relu", "silu", "floor", "ceil", "round", "trunc") else torch.float32
-        cases[name] = (unary(name), [x.abs() + 0.5 if name.startswith(("log", "sqrt", "rsqrt")) else x * 2, h.abs() + 0.5],
-                       lambda a, b, fn=fn, keeps=keeps: (fn(a), fn(b.float()).to(keeps)))
+        cases[name] = (
+            unary(name),
+            [x.abs() + 0.5 if name.startswith(("log", "sqrt", "rsqrt")) else x * 2, h.abs() + 0.5],
+            lambda a, b, fn=fn, keeps=keeps: (fn(a), fn(b.float()).to(keeps)),
+        )
     for name in ("add", "sub", "mul", "pow", "atan2", "eq", "ne", "lt", "le", "gt", "ge"):
         fn = getattr(torch, name)
-        cases[name] = (lambda fd, t, name=name: out(fd, getattr(fd.ops, name)(t[0], t[1]), getattr(fd.ops, name)(t[0], 1.5)),
-                       [x.abs() + 0.1, y], lambda a, b, fn=fn: (fn(a, b), fn(a, torch.tensor(1.5))))
+        cases[name] = (
+            lambda fd, t, name=name: out(fd, getattr(fd.ops, name)(t[0], t[1]), getattr(fd.ops, name)(t[0], 1.5)),
+            [x.abs() + 0.1, y],
+            lambda a, b, fn=fn: (fn(a, b), fn(a, torch.tensor(1.5))),
+        )
     return cases
 
 
@@ -408,7 +595,9 @@ def test_regression_low_precision_sum_accumulates_in_float(dtype: torch.dtype) -
     reduces in float32, as torch does, and so does the backward's unbroadcast sum."""
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(half_sum_fn, backend="nvfuser")
-        check_calls(f, half_sum_fn, [[torch.ones(4096, 2, dtype=dtype)], [torch.rand(3000, 2, dtype=dtype)]], "sum", observed)
+        check_calls(
+            f, half_sum_fn, [[torch.ones(4096, 2, dtype=dtype)], [torch.rand(3000, 2, dtype=dtype)]], "sum", observed
+        )
     assert "sum" in observed.prims["forward"] | observed.prims["backward"]
 
 
@@ -422,7 +611,9 @@ def test_regression_matmul_with_an_expanded_cotangent(dtype: torch.dtype) -> Non
     along the contracted dim, which nvFuser's matmul refuses ("K should be broadcast in both A
     and B, or neither") while the fusion is defined, so every such backward crashed. The
     lowering now multiplies and sums when exactly one operand's K is broadcast."""
-    calls = [[torch.randn(n, 4, dtype=dtype), torch.randn(4, 3, dtype=dtype), v] for n, v in ((5, 0.5), (5, 2.0), (9, 1.5))]
+    calls = [
+        [torch.randn(n, 4, dtype=dtype), torch.randn(4, 3, dtype=dtype), v] for n, v in ((5, 0.5), (5, 2.0), (9, 1.5))
+    ]
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(matmul_reduced_fn, backend="nvfuser")
         check_calls(f, matmul_reduced_fn, calls, "matmul backward", observed)
@@ -503,7 +694,10 @@ def _batched(args: Sequence[Any], batch: int, generic: Sequence[int] | None) -> 
 
 def _with_scalars(args: Sequence[Any], k: int) -> list[Any]:
     floats = [i for i, a in enumerate(args) if isinstance(a, float)]
-    return [S_VALUES[(k + floats.index(i)) % len(S_VALUES)] * (1 + 0.5 * floats.index(i)) if i in floats else a for i, a in enumerate(args)]
+    return [
+        S_VALUES[(k + floats.index(i)) % len(S_VALUES)] * (1 + 0.5 * floats.index(i)) if i in floats else a
+        for i, a in enumerate(args)
+    ]
 
 
 def _recordings() -> set[str]:
@@ -585,8 +779,19 @@ def test_integer_arange_is_interpreted() -> None:
 
 
 def special_values_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
-    return (torch.logsumexp(a, 1), torch.softmax(a * s, 1), torch.log_softmax(a, 1), a.amax(1), a.amin(0),
-            a.sum(1), a.mean(1), a.var(1), torch.clamp(a, -s, s), torch.maximum(a, a.flip(1)), a.abs() ** s)
+    return (
+        torch.logsumexp(a, 1),
+        torch.softmax(a * s, 1),
+        torch.log_softmax(a, 1),
+        a.amax(1),
+        a.amin(0),
+        a.sum(1),
+        a.mean(1),
+        a.var(1),
+        torch.clamp(a, -s, s),
+        torch.maximum(a, a.flip(1)),
+        a.abs() ** s,
+    )
 
 
 def test_special_values_match_eager() -> None:
@@ -610,8 +815,17 @@ def test_non_contiguous_inputs_match_eager() -> None:
     a, b = torch.randn(6, 5), torch.randn(5, 6)
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(layout_fn, backend="nvfuser")
-        check_calls(f, layout_fn, [[a, b.t().contiguous(), 0.5], [a.t().contiguous().t(), b.t(), 1.5],
-                                   [a, torch.randn(1, 5).expand(6, 5), 0.25]], "layouts", observed)
+        check_calls(
+            f,
+            layout_fn,
+            [
+                [a, b.t().contiguous(), 0.5],
+                [a.t().contiguous().t(), b.t(), 1.5],
+                [a, torch.randn(1, 5).expand(6, 5), 0.25],
+            ],
+            "layouts",
+            observed,
+        )
     assert len(observed.fusions) > 1  # one per layout
 
 
@@ -637,10 +851,22 @@ def norm_chain(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: DynamicFloa
 
 
 CHAINS: dict[str, tuple[Callable[..., Any], Callable[[int, torch.dtype], list[torch.Tensor]], tuple[float, ...]]] = {
-    "scale_bias_gelu": (gelu_chain, lambda n, dt: [torch.randn(n, 64, dtype=dt), torch.randn(64, dtype=dt)], (0.5, 2.0)),
+    "scale_bias_gelu": (
+        gelu_chain,
+        lambda n, dt: [torch.randn(n, 64, dtype=dt), torch.randn(64, dtype=dt)],
+        (0.5, 2.0),
+    ),
     "softmax": (softmax_chain, lambda n, dt: [torch.randn(n, 64, dtype=dt)], (0.125, 3.0)),
-    "layer_norm": (layer_norm_chain, lambda n, dt: [torch.randn(n, 64, dtype=dt), torch.randn(64, dtype=dt), torch.randn(64, dtype=dt)], (1e-5, 0.5)),
-    "norm_chain": (norm_chain, lambda n, dt: [torch.randn(n, 16, dtype=dt), torch.randn(16, dtype=dt), torch.randn(16, dtype=dt)], (0.75, 1e-5)),
+    "layer_norm": (
+        layer_norm_chain,
+        lambda n, dt: [torch.randn(n, 64, dtype=dt), torch.randn(64, dtype=dt), torch.randn(64, dtype=dt)],
+        (1e-5, 0.5),
+    ),
+    "norm_chain": (
+        norm_chain,
+        lambda n, dt: [torch.randn(n, 16, dtype=dt), torch.randn(16, dtype=dt), torch.randn(16, dtype=dt)],
+        (0.75, 1e-5),
+    ),
 }
 
 
@@ -649,7 +875,10 @@ def chain_report(name: str, dtype: torch.dtype) -> Report:
     torch.manual_seed(0)
     fn, make, values = CHAINS[name]
     n_scalars = len([p for p in fn.__annotations__.values() if p in ("DynamicFloat", DynamicFloat)])
-    calls = [[*make(batch, dtype), *([v] if n_scalars == 1 else [v, values[1]])] for batch, v in ((6, values[0]), (6, values[1]), (40, values[0] * 1.5))]
+    calls = [
+        [*make(batch, dtype), *([v] if n_scalars == 1 else [v, values[1]])]
+        for batch, v in ((6, values[0]), (6, values[1]), (40, values[0] * 1.5))
+    ]
     # In low precision, eager's fused layer_norm backward rounds once where the decomposed
     # trace rounds after each op (a bf16 weight-grad differs by 4%): the reference is then the
     # same trace run by symscalar's torch backend, which isolates the lowering's error.
@@ -663,7 +892,9 @@ def chain_report(name: str, dtype: torch.dtype) -> Report:
         if dtype not in LOW_DTYPES:
             # (in low precision the expanded cotangent makes norm_chain's input gradient the
             # cancellation 1 - 16 softmax + 16 softmax: rounding noise of either backend)
-            n += check_calls(f, reference, calls[-1:], f"{name} [{dtype}] (expanded cotangent)", observed, expanded=True)
+            n += check_calls(
+                f, reference, calls[-1:], f"{name} [{dtype}] (expanded cotangent)", observed, expanded=True
+            )
         return report(f"{name} [{dtype}]", n, observed)
 
 
@@ -681,7 +912,11 @@ def hazard_report(index: int, dtype: torch.dtype) -> Report:
     calls = [[a.detach().to(dtype) if isinstance(a, torch.Tensor) else a for a in args] for args in case.calls]
     with interpreted_nvfuser() as observed:
         f = symscalar.jit(case.fn, backend="nvfuser", dynamic=case.dynamic, static=case.static)
-        reference = case.fn if dtype not in LOW_DTYPES else symscalar.jit(case.fn, backend="torch", dynamic=case.dynamic, static=case.static)
+        reference = (
+            case.fn
+            if dtype not in LOW_DTYPES
+            else symscalar.jit(case.fn, backend="torch", dynamic=case.dynamic, static=case.static)
+        )
         n = check_calls(f, reference, calls, f"hazard {case.name} [{dtype}]", observed)
         return report(f"hazard {case.name} [{dtype}]", n, observed)
 
@@ -707,7 +942,13 @@ def opinfo_calls() -> dict[str, list[support.Call]]:
         if stem in by_stem or support.spelling_name(func).startswith("torch.Tensor."):
             continue
         calls = [c for c in support.calls_for(func) if isinstance(c, support.Call)]
-        floats = [c for c in calls if any(isinstance(t, torch.Tensor) and t.dtype.is_floating_point for t in support.leaves((c.args, c.kwargs)))]
+        floats = [
+            c
+            for c in calls
+            if any(
+                isinstance(t, torch.Tensor) and t.dtype.is_floating_point for t in support.leaves((c.args, c.kwargs))
+            )
+        ]
         float_ids = {id(c) for c in floats}
         chosen = (floats + [c for c in calls if id(c) not in float_ids])[:OPINFO_PER_OP]
         if chosen:
@@ -748,7 +989,9 @@ def opinfo_report() -> Report:
                 checked += 1
                 prims["forward"] |= observed.prims["forward"]
                 ops |= _recordings()
-    assert not failures, f"{len(failures)} OpInfo samples differ from eager through the interpreter:\n" + "\n".join(failures)
+    assert not failures, f"{len(failures)} OpInfo samples differ from eager through the interpreter:\n" + "\n".join(
+        failures
+    )
     return Report("opinfo", checked, dict(prims), ops, set())
 
 
@@ -764,7 +1007,11 @@ def test_opinfo_samples_match_eager() -> None:
 def all_reports() -> list[Report]:
     reports = [lowered_case_report(p.values[0], p.values[1]) for p in LOWERED_PARAMS]
     reports += [chain_report(name, dtype) for name in CHAINS for dtype in (torch.float32, *LOW_DTYPES)]
-    reports += [hazard_report(i, dtype) for i in range(len(hazards.CASES)) for dtype in (torch.float64, torch.float32, torch.float16)]
+    reports += [
+        hazard_report(i, dtype)
+        for i in range(len(hazards.CASES))
+        for dtype in (torch.float64, torch.float32, torch.float16)
+    ]
     reports.append(opinfo_report())
     return reports
 
@@ -781,7 +1028,7 @@ UNSAMPLED: dict[str, str] = {
 # gradients compared with torch.autograd); the test fails if no backward fusion holds them.
 BACKWARD_ONLY: dict[str, str] = {
     "gelu_backward": "gelu's vjp: in the backward fusions of the gelu cases (its own vjp, a double "
-                     "backward, by gradgradcheck in tests/test_fused_kernels.py)",
+    "backward, by gradgradcheck in tests/test_fused_kernels.py)",
 }
 
 
@@ -794,7 +1041,9 @@ def test_every_lowered_primitive_is_checked(capsys: pytest.CaptureFixture[str]) 
     assert not missing, f"lowered primitives no sample runs through a fusion: {sorted(missing)}; add a case"
     with_vjp = {n for n in lowered if PRIMITIVES[n] in VJPS}
     vjps = set().union(*(r.vjps for r in reports))
-    assert with_vjp - vjps - set(UNSAMPLED) - set(BACKWARD_ONLY) == set(), f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
+    assert with_vjp - vjps - set(UNSAMPLED) - set(BACKWARD_ONLY) == set(), (
+        f"vjps never checked through fusions: {sorted(with_vjp - vjps)}"
+    )
     calls = sum(r.calls for r in reports)
     pairs = sum(len(r.prims.get("forward", ())) + len(r.prims.get("backward", ())) for r in reports)
     with capsys.disabled():

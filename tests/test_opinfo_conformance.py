@@ -30,9 +30,9 @@ import pytest
 import torch
 
 import symscalar
-from symscalar.trace import ScalarVar
 from conformance import opinfo_support as support
 from conformance.opinfo_support import Call, Dyn, Skip
+from symscalar.trace import ScalarVar
 
 # Samples with a single element reduced with correction=1 warn in eager and in the trace alike.
 pytestmark = [
@@ -288,7 +288,9 @@ def test_static_parameter(case: tuple[Any, str]) -> None:
         pytest.fail(f"{_name(func)}: a dynamic {param!r} was accepted ({_describe(call)})")
     pytest.fail(
         f"no sample of {_name(func)} raised StaticValueRequiredError for a dynamic {param!r}; "
-        "errors: " + "; ".join(errors[:3]) if errors else f"no valid sample of {_name(func)}"
+        "errors: " + "; ".join(errors[:3])
+        if errors
+        else f"no valid sample of {_name(func)}"
     )
 
 
@@ -308,9 +310,7 @@ def test_ops_table_up_to_date() -> None:
     gen = _load_generator()
     table = gen.render_table()
     current = (ROOT / "docs" / "ops_table.md").read_text()
-    assert current == table, (
-        "docs/ops_table.md is stale: run `PYTHONPATH=. .venv/bin/python scripts/gen_op_table.py`"
-    )
+    assert current == table, "docs/ops_table.md is stale: run `PYTHONPATH=. .venv/bin/python scripts/gen_op_table.py`"
     readme = (ROOT / "README.md").read_text()
     assert "](docs/ops_table.md)" in readme, "README.md should link to docs/ops_table.md"
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("|---")]
@@ -365,7 +365,8 @@ def report(request: pytest.FixtureRequest) -> Any:
     by reason) and the OpInfos whose op symscalar does not support yet."""
     yield
     not_yet = sorted(
-        info.name for info in support.opinfos()
+        info.name
+        for info in support.opinfos()
         if (target := support.opinfo_callable(info)) is None or target not in symscalar.TORCH_FUNCTIONS
     )
     lines = ["", "OpInfo conformance (samples per torch spelling):"]

@@ -12,8 +12,15 @@ def D(*shape):  # noqa: N802 - reads like the math it tests
     return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
 
 
-MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
-                 ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5))]
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),
+    ((4,), (4, 5)),
+    ((3, 4), (4,)),
+    ((4,), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((3, 4), (2, 4, 5)),
+]
 
 
 @pytest.mark.parametrize("sa, sb", MATMUL_SHAPES)
@@ -25,7 +32,14 @@ def test_matmul_forward_and_gradcheck(sa, sb):
 
 
 @pytest.mark.parametrize(
-    "spelling", [lambda a, b: torch.mm(a, b), lambda a, b: a.mm(b), lambda a, b: torch.matmul(a, b), lambda a, b: a.matmul(b), lambda a, b: b.__rmatmul__(a)]
+    "spelling",
+    [
+        lambda a, b: torch.mm(a, b),
+        lambda a, b: a.mm(b),
+        lambda a, b: torch.matmul(a, b),
+        lambda a, b: a.matmul(b),
+        lambda a, b: b.__rmatmul__(a),
+    ],
 )
 def test_matmul_spellings(spelling):
     a, b = D(2, 3), D(3, 4)

@@ -27,13 +27,22 @@ def jitted(f: Callable[..., Any], n: int, dynamic: tuple[int, ...] = ()) -> Any:
     """``symscalar.jit`` of ``f`` with ``n`` positional parameters; those at ``dynamic`` are
     dynamic numbers (the others: tensors, or static numbers)."""
     if n == 1:
-        def fn(a0): return f(a0)  # noqa: E704
+
+        def fn(a0):
+            return f(a0)
     elif n == 2:
-        def fn(a0, a1): return f(a0, a1)  # noqa: E704
+
+        def fn(a0, a1):
+            return f(a0, a1)
     elif n == 3:
-        def fn(a0, a1, a2): return f(a0, a1, a2)  # noqa: E704
+
+        def fn(a0, a1, a2):
+            return f(a0, a1, a2)
     else:
-        def fn(a0, a1, a2, a3): return f(a0, a1, a2, a3)  # noqa: E704
+
+        def fn(a0, a1, a2, a3):
+            return f(a0, a1, a2, a3)
+
     return symscalar.jit(fn, dynamic=[f"a{i}" for i in dynamic])
 
 
@@ -139,61 +148,109 @@ FLOATS = [torch.float32, torch.float64]
 # unary ops: name -> (input domain, differentiable, accepts an integer tensor in torch)
 
 UNARY: dict[str, tuple[str, bool]] = {
-    "abs": ("any", True), "exp": ("any", True), "exp2": ("any", True), "expm1": ("any", True),
-    "log": ("pos", True), "log1p": ("pos", True), "log2": ("pos", True), "sqrt": ("pos", True),
-    "rsqrt": ("pos", True), "reciprocal": ("any", True), "sin": ("any", True),
-    "cos": ("any", True), "tan": ("unit", True), "tanh": ("any", True), "sigmoid": ("any", True),
-    "relu": ("any", True), "silu": ("any", True), "gelu": ("any", True),
-    "gelu_tanh": ("any", True), "erf": ("any", True), "floor": ("any", True),
-    "ceil": ("any", True), "round": ("any", True), "round_decimals": ("any", True),
-    "sign": ("any", True), "neg": ("any", True), "isnan": ("any", False),
-    "isfinite": ("any", False), "logical_not": ("any", False), "conj": ("any", True),
+    "abs": ("any", True),
+    "exp": ("any", True),
+    "exp2": ("any", True),
+    "expm1": ("any", True),
+    "log": ("pos", True),
+    "log1p": ("pos", True),
+    "log2": ("pos", True),
+    "sqrt": ("pos", True),
+    "rsqrt": ("pos", True),
+    "reciprocal": ("any", True),
+    "sin": ("any", True),
+    "cos": ("any", True),
+    "tan": ("unit", True),
+    "tanh": ("any", True),
+    "sigmoid": ("any", True),
+    "relu": ("any", True),
+    "silu": ("any", True),
+    "gelu": ("any", True),
+    "gelu_tanh": ("any", True),
+    "erf": ("any", True),
+    "floor": ("any", True),
+    "ceil": ("any", True),
+    "round": ("any", True),
+    "round_decimals": ("any", True),
+    "sign": ("any", True),
+    "neg": ("any", True),
+    "isnan": ("any", False),
+    "isfinite": ("any", False),
+    "logical_not": ("any", False),
+    "conj": ("any", True),
 }
 
 # (torch callable registered, op name, how a user writes it)
 UNARY_SPELLINGS: list[tuple[Any, str, Callable[[Any], Any]]] = [
-    (torch.abs, "abs", torch.abs), (torch.absolute, "abs", torch.absolute),
-    (torch.Tensor.abs, "abs", lambda x: x.abs()), (torch.Tensor.absolute, "abs", lambda x: x.absolute()),
+    (torch.abs, "abs", torch.abs),
+    (torch.absolute, "abs", torch.absolute),
+    (torch.Tensor.abs, "abs", lambda x: x.abs()),
+    (torch.Tensor.absolute, "abs", lambda x: x.absolute()),
     (torch.Tensor.__abs__, "abs", operator.abs),
-    (torch.exp, "exp", torch.exp), (torch.Tensor.exp, "exp", lambda x: x.exp()),
-    (torch.exp2, "exp2", torch.exp2), (torch.Tensor.exp2, "exp2", lambda x: x.exp2()),
+    (torch.exp, "exp", torch.exp),
+    (torch.Tensor.exp, "exp", lambda x: x.exp()),
+    (torch.exp2, "exp2", torch.exp2),
+    (torch.Tensor.exp2, "exp2", lambda x: x.exp2()),
     (torch.special.exp2, "exp2", torch.special.exp2),
-    (torch.expm1, "expm1", torch.expm1), (torch.Tensor.expm1, "expm1", lambda x: x.expm1()),
+    (torch.expm1, "expm1", torch.expm1),
+    (torch.Tensor.expm1, "expm1", lambda x: x.expm1()),
     (torch.special.expm1, "expm1", torch.special.expm1),
-    (torch.log, "log", torch.log), (torch.Tensor.log, "log", lambda x: x.log()),
-    (torch.log1p, "log1p", torch.log1p), (torch.Tensor.log1p, "log1p", lambda x: x.log1p()),
+    (torch.log, "log", torch.log),
+    (torch.Tensor.log, "log", lambda x: x.log()),
+    (torch.log1p, "log1p", torch.log1p),
+    (torch.Tensor.log1p, "log1p", lambda x: x.log1p()),
     (torch.special.log1p, "log1p", torch.special.log1p),
-    (torch.log2, "log2", torch.log2), (torch.Tensor.log2, "log2", lambda x: x.log2()),
-    (torch.sqrt, "sqrt", torch.sqrt), (torch.Tensor.sqrt, "sqrt", lambda x: x.sqrt()),
-    (torch.rsqrt, "rsqrt", torch.rsqrt), (torch.Tensor.rsqrt, "rsqrt", lambda x: x.rsqrt()),
+    (torch.log2, "log2", torch.log2),
+    (torch.Tensor.log2, "log2", lambda x: x.log2()),
+    (torch.sqrt, "sqrt", torch.sqrt),
+    (torch.Tensor.sqrt, "sqrt", lambda x: x.sqrt()),
+    (torch.rsqrt, "rsqrt", torch.rsqrt),
+    (torch.Tensor.rsqrt, "rsqrt", lambda x: x.rsqrt()),
     (torch.reciprocal, "reciprocal", torch.reciprocal),
     (torch.Tensor.reciprocal, "reciprocal", lambda x: x.reciprocal()),
-    (torch.sin, "sin", torch.sin), (torch.Tensor.sin, "sin", lambda x: x.sin()),
-    (torch.cos, "cos", torch.cos), (torch.Tensor.cos, "cos", lambda x: x.cos()),
-    (torch.tan, "tan", torch.tan), (torch.Tensor.tan, "tan", lambda x: x.tan()),
-    (torch.tanh, "tanh", torch.tanh), (torch.Tensor.tanh, "tanh", lambda x: x.tanh()),
+    (torch.sin, "sin", torch.sin),
+    (torch.Tensor.sin, "sin", lambda x: x.sin()),
+    (torch.cos, "cos", torch.cos),
+    (torch.Tensor.cos, "cos", lambda x: x.cos()),
+    (torch.tan, "tan", torch.tan),
+    (torch.Tensor.tan, "tan", lambda x: x.tan()),
+    (torch.tanh, "tanh", torch.tanh),
+    (torch.Tensor.tanh, "tanh", lambda x: x.tanh()),
     (torch.Tensor.tanh, "tanh", F.tanh),
-    (torch.sigmoid, "sigmoid", torch.sigmoid), (torch.Tensor.sigmoid, "sigmoid", lambda x: x.sigmoid()),
-    (torch.Tensor.sigmoid, "sigmoid", F.sigmoid), (torch.special.expit, "sigmoid", torch.special.expit),
-    (torch.relu, "relu", torch.relu), (torch.Tensor.relu, "relu", lambda x: x.relu()),
-    (F.relu, "relu", F.relu), (F.silu, "silu", F.silu),
-    (F.gelu, "gelu", F.gelu), (F.gelu, "gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
-    (torch.erf, "erf", torch.erf), (torch.Tensor.erf, "erf", lambda x: x.erf()),
+    (torch.sigmoid, "sigmoid", torch.sigmoid),
+    (torch.Tensor.sigmoid, "sigmoid", lambda x: x.sigmoid()),
+    (torch.Tensor.sigmoid, "sigmoid", F.sigmoid),
+    (torch.special.expit, "sigmoid", torch.special.expit),
+    (torch.relu, "relu", torch.relu),
+    (torch.Tensor.relu, "relu", lambda x: x.relu()),
+    (F.relu, "relu", F.relu),
+    (F.silu, "silu", F.silu),
+    (F.gelu, "gelu", F.gelu),
+    (F.gelu, "gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+    (torch.erf, "erf", torch.erf),
+    (torch.Tensor.erf, "erf", lambda x: x.erf()),
     (torch.special.erf, "erf", torch.special.erf),
-    (torch.floor, "floor", torch.floor), (torch.Tensor.floor, "floor", lambda x: x.floor()),
-    (torch.ceil, "ceil", torch.ceil), (torch.Tensor.ceil, "ceil", lambda x: x.ceil()),
-    (torch.round, "round", torch.round), (torch.Tensor.round, "round", lambda x: x.round()),
+    (torch.floor, "floor", torch.floor),
+    (torch.Tensor.floor, "floor", lambda x: x.floor()),
+    (torch.ceil, "ceil", torch.ceil),
+    (torch.Tensor.ceil, "ceil", lambda x: x.ceil()),
+    (torch.round, "round", torch.round),
+    (torch.Tensor.round, "round", lambda x: x.round()),
     (torch.special.round, "round", torch.special.round),
     (torch.round, "round_decimals", lambda x: torch.round(x, decimals=1)),
     (torch.Tensor.round, "round_decimals", lambda x: x.round(decimals=2)),
-    (torch.sign, "sign", torch.sign), (torch.Tensor.sign, "sign", lambda x: x.sign()),
-    (torch.neg, "neg", torch.neg), (torch.Tensor.__neg__, "neg", operator.neg),
-    (torch.isnan, "isnan", torch.isnan), (torch.Tensor.isnan, "isnan", lambda x: x.isnan()),
+    (torch.sign, "sign", torch.sign),
+    (torch.Tensor.sign, "sign", lambda x: x.sign()),
+    (torch.neg, "neg", torch.neg),
+    (torch.Tensor.__neg__, "neg", operator.neg),
+    (torch.isnan, "isnan", torch.isnan),
+    (torch.Tensor.isnan, "isnan", lambda x: x.isnan()),
     (torch.isfinite, "isfinite", torch.isfinite),
     (torch.Tensor.isfinite, "isfinite", lambda x: x.isfinite()),
     (torch.logical_not, "logical_not", torch.logical_not),
     (torch.Tensor.logical_not, "logical_not", lambda x: x.logical_not()),
-    (torch.conj_physical, "conj", torch.conj_physical), (torch.conj, "conj", torch.conj),
+    (torch.conj_physical, "conj", torch.conj_physical),
+    (torch.conj, "conj", torch.conj),
     (torch.Tensor.conj_physical, "conj", lambda x: x.conj_physical()),
     (torch.Tensor.conj, "conj", lambda x: x.conj()),
 ]
@@ -272,25 +329,41 @@ def test_inplace_activation_is_rejected_with_a_reason() -> None:
 # binary ops: name -> (domain of a, domain of b, differentiable)
 
 BINARY: dict[str, tuple[str, str, bool]] = {
-    "add": ("any", "any", True), "sub": ("any", "any", True), "mul": ("any", "any", True),
-    "div": ("any", "any", True), "div_trunc": ("any", "any", True),
-    "div_floor": ("any", "any", True), "true_divide": ("any", "any", True),
-    "floor_divide": ("any", "any", True), "remainder": ("any", "any", True),
-    "pow": ("pos", "any", True), "maximum": ("any", "any", True),
-    "minimum": ("any", "any", True), "atan2": ("any", "any", True),
-    "eq": ("any", "any", False), "ne": ("any", "any", False), "lt": ("any", "any", False),
-    "le": ("any", "any", False), "gt": ("any", "any", False), "ge": ("any", "any", False),
-    "logical_and": ("any", "any", False), "logical_or": ("any", "any", False),
+    "add": ("any", "any", True),
+    "sub": ("any", "any", True),
+    "mul": ("any", "any", True),
+    "div": ("any", "any", True),
+    "div_trunc": ("any", "any", True),
+    "div_floor": ("any", "any", True),
+    "true_divide": ("any", "any", True),
+    "floor_divide": ("any", "any", True),
+    "remainder": ("any", "any", True),
+    "pow": ("pos", "any", True),
+    "maximum": ("any", "any", True),
+    "minimum": ("any", "any", True),
+    "atan2": ("any", "any", True),
+    "eq": ("any", "any", False),
+    "ne": ("any", "any", False),
+    "lt": ("any", "any", False),
+    "le": ("any", "any", False),
+    "gt": ("any", "any", False),
+    "ge": ("any", "any", False),
+    "logical_and": ("any", "any", False),
+    "logical_or": ("any", "any", False),
 }
 
 BINARY_SPELLINGS: list[tuple[Any, str, Callable[[Any, Any], Any]]] = [
-    (torch.add, "add", torch.add), (torch.Tensor.add, "add", lambda a, b: a.add(b)),
+    (torch.add, "add", torch.add),
+    (torch.Tensor.add, "add", lambda a, b: a.add(b)),
     (torch.Tensor.__add__, "add", operator.add),
-    (torch.sub, "sub", torch.sub), (torch.Tensor.sub, "sub", lambda a, b: a.sub(b)),
+    (torch.sub, "sub", torch.sub),
+    (torch.Tensor.sub, "sub", lambda a, b: a.sub(b)),
     (torch.Tensor.__sub__, "sub", operator.sub),
-    (torch.mul, "mul", torch.mul), (torch.Tensor.mul, "mul", lambda a, b: a.mul(b)),
+    (torch.mul, "mul", torch.mul),
+    (torch.Tensor.mul, "mul", lambda a, b: a.mul(b)),
     (torch.Tensor.__mul__, "mul", operator.mul),
-    (torch.div, "div", torch.div), (torch.divide, "div", torch.divide),
+    (torch.div, "div", torch.div),
+    (torch.divide, "div", torch.divide),
     (torch.Tensor.div, "div", lambda a, b: a.div(b)),
     (torch.Tensor.divide, "div", lambda a, b: a.divide(b)),
     (torch.Tensor.__truediv__, "div", operator.truediv),
@@ -306,33 +379,42 @@ BINARY_SPELLINGS: list[tuple[Any, str, Callable[[Any, Any], Any]]] = [
     (torch.remainder, "remainder", torch.remainder),
     (torch.Tensor.remainder, "remainder", lambda a, b: a.remainder(b)),
     (torch.Tensor.__mod__, "remainder", operator.mod),
-    (torch.pow, "pow", torch.pow), (torch.Tensor.pow, "pow", lambda a, b: a.pow(b)),
+    (torch.pow, "pow", torch.pow),
+    (torch.Tensor.pow, "pow", lambda a, b: a.pow(b)),
     (torch.Tensor.__pow__, "pow", operator.pow),
     (torch.maximum, "maximum", torch.maximum),
     (torch.Tensor.maximum, "maximum", lambda a, b: a.maximum(b)),
     (torch.minimum, "minimum", torch.minimum),
     (torch.Tensor.minimum, "minimum", lambda a, b: a.minimum(b)),
-    (torch.atan2, "atan2", torch.atan2), (torch.arctan2, "atan2", torch.arctan2),
+    (torch.atan2, "atan2", torch.atan2),
+    (torch.arctan2, "atan2", torch.arctan2),
     (torch.Tensor.atan2, "atan2", lambda a, b: a.atan2(b)),
     (torch.Tensor.arctan2, "atan2", lambda a, b: a.arctan2(b)),
-    (torch.eq, "eq", torch.eq), (torch.Tensor.eq, "eq", lambda a, b: a.eq(b)),
+    (torch.eq, "eq", torch.eq),
+    (torch.Tensor.eq, "eq", lambda a, b: a.eq(b)),
     (torch.Tensor.__eq__, "eq", operator.eq),
-    (torch.ne, "ne", torch.ne), (torch.not_equal, "ne", torch.not_equal),
+    (torch.ne, "ne", torch.ne),
+    (torch.not_equal, "ne", torch.not_equal),
     (torch.Tensor.ne, "ne", lambda a, b: a.ne(b)),
     (torch.Tensor.not_equal, "ne", lambda a, b: a.not_equal(b)),
     (torch.Tensor.__ne__, "ne", operator.ne),
-    (torch.lt, "lt", torch.lt), (torch.less, "lt", torch.less),
-    (torch.Tensor.lt, "lt", lambda a, b: a.lt(b)), (torch.Tensor.less, "lt", lambda a, b: a.less(b)),
+    (torch.lt, "lt", torch.lt),
+    (torch.less, "lt", torch.less),
+    (torch.Tensor.lt, "lt", lambda a, b: a.lt(b)),
+    (torch.Tensor.less, "lt", lambda a, b: a.less(b)),
     (torch.Tensor.__lt__, "lt", operator.lt),
-    (torch.le, "le", torch.le), (torch.less_equal, "le", torch.less_equal),
+    (torch.le, "le", torch.le),
+    (torch.less_equal, "le", torch.less_equal),
     (torch.Tensor.le, "le", lambda a, b: a.le(b)),
     (torch.Tensor.less_equal, "le", lambda a, b: a.less_equal(b)),
     (torch.Tensor.__le__, "le", operator.le),
-    (torch.gt, "gt", torch.gt), (torch.greater, "gt", torch.greater),
+    (torch.gt, "gt", torch.gt),
+    (torch.greater, "gt", torch.greater),
     (torch.Tensor.gt, "gt", lambda a, b: a.gt(b)),
     (torch.Tensor.greater, "gt", lambda a, b: a.greater(b)),
     (torch.Tensor.__gt__, "gt", operator.gt),
-    (torch.ge, "ge", torch.ge), (torch.greater_equal, "ge", torch.greater_equal),
+    (torch.ge, "ge", torch.ge),
+    (torch.greater_equal, "ge", torch.greater_equal),
     (torch.Tensor.ge, "ge", lambda a, b: a.ge(b)),
     (torch.Tensor.greater_equal, "ge", lambda a, b: a.greater_equal(b)),
     (torch.Tensor.__ge__, "ge", operator.ge),
@@ -356,9 +438,7 @@ def test_binary_matches_eager(entry: Any, record_spelling: Any) -> None:
     # mixed dtypes follow torch's promotion (int and float tensors, a 0-d float64 tensor)
     a = sample((2, 3), torch.int64, dom_a, gen)
     check_same_as_eager(spelling, [a, sample((2, 3), torch.float32, dom_b, gen)])
-    check_same_as_eager(
-        spelling, [sample((2, 3), torch.float32, dom_a, gen), sample((), torch.float64, dom_b, gen)]
-    )
+    check_same_as_eager(spelling, [sample((2, 3), torch.float32, dom_a, gen), sample((), torch.float64, dom_b, gen)])
     assert calls[0] > 0, "the spelling did not route through its registration"
 
 
@@ -412,7 +492,7 @@ def test_pow_special_points_grads_like_torch() -> None:
     a = torch.tensor([0.0, 0.0, 2.0, 0.0, 1.5], dtype=torch.float64)
     b = torch.tensor([0.0, 2.0, 0.0, -1.0, 0.5], dtype=torch.float64)
     check_grads(torch.pow, [a, b])
-    check_grads(lambda a, b: b ** a, [b, torch.tensor(0.0, dtype=torch.float64)])
+    check_grads(lambda a, b: b**a, [b, torch.tensor(0.0, dtype=torch.float64)])
 
 
 def test_div_rejects_unknown_rounding_mode() -> None:
@@ -445,9 +525,9 @@ SCALAR_SPELLINGS: list[tuple[Any, torch.dtype, Callable[[Any, Any], Any]]] = [
     (torch.Tensor.__mod__, torch.float32, lambda x, s: x % s),
     (torch.Tensor.__rmod__, torch.float64, lambda x, s: s % x),
     (torch.remainder, torch.int64, lambda x, s: torch.remainder(x, s)),
-    (torch.Tensor.__pow__, torch.float32, lambda x, s: x ** s),
-    (torch.Tensor.__pow__, torch.int64, lambda x, s: x ** s),
-    (torch.Tensor.__rpow__, torch.float32, lambda x, s: s ** x),
+    (torch.Tensor.__pow__, torch.float32, lambda x, s: x**s),
+    (torch.Tensor.__pow__, torch.int64, lambda x, s: x**s),
+    (torch.Tensor.__rpow__, torch.float32, lambda x, s: s**x),
     (torch.pow, torch.float64, lambda x, s: torch.pow(s, x)),
     (torch.Tensor.pow, torch.float64, lambda x, s: x.pow(s)),
     (torch.Tensor.__eq__, torch.float32, lambda x, s: x == s),
@@ -540,7 +620,7 @@ def test_dynamic_scalar_grads_follow_new_values(entry: Any) -> None:
 
 def test_pow_records_the_dynamic_exponent() -> None:
     def f(x: Tensor, p: symscalar.DynamicFloat) -> Tensor:
-        return x ** p
+        return x**p
 
     jf = symscalar.jit(f)
     x = torch.rand(3, dtype=torch.float64, requires_grad=True) + 0.5
@@ -554,7 +634,7 @@ def test_pow_records_the_dynamic_exponent() -> None:
 
 def test_int_tensor_with_dynamic_float_promotes_like_torch() -> None:
     def f(x: Tensor, s: symscalar.DynamicFloat) -> tuple[Tensor, ...]:
-        return x * s, x ** s, torch.clamp(x, s), torch.where(x > 2, x, s), x // s, x == s
+        return x * s, x**s, torch.clamp(x, s), torch.where(x > 2, x, s), x // s, x == s
 
     jf = symscalar.jit(f)
     x = torch.arange(-3, 4)
@@ -569,10 +649,17 @@ def test_int_tensor_with_dynamic_float_promotes_like_torch() -> None:
 def test_static_scalar_literals() -> None:
     gen = torch.Generator().manual_seed(6)
     x = sample((2, 3), torch.float32, "pos", gen)
-    for f in (lambda x: x ** 2, lambda x: 2 ** x, lambda x: x % 0.7, lambda x: 0.5 ** x,
-              lambda x: torch.clamp(x, 0.9, 1.1), lambda x: torch.where(x > 1, 1.0, x),
-              lambda x: torch.lerp(x, x * 3, 0.25), lambda x: torch.addcmul(x, x, x, value=-2),
-              lambda x: x ** 0 + x ** 1 + x ** -2 + x ** 0.5):
+    for f in (
+        lambda x: x**2,
+        lambda x: 2**x,
+        lambda x: x % 0.7,
+        lambda x: 0.5**x,
+        lambda x: torch.clamp(x, 0.9, 1.1),
+        lambda x: torch.where(x > 1, 1.0, x),
+        lambda x: torch.lerp(x, x * 3, 0.25),
+        lambda x: torch.addcmul(x, x, x, value=-2),
+        lambda x: x**0 + x**1 + x**-2 + x**0.5,
+    ):
         check_same_as_eager(f, [x])
         check_grads(f, [x.double()])
     # no derivative in torch for these two: compared with the same functions written with
@@ -658,8 +745,7 @@ def test_symscalar_ops_functions_match_torch() -> None:
         (lambda x, y: ops.gelu(x, "tanh"), lambda x, y: F.gelu(x, approximate="tanh")),
         (lambda x, y: ops.round(y, decimals=1), lambda x, y: torch.round(y, decimals=1)),
         (lambda x, y: ops.pow(x, y), torch.pow),
-        (lambda x, y: ops.div(x, y, rounding_mode="floor"),
-         lambda x, y: torch.div(x, y, rounding_mode="floor")),
+        (lambda x, y: ops.div(x, y, rounding_mode="floor"), lambda x, y: torch.div(x, y, rounding_mode="floor")),
         (lambda x, y: ops.floor_divide(x, y), torch.floor_divide),
         (lambda x, y: ops.true_divide(x, y), torch.true_divide),
         (lambda x, y: ops.clamp_min(x, y), torch.clamp_min),
@@ -668,8 +754,10 @@ def test_symscalar_ops_functions_match_torch() -> None:
         (lambda x, y: ops.lerp(x, y.expand(2, 3), 0.3), lambda x, y: torch.lerp(x, y.expand(2, 3), 0.3)),
         (lambda x, y: ops.addcmul(x, y, x, value=2), lambda x, y: torch.addcmul(x, y, x, value=2)),
         (lambda x, y: ops.logical_or(x > 1, y > 0), lambda x, y: torch.logical_or(x > 1, y > 0)),
-        (lambda x, y: ops.logical_and(ops.isfinite(x), ops.logical_not(ops.isnan(y))),
-         lambda x, y: torch.logical_and(torch.isfinite(x), torch.logical_not(torch.isnan(y)))),
+        (
+            lambda x, y: ops.logical_and(ops.isfinite(x), ops.logical_not(ops.isnan(y))),
+            lambda x, y: torch.logical_and(torch.isfinite(x), torch.logical_not(torch.isnan(y))),
+        ),
     ]
     for ours, theirs in pairs:
         torch.testing.assert_close(symscalar.jit(ours_fn(ours))(x, y), theirs(x, y), rtol=0, atol=0)
@@ -684,13 +772,20 @@ def ours_fn(f: Callable[..., Any]) -> Callable[..., Any]:
 
 # &, |, ^, ~ on masks: the logical ops on bool tensors; integer (bitwise) operands refused
 MASK_SPELLINGS: list[tuple[Any, Callable[..., Any]]] = [
-    (torch.bitwise_and, torch.bitwise_and), (torch.Tensor.bitwise_and, lambda a, b: a.bitwise_and(b)),
-    (torch.Tensor.__and__, operator.and_), (torch.Tensor.__rand__, lambda a, b: b.__rand__(a)),
-    (torch.bitwise_or, torch.bitwise_or), (torch.Tensor.bitwise_or, lambda a, b: a.bitwise_or(b)),
-    (torch.Tensor.__or__, operator.or_), (torch.Tensor.__ror__, lambda a, b: b.__ror__(a)),
-    (torch.bitwise_xor, torch.bitwise_xor), (torch.Tensor.bitwise_xor, lambda a, b: a.bitwise_xor(b)),
-    (torch.Tensor.__xor__, operator.xor), (torch.Tensor.__rxor__, lambda a, b: b.__rxor__(a)),
-    (torch.bitwise_not, lambda a, b: torch.bitwise_not(a)), (torch.Tensor.bitwise_not, lambda a, b: a.bitwise_not()),
+    (torch.bitwise_and, torch.bitwise_and),
+    (torch.Tensor.bitwise_and, lambda a, b: a.bitwise_and(b)),
+    (torch.Tensor.__and__, operator.and_),
+    (torch.Tensor.__rand__, lambda a, b: b.__rand__(a)),
+    (torch.bitwise_or, torch.bitwise_or),
+    (torch.Tensor.bitwise_or, lambda a, b: a.bitwise_or(b)),
+    (torch.Tensor.__or__, operator.or_),
+    (torch.Tensor.__ror__, lambda a, b: b.__ror__(a)),
+    (torch.bitwise_xor, torch.bitwise_xor),
+    (torch.Tensor.bitwise_xor, lambda a, b: a.bitwise_xor(b)),
+    (torch.Tensor.__xor__, operator.xor),
+    (torch.Tensor.__rxor__, lambda a, b: b.__rxor__(a)),
+    (torch.bitwise_not, lambda a, b: torch.bitwise_not(a)),
+    (torch.Tensor.bitwise_not, lambda a, b: a.bitwise_not()),
     (torch.Tensor.__invert__, lambda a, b: ~a),
 ]
 
@@ -711,7 +806,8 @@ def test_mask_operators_match_eager_and_refuse_integers(entry: Any, record_spell
 
 def test_every_registered_spelling_is_in_a_table() -> None:
     registered = {
-        func for func, handler in TORCH_FUNCTIONS.items()
+        func
+        for func, handler in TORCH_FUNCTIONS.items()
         if getattr(handler, "__module__", None) == elementwise.__name__
     }
     tested = {e[0] for e in UNARY_SPELLINGS + BINARY_SPELLINGS + SCALAR_SPELLINGS + MASK_SPELLINGS}
@@ -722,7 +818,7 @@ def test_every_registered_spelling_is_in_a_table() -> None:
 
 def test_printed_trace_runs() -> None:
     def f(x: Tensor, p: symscalar.DynamicFloat) -> Tensor:
-        return torch.where(x > 0, x ** p, torch.clamp(x, -p, None)).lerp(x, 0.5) // 1
+        return torch.where(x > 0, x**p, torch.clamp(x, -p, None)).lerp(x, 0.5) // 1
 
     jf = symscalar.jit(f)
     x = torch.randn(4, dtype=torch.float64)

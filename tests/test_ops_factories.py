@@ -42,14 +42,26 @@ CASES: list[tuple[str, Callable[[Any], Any], Callable[[Any], Any]]] = [
     ("full_float", lambda x: full((2, 3), 1.5), lambda x: torch.full((2, 3), 1.5)),
     ("full_int", lambda x: full((2,), 7), lambda x: torch.full((2,), 7)),
     ("full_bool", lambda x: full((2,), True), lambda x: torch.full((2,), True)),
-    ("torch_full_dtype", lambda x: x + torch.full((2, 3), 2, dtype=torch.float64), lambda x: x + torch.full((2, 3), 2, dtype=torch.float64)),
+    (
+        "torch_full_dtype",
+        lambda x: x + torch.full((2, 3), 2, dtype=torch.float64),
+        lambda x: x + torch.full((2, 3), 2, dtype=torch.float64),
+    ),
     ("zeros_like", lambda x: torch.zeros_like(x), lambda x: torch.zeros_like(x)),
-    ("zeros_like_dtype", lambda x: torch.zeros_like(x, dtype=torch.int64), lambda x: torch.zeros_like(x, dtype=torch.int64)),
+    (
+        "zeros_like_dtype",
+        lambda x: torch.zeros_like(x, dtype=torch.int64),
+        lambda x: torch.zeros_like(x, dtype=torch.int64),
+    ),
     ("ones_like", lambda x: torch.ones_like(x), lambda x: torch.ones_like(x)),
     ("ones_like_op", lambda x: ones_like(x, dtype=torch.float32), lambda x: torch.ones_like(x, dtype=torch.float32)),
     ("zeros_like_op", lambda x: zeros_like(x), lambda x: torch.zeros_like(x)),
     ("full_like", lambda x: torch.full_like(x, 3.0), lambda x: torch.full_like(x, 3.0)),
-    ("full_like_int_fill", lambda x: torch.full_like(x, 3, dtype=torch.int32, device="cpu"), lambda x: torch.full_like(x, 3, dtype=torch.int32, device="cpu")),
+    (
+        "full_like_int_fill",
+        lambda x: torch.full_like(x, 3, dtype=torch.int32, device="cpu"),
+        lambda x: torch.full_like(x, 3, dtype=torch.int32, device="cpu"),
+    ),
     ("full_like_op", lambda x: full_like(x, -1), lambda x: torch.full_like(x, -1)),
     ("new_zeros", lambda x: x.new_zeros(2, 3), lambda x: x.new_zeros(2, 3)),
     ("new_ones", lambda x: x.new_ones((4,), dtype=torch.int8), lambda x: x.new_ones((4,), dtype=torch.int8)),
@@ -74,7 +86,12 @@ def test_matches_eager(traced: Callable[[Any], Any], eager: Callable[[Any], Any]
 
 @pytest.mark.parametrize("name", ["zeros", "ones", "full", "arange"])
 def test_factories_are_traced_not_captured(name: str) -> None:
-    make = {"zeros": lambda: zeros(2, 3), "ones": lambda: ones(2, 3), "full": lambda: full((2, 3), 1.0), "arange": lambda: arange(3)}[name]
+    make = {
+        "zeros": lambda: zeros(2, 3),
+        "ones": lambda: ones(2, 3),
+        "full": lambda: full((2, 3), 1.0),
+        "arange": lambda: arange(3),
+    }[name]
     f = jit(lambda x: make())
     f(torch.randn(1))
     trace = f.last_trace()
@@ -235,16 +252,24 @@ def test_size_keyword_forms() -> None:
 def test_cuda_factories() -> None:
     def f(x: torch.Tensor, s: DynamicFloat) -> Any:
         return (
-            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
-            zeros(2, device="cuda"), arange(0, 1, 0.25, device="cuda"),
+            torch.full_like(x, s),
+            torch.zeros_like(x),
+            x.new_ones(2, 3),
+            x.new_full((2,), s),
+            zeros(2, device="cuda"),
+            arange(0, 1, 0.25, device="cuda"),
         )
 
     jf = symscalar.jit(f)
     x = torch.randn(2, 3, device="cuda")
     for s in (1.5, -2.0):
         want = (
-            torch.full_like(x, s), torch.zeros_like(x), x.new_ones(2, 3), x.new_full((2,), s),
-            torch.zeros(2, device="cuda"), torch.arange(0, 1, 0.25, device="cuda"),
+            torch.full_like(x, s),
+            torch.zeros_like(x),
+            x.new_ones(2, 3),
+            x.new_full((2,), s),
+            torch.zeros(2, device="cuda"),
+            torch.arange(0, 1, 0.25, device="cuda"),
         )
         for g, w in zip(jf(x, s), want, strict=True):
             _same(g, w)

@@ -33,55 +33,131 @@ def rnd(*shape: int, seed: int) -> torch.Tensor:
 def perm_index(n: int, *shape: int, dim: int, seed: int) -> torch.Tensor:
     """Distinct indices along ``dim`` (scatter's result is then well defined)."""
     g = torch.Generator().manual_seed(seed)
-    full = torch.rand(shape[:dim] + (n,) + shape[dim + 1:], generator=g).argsort(dim)
+    full = torch.rand(shape[:dim] + (n,) + shape[dim + 1 :], generator=g).argsort(dim)
     return full.narrow(dim, 0, shape[dim])
 
 
 # (id, fn, make(seed) -> args). Float64 tensors are differentiated; integer ones are indices.
 CASES: list[tuple[str, Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = [
     ("embedding", lambda i, w: F.embedding(i, w), lambda s: (idx(7, 2, 3, seed=s), rnd(7, 4, seed=s))),
-    ("embedding_padding", lambda i, w: F.embedding(i, w, padding_idx=1) * 2,
-     lambda s: (torch.tensor([[1, 2, 1], [0, 6, 2]]), rnd(7, 4, seed=s))),
-    ("embedding_negative_padding", lambda i, w: F.embedding(i, w, padding_idx=-1).exp(),
-     lambda s: (torch.tensor([6, 2, 6, 0]), rnd(7, 3, seed=s))),
-    ("embedding_freq", lambda i, w: F.embedding(i, w, scale_grad_by_freq=True).sin(),
-     lambda s: (torch.tensor([[1, 2, 1], [1, 6, 2]]), rnd(7, 4, seed=s))),
+    (
+        "embedding_padding",
+        lambda i, w: F.embedding(i, w, padding_idx=1) * 2,
+        lambda s: (torch.tensor([[1, 2, 1], [0, 6, 2]]), rnd(7, 4, seed=s)),
+    ),
+    (
+        "embedding_negative_padding",
+        lambda i, w: F.embedding(i, w, padding_idx=-1).exp(),
+        lambda s: (torch.tensor([6, 2, 6, 0]), rnd(7, 3, seed=s)),
+    ),
+    (
+        "embedding_freq",
+        lambda i, w: F.embedding(i, w, scale_grad_by_freq=True).sin(),
+        lambda s: (torch.tensor([[1, 2, 1], [1, 6, 2]]), rnd(7, 4, seed=s)),
+    ),
     ("embedding_int32", lambda i, w: F.embedding(i, w), lambda s: (idx(5, 6, seed=s).int(), rnd(5, 2, seed=s))),
-    ("nn_embedding_like", lambda i, w: torch.nn.functional.embedding(i, w, 0, None, 2.0, False, False),
-     lambda s: (idx(4, 3, seed=s), rnd(4, 5, seed=s))),
+    (
+        "nn_embedding_like",
+        lambda i, w: torch.nn.functional.embedding(i, w, 0, None, 2.0, False, False),
+        lambda s: (idx(4, 3, seed=s), rnd(4, 5, seed=s)),
+    ),
     ("index_select", lambda x, i: torch.index_select(x, 1, i), lambda s: (rnd(3, 5, seed=s), idx(5, 7, seed=s))),
-    ("index_select_method", lambda x, i: x.index_select(-1, i).cos(), lambda s: (rnd(2, 3, 4, seed=s), idx(4, 2, seed=s))),
+    (
+        "index_select_method",
+        lambda x, i: x.index_select(-1, i).cos(),
+        lambda s: (rnd(2, 3, 4, seed=s), idx(4, 2, seed=s)),
+    ),
     ("index_select_0d", lambda x, i: x.index_select(0, i), lambda s: (rnd(3, 2, seed=s), torch.tensor(2))),
-    ("index_add", lambda x, i, v: torch.index_add(x, 0, i, v), lambda s: (rnd(5, 3, seed=s), idx(5, 6, seed=s), rnd(6, 3, seed=s + 1))),
-    ("index_add_alpha", lambda x, i, v: x.index_add(1, i, v, alpha=-2.5), lambda s: (rnd(2, 4, seed=s), idx(4, 3, seed=s), rnd(2, 3, seed=s + 1))),
+    (
+        "index_add",
+        lambda x, i, v: torch.index_add(x, 0, i, v),
+        lambda s: (rnd(5, 3, seed=s), idx(5, 6, seed=s), rnd(6, 3, seed=s + 1)),
+    ),
+    (
+        "index_add_alpha",
+        lambda x, i, v: x.index_add(1, i, v, alpha=-2.5),
+        lambda s: (rnd(2, 4, seed=s), idx(4, 3, seed=s), rnd(2, 3, seed=s + 1)),
+    ),
     ("gather", lambda x, i: torch.gather(x, 1, i), lambda s: (rnd(3, 5, seed=s), idx(5, 3, 4, seed=s))),
     ("gather_dim0", lambda x, i: x.gather(0, i) ** 2, lambda s: (rnd(4, 3, seed=s), idx(4, 6, 2, seed=s))),
-    ("scatter_add", lambda x, i, v: torch.scatter_add(x, 1, i, v), lambda s: (rnd(3, 4, seed=s), idx(4, 3, 5, seed=s), rnd(3, 5, seed=s + 1))),
-    ("scatter", lambda x, i, v: torch.scatter(x, 1, i, v), lambda s: (rnd(3, 5, seed=s), perm_index(5, 3, 2, dim=1, seed=s), rnd(3, 2, seed=s + 1))),
-    ("scatter_value", lambda x, i: x.scatter(0, i, -1.5), lambda s: (rnd(4, 3, seed=s), perm_index(4, 2, 3, dim=0, seed=s))),
-    ("scatter_value_kw", lambda x, i: torch.scatter(x, 1, i, value=2.0), lambda s: (rnd(2, 4, seed=s), perm_index(4, 2, 2, dim=1, seed=s))),
+    (
+        "scatter_add",
+        lambda x, i, v: torch.scatter_add(x, 1, i, v),
+        lambda s: (rnd(3, 4, seed=s), idx(4, 3, 5, seed=s), rnd(3, 5, seed=s + 1)),
+    ),
+    (
+        "scatter",
+        lambda x, i, v: torch.scatter(x, 1, i, v),
+        lambda s: (rnd(3, 5, seed=s), perm_index(5, 3, 2, dim=1, seed=s), rnd(3, 2, seed=s + 1)),
+    ),
+    (
+        "scatter_value",
+        lambda x, i: x.scatter(0, i, -1.5),
+        lambda s: (rnd(4, 3, seed=s), perm_index(4, 2, 3, dim=0, seed=s)),
+    ),
+    (
+        "scatter_value_kw",
+        lambda x, i: torch.scatter(x, 1, i, value=2.0),
+        lambda s: (rnd(2, 4, seed=s), perm_index(4, 2, 2, dim=1, seed=s)),
+    ),
     ("take_along_dim", lambda x, i: torch.take_along_dim(x, i, 1), lambda s: (rnd(3, 5, seed=s), idx(5, 3, 2, seed=s))),
-    ("take_along_dim_broadcast", lambda x, i: x.take_along_dim(i, dim=-1), lambda s: (rnd(2, 3, 5, seed=s), idx(5, 1, 3, 4, seed=s))),
-    ("take_along_dim_broadcast_input", lambda x, i: torch.take_along_dim(x, i, 1), lambda s: (rnd(1, 5, seed=s), idx(5, 3, 2, seed=s))),
-    ("take_along_dim_broadcast_both", lambda x, i: x.take_along_dim(i, dim=-1), lambda s: (rnd(2, 1, 5, seed=s), idx(5, 1, 3, 4, seed=s))),
+    (
+        "take_along_dim_broadcast",
+        lambda x, i: x.take_along_dim(i, dim=-1),
+        lambda s: (rnd(2, 3, 5, seed=s), idx(5, 1, 3, 4, seed=s)),
+    ),
+    (
+        "take_along_dim_broadcast_input",
+        lambda x, i: torch.take_along_dim(x, i, 1),
+        lambda s: (rnd(1, 5, seed=s), idx(5, 3, 2, seed=s)),
+    ),
+    (
+        "take_along_dim_broadcast_both",
+        lambda x, i: x.take_along_dim(i, dim=-1),
+        lambda s: (rnd(2, 1, 5, seed=s), idx(5, 1, 3, 4, seed=s)),
+    ),
     ("max_all", lambda x: torch.max(torch.cat([x, x])), lambda s: (rnd(3, 4, seed=s),)),
     ("min_all_method", lambda x: x.min() * x, lambda s: (rnd(3, 4, seed=s),)),
     ("max_dim_ties", lambda x: tuple(torch.max(torch.cat([x, x], 1), 1)), lambda s: (rnd(3, 4, seed=s),)),
-    ("min_dim_keepdim_ties", lambda x: tuple(torch.cat([x, x]).min(dim=0, keepdim=True)), lambda s: (rnd(3, 4, seed=s),)),
+    (
+        "min_dim_keepdim_ties",
+        lambda x: tuple(torch.cat([x, x]).min(dim=0, keepdim=True)),
+        lambda s: (rnd(3, 4, seed=s),),
+    ),
     ("max_dim_values", lambda x: x.max(-1).values.exp(), lambda s: (rnd(2, 3, 4, seed=s),)),
     ("max_dim_0d", lambda x: tuple(torch.max(x.sum(), 0)), lambda s: (rnd(3, seed=s),)),
     ("max_pairwise", lambda x, y: torch.max(x, y), lambda s: (rnd(3, 4, seed=s), rnd(4, seed=s + 1))),
     ("min_pairwise_kw", lambda x, y: x.min(other=y), lambda s: (rnd(3, 4, seed=s), rnd(3, 4, seed=s + 1))),
     ("take_along_dim_flat", lambda x, i: torch.take_along_dim(x, i), lambda s: (rnd(3, 4, seed=s), idx(12, 5, seed=s))),
     ("argsort_gather", lambda x: x.gather(-1, x.argsort(-1)), lambda s: (rnd(3, 6, seed=s),)),
-    ("index_put", lambda x, i, v: torch.index_put(x, (i,), v), lambda s: (rnd(5, 3, seed=s), perm_index(5, 2, dim=0, seed=s), rnd(2, 3, seed=s + 1))),
-    ("index_put_accumulate", lambda x, i, v: x.index_put((i,), v, accumulate=True), lambda s: (rnd(5, 3, seed=s), idx(5, 6, seed=s), rnd(6, 3, seed=s + 1))),
-    ("index_put_broadcast", lambda x, i, j, v: x.index_put((i, j), v, True), lambda s: (rnd(4, 3, 2, seed=s), idx(4, 5, seed=s), idx(3, 5, seed=s + 1), rnd(2, seed=s + 2))),
+    (
+        "index_put",
+        lambda x, i, v: torch.index_put(x, (i,), v),
+        lambda s: (rnd(5, 3, seed=s), perm_index(5, 2, dim=0, seed=s), rnd(2, 3, seed=s + 1)),
+    ),
+    (
+        "index_put_accumulate",
+        lambda x, i, v: x.index_put((i,), v, accumulate=True),
+        lambda s: (rnd(5, 3, seed=s), idx(5, 6, seed=s), rnd(6, 3, seed=s + 1)),
+    ),
+    (
+        "index_put_broadcast",
+        lambda x, i, j, v: x.index_put((i, j), v, True),
+        lambda s: (rnd(4, 3, 2, seed=s), idx(4, 5, seed=s), idx(3, 5, seed=s + 1), rnd(2, seed=s + 2)),
+    ),
     ("getitem_tensor", lambda x, i: x[i], lambda s: (rnd(4, 3, seed=s), idx(4, 2, 5, seed=s))),
     ("getitem_tensor_middle", lambda x, i: x[:, i] * 2, lambda s: (rnd(2, 4, 3, seed=s), idx(4, 5, seed=s))),
     ("getitem_int_and_tensor", lambda x, i: x[:, i, :, 0], lambda s: (rnd(2, 3, 4, 5, seed=s), idx(3, 7, seed=s))),
-    ("getitem_separated_tensors", lambda x, i, j: x[i, :, j], lambda s: (rnd(3, 2, 4, seed=s), idx(3, 5, seed=s), idx(4, 5, seed=s + 1))),
-    ("getitem_adjacent_tensors", lambda x, i, j: x[:, i, j], lambda s: (rnd(2, 3, 4, seed=s), idx(3, 2, 1, seed=s), idx(4, 3, seed=s + 1))),
+    (
+        "getitem_separated_tensors",
+        lambda x, i, j: x[i, :, j],
+        lambda s: (rnd(3, 2, 4, seed=s), idx(3, 5, seed=s), idx(4, 5, seed=s + 1)),
+    ),
+    (
+        "getitem_adjacent_tensors",
+        lambda x, i, j: x[:, i, j],
+        lambda s: (rnd(2, 3, 4, seed=s), idx(3, 2, 1, seed=s), idx(4, 3, seed=s + 1)),
+    ),
     ("getitem_0d_tensor", lambda x, i: x[:, i[0], 1:3], lambda s: (rnd(2, 3, 4, seed=s), idx(3, 2, seed=s))),
     ("getitem_list", lambda x: x[1:, [0, 2]], lambda s: (rnd(3, 4, 2, seed=s),)),
     ("getitem_ellipsis", lambda x, i: x[..., i], lambda s: (rnd(2, 3, 4, seed=s), idx(4, 2, 2, seed=s))),
@@ -90,7 +166,11 @@ CASES: list[tuple[str, Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     ("cumsum_dtype", lambda x: x.cumsum(0, dtype=torch.float64), lambda s: (rnd(4, 2, seed=s).float().double(),)),
     ("sort", lambda x: tuple(torch.sort(x, 1)), lambda s: (rnd(3, 5, seed=s),)),
     ("sort_descending", lambda x: x.sort(0, descending=True)[0] * 3, lambda s: (rnd(4, 3, seed=s),)),
-    ("sort_stable_kw", lambda x: torch.sort(x, stable=True, dim=-1, descending=True).values, lambda s: (rnd(2, 5, seed=s),)),
+    (
+        "sort_stable_kw",
+        lambda x: torch.sort(x, stable=True, dim=-1, descending=True).values,
+        lambda s: (rnd(2, 5, seed=s),),
+    ),
     ("argsort", lambda x: torch.argsort(x, 1, descending=True), lambda s: (rnd(3, 5, seed=s),)),
     ("topk", lambda x: tuple(torch.topk(x, 2)), lambda s: (rnd(3, 5, seed=s),)),
     ("topk_smallest", lambda x: x.topk(3, dim=0, largest=False).values.exp(), lambda s: (rnd(4, 3, seed=s),)),
@@ -134,8 +214,11 @@ def test_values_and_gradients_match_eager_over_calls(name: str, fn: Any, make: A
 # padding_idx and scale_grad_by_freq change the gradient on purpose (torch's rule, not the
 # derivative), so finite differences do not apply to them.
 DIFFERENTIABLE = [
-    c for c in CASES
-    if any(a.dtype.is_floating_point for a in c[2](0)) and "padding" not in c[0] and "freq" not in c[0]
+    c
+    for c in CASES
+    if any(a.dtype.is_floating_point for a in c[2](0))
+    and "padding" not in c[0]
+    and "freq" not in c[0]
     and c[0] != "nn_embedding_like"
 ]
 
@@ -234,7 +317,12 @@ STATIC_CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...], str]] = [
     ("index_select_dim", lambda x, i, d: torch.index_select(x, d, i), (rnd(3, 4, seed=0), idx(3, 2, seed=0), 0), "dim"),
     ("gather_dim", lambda x, i, d: x.gather(d, i), (rnd(3, 4, seed=0), idx(3, 2, 2, seed=0), 0), "dim"),
     ("scatter_add_dim", lambda x, i, d: x.scatter_add(d, i, x), (rnd(3, 4, seed=0), idx(3, 3, 4, seed=0), 0), "dim"),
-    ("embedding_padding_idx", lambda i, w, d: F.embedding(i, w, padding_idx=d), (idx(4, 3, seed=0), rnd(4, 2, seed=0), 1), "padding_idx"),
+    (
+        "embedding_padding_idx",
+        lambda i, w, d: F.embedding(i, w, padding_idx=d),
+        (idx(4, 3, seed=0), rnd(4, 2, seed=0), 1),
+        "padding_idx",
+    ),
     ("cumsum_dim", lambda x, i, d: torch.cumsum(x, d), (rnd(3, 4, seed=0), idx(3, 2, seed=0), 1), "dim"),
     ("topk_k", lambda x, i, d: torch.topk(x, d)[0], (rnd(3, 4, seed=0), idx(3, 2, seed=0), 2), "k"),
     ("sort_dim", lambda x, i, d: torch.sort(x, d)[1], (rnd(3, 4, seed=0), idx(3, 2, seed=0), 0), "dim"),
@@ -258,14 +346,17 @@ def test_specialized_static_parameter_is_guarded() -> None:
     assert f.cache_info().misses == 2
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda i, w: F.embedding(i, w, max_norm=1.0), "max_norm"),
-    (lambda i, w: F.embedding(i, w, sparse=True), "sparse=True"),
-    (lambda i, w: F.one_hot(i), "num_classes=-1"),
-    (lambda i, w: w[i > 0], "boolean mask"),
-    (lambda i, w: torch.repeat_interleave(w, i, dim=0), "tensor of repeats"),
-    (lambda i, w: torch.scatter(w, 0, i.unsqueeze(-1).expand(-1, 2), w, reduce="add"), "reduce='add'"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda i, w: F.embedding(i, w, max_norm=1.0), "max_norm"),
+        (lambda i, w: F.embedding(i, w, sparse=True), "sparse=True"),
+        (lambda i, w: F.one_hot(i), "num_classes=-1"),
+        (lambda i, w: w[i > 0], "boolean mask"),
+        (lambda i, w: torch.repeat_interleave(w, i, dim=0), "tensor of repeats"),
+        (lambda i, w: torch.scatter(w, 0, i.unsqueeze(-1).expand(-1, 2), w, reduce="add"), "reduce='add'"),
+    ],
+)
 def test_unsupported_forms_raise_clearly(call: Any, match: str) -> None:
     f = jit(call)
     with pytest.raises(UnsupportedOperationError, match=match):
@@ -279,7 +370,7 @@ def test_topk_k_bound_checked_at_trace_time() -> None:
 
 def test_dynamic_scalars_reach_indexing_ops_unbaked() -> None:
     # a dynamic scale before gather/cumsum/topk: one trace for several values
-    f = jit(lambda x, i, s: (torch.gather(x * s, 1, i).cumsum(1).topk(1).values), dynamic=["s"])
+    f = jit(lambda x, i, s: torch.gather(x * s, 1, i).cumsum(1).topk(1).values, dynamic=["s"])
     x, i = rnd(3, 5, seed=0), idx(5, 3, 4, seed=0)
     for s in (1.5, -2.0, 0.25):
         torch.testing.assert_close(f(x, i, s), torch.gather(x * s, 1, i).cumsum(1).topk(1).values)

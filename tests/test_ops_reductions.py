@@ -145,9 +145,21 @@ def test_default_arguments_and_dtype() -> None:
 
     def calls(x: Any, ints: Any) -> tuple[Any, ...]:
         return (
-            torch.amax(x), x.amin(), torch.mean(x), x.sum(), torch.var(x), x.std(), torch.var_mean(x),
-            torch.argmax(x), x.argmin(), torch.sum(x, dtype=torch.float64), x.mean(1, dtype=torch.float64),
-            torch.logsumexp(ints, 1), ints.sum(0), torch.prod(ints, 1), ints.mean((0, 1), dtype=torch.float32),
+            torch.amax(x),
+            x.amin(),
+            torch.mean(x),
+            x.sum(),
+            torch.var(x),
+            x.std(),
+            torch.var_mean(x),
+            torch.argmax(x),
+            x.argmin(),
+            torch.sum(x, dtype=torch.float64),
+            x.mean(1, dtype=torch.float64),
+            torch.logsumexp(ints, 1),
+            ints.sum(0),
+            torch.prod(ints, 1),
+            ints.mean((0, 1), dtype=torch.float32),
         )
 
     @symscalar.jit
@@ -166,9 +178,16 @@ def test_legacy_unbiased_spellings() -> None:
 
     def calls(x: Any) -> tuple[Any, ...]:
         return (
-            torch.var(x, False), x.var(True), torch.var(x, 1, False), torch.var(x, (0, 2), True, True),
-            x.std(-1, unbiased=False), torch.std(x, 0, False, keepdim=True), torch.var_mean(x, 1, False),
-            torch.std_mean(x, unbiased=False), torch.var(x, 1, correction=0.5), x.std(correction=3),
+            torch.var(x, False),
+            x.var(True),
+            torch.var(x, 1, False),
+            torch.var(x, (0, 2), True, True),
+            x.std(-1, unbiased=False),
+            torch.std(x, 0, False, keepdim=True),
+            torch.var_mean(x, 1, False),
+            torch.std_mean(x, unbiased=False),
+            torch.var(x, 1, correction=0.5),
+            x.std(correction=3),
         )
 
     got = symscalar.jit(lambda_free(calls))(x)
@@ -194,8 +213,16 @@ def lambda_free(fn: Callable[..., Any]) -> Callable[..., Any]:
 def test_softmax_spellings(dtype: torch.dtype) -> None:
     x = torch.randn(3, 4, 5, dtype=dtype)
     spellings = [
-        torch.softmax, _method("softmax"), F.softmax, torch.special.softmax, ops.softmax,
-        torch.log_softmax, _method("log_softmax"), F.log_softmax, torch.special.log_softmax, ops.log_softmax,
+        torch.softmax,
+        _method("softmax"),
+        F.softmax,
+        torch.special.softmax,
+        ops.softmax,
+        torch.log_softmax,
+        _method("log_softmax"),
+        F.log_softmax,
+        torch.special.log_softmax,
+        ops.log_softmax,
     ]
     refs = [torch.softmax] * 5 + [torch.log_softmax] * 5
     for spelling, ref in zip(spellings, refs):
@@ -249,8 +276,15 @@ def test_zero_dim_inputs() -> None:
 
     def calls(x: Any) -> tuple[Any, ...]:
         return (
-            x.sum(0), x.mean(-1, keepdim=True), x.amax(), torch.prod(x, 0), torch.logsumexp(x, 0),
-            torch.softmax(x, 0), F.log_softmax(x, -1), torch.var(x, 0, correction=0), x.argmax(0),
+            x.sum(0),
+            x.mean(-1, keepdim=True),
+            x.amax(),
+            torch.prod(x, 0),
+            torch.logsumexp(x, 0),
+            torch.softmax(x, 0),
+            F.log_softmax(x, -1),
+            torch.var(x, 0, correction=0),
+            x.argmax(0),
         )
 
     for g, w in zip(symscalar.jit(lambda_free(calls))(x), calls(x), strict=True):
@@ -470,15 +504,23 @@ def test_dynamic_value_in_static_parameter_raises(op: str, param: str, call: Any
 # Every static parameter the reductions declare, by spelling: what the mypy plugin reads.
 EXPECTED_STATIC = {
     "dim keepdim": [
-        f"{p}.{n}" for n in ("sum", "mean", "amax", "amin", "logsumexp", "argmax", "argmin", "prod")
+        f"{p}.{n}"
+        for n in ("sum", "mean", "amax", "amin", "logsumexp", "argmax", "argmin", "prod")
         for p in ("torch", "torch.Tensor", "symscalar.ops")
-    ] + ["torch.special.logsumexp"],
+    ]
+    + ["torch.special.logsumexp"],
     "dim correction keepdim": [f"symscalar.ops.{n}" for n in ("var", "std", "var_mean", "std_mean")],
     "dim unbiased keepdim correction": [
-        "torch.var", "torch.Tensor.var", "torch.std", "torch.Tensor.std", "torch.var_mean", "torch.std_mean",
+        "torch.var",
+        "torch.Tensor.var",
+        "torch.std",
+        "torch.Tensor.std",
+        "torch.var_mean",
+        "torch.std_mean",
     ],
     "dim": [
-        f"{p}.{n}" for n in ("softmax", "log_softmax")
+        f"{p}.{n}"
+        for n in ("softmax", "log_softmax")
         for p in ("torch", "torch.Tensor", "torch.nn.functional", "torch.special", "symscalar.ops")
     ],
 }

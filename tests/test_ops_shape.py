@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import torch
 
 import symscalar
 from symscalar import DynamicInt, StaticValueRequiredError, UnsupportedOperationError
@@ -20,6 +20,7 @@ def jit(fn: Callable[..., Any]) -> Any:
     lambda is given a proper name first)."""
     fn.__name__ = fn.__qualname__ = "f"
     return symscalar.jit(fn)
+
 
 # (id, function of tensors, input shapes)
 CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
@@ -88,7 +89,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
     ("getitem_step", lambda x: x[::2, 1::3], ((5, 7),)),
     ("getitem_negative_bounds", lambda x: x[-2:, :-1], ((3, 4),)),
     ("getitem_out_of_range", lambda x: x[1:100, -100:2], ((3, 4),)),
-    ("getitem_empty", lambda x: x[3:1] .sum() + x[:, 5:].sum() + x.sum(), ((3, 4),)),
+    ("getitem_empty", lambda x: x[3:1].sum() + x[:, 5:].sum() + x.sum(), ((3, 4),)),
     ("getitem_none", lambda x: x[None, :, None], ((3, 4),)),
     ("getitem_ellipsis", lambda x: x[..., 1], ((2, 3, 4),)),
     ("getitem_ellipsis_middle", lambda x: x[0, ..., 1:3], ((2, 3, 4),)),
@@ -217,7 +218,11 @@ DYNAMIC_CASES: list[tuple[str, str, Callable[[torch.Tensor, Any], Any]]] = [
     ("torch.broadcast_to", "size", lambda x, n: torch.broadcast_to(x, (n, 3, 4))),
     ("symscalar.ops.expand", "shape", lambda x, n: symscalar.ops.expand(x, (n, 3, 4))),
     ("symscalar.ops.broadcast_in_dim", "shape", lambda x, n: symscalar.ops.broadcast_in_dim(x, (n, 3, 4), (1, 2))),
-    ("symscalar.ops.broadcast_in_dim", "broadcast_dims", lambda x, n: symscalar.ops.broadcast_in_dim(x, (2, 3, 4), (n, 2))),
+    (
+        "symscalar.ops.broadcast_in_dim",
+        "broadcast_dims",
+        lambda x, n: symscalar.ops.broadcast_in_dim(x, (2, 3, 4), (n, 2)),
+    ),
     ("torch.cat", "dim", lambda x, n: torch.cat([x, x], n)),
     ("torch.concat", "dim", lambda x, n: torch.concat([x, x], dim=n)),
     ("symscalar.ops.cat", "dim", lambda x, n: symscalar.ops.cat([x, x], n)),

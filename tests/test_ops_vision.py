@@ -33,8 +33,16 @@ def assert_same(fn: Any, *args: torch.Tensor, atol: float = 1e-12, rtol: float =
         assert g.dtype == w.dtype and g.shape == w.shape
         torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
     inputs = [a for a in args if a.requires_grad]
-    loss_g = sum((g.double() * torch.linspace(-1, 1, g.numel(), dtype=torch.float64).reshape(g.shape)).sum() for g in got_t if g.is_floating_point())
-    loss_w = sum((w.double() * torch.linspace(-1, 1, w.numel(), dtype=torch.float64).reshape(w.shape)).sum() for w in want_t if w.is_floating_point())
+    loss_g = sum(
+        (g.double() * torch.linspace(-1, 1, g.numel(), dtype=torch.float64).reshape(g.shape)).sum()
+        for g in got_t
+        if g.is_floating_point()
+    )
+    loss_w = sum(
+        (w.double() * torch.linspace(-1, 1, w.numel(), dtype=torch.float64).reshape(w.shape)).sum()
+        for w in want_t
+        if w.is_floating_point()
+    )
     grads_g = torch.autograd.grad(loss_g, inputs, allow_unused=True)
     grads_w = torch.autograd.grad(loss_w, inputs, allow_unused=True)
     for a, b in zip(grads_g, grads_w):
@@ -45,8 +53,13 @@ def assert_same(fn: Any, *args: torch.Tensor, atol: float = 1e-12, rtol: float =
 
 # ---- convolution
 CONV2D = [
-    {}, {"stride": 2, "padding": 1}, {"padding": (1, 2), "dilation": (2, 1)}, {"groups": 2},
-    {"padding": "same"}, {"padding": "same", "dilation": 2}, {"padding": "valid", "stride": (1, 2)},
+    {},
+    {"stride": 2, "padding": 1},
+    {"padding": (1, 2), "dilation": (2, 1)},
+    {"groups": 2},
+    {"padding": "same"},
+    {"padding": "same", "dilation": 2},
+    {"padding": "valid", "stride": (1, 2)},
 ]
 
 
@@ -64,7 +77,12 @@ def test_conv_even_kernel_same_padding_unbatched_1d_3d() -> None:
     x = rnd(3, 9)
     assert_same(lambda x, w: F.conv1d(x, w, padding="same"), x, rnd(2, 3, 4, seed=1))  # unbatched, asymmetric
     assert_same(lambda x, w: F.conv2d(x, w, padding="same"), rnd(1, 2, 5, 6), rnd(3, 2, 2, 4, seed=1))
-    assert_same(lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), rnd(1, 2, 4, 5, 3), rnd(3, 2, 3, 3, 3, seed=1), rnd(3, seed=2))
+    assert_same(
+        lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1),
+        rnd(1, 2, 4, 5, 3),
+        rnd(3, 2, 3, 3, 3, seed=1),
+        rnd(3, seed=2),
+    )
     assert_same(lambda x, w: torch.conv1d(x, w, None, 2, 0, 1, 3), rnd(2, 6, 11), rnd(3, 2, 3, seed=1))
 
 
@@ -121,7 +139,9 @@ def test_pooling_matches_eager_and_gradcheck(fn: Any) -> None:
     assert_same(fn, x)
     assert_same(fn, rnd(3, 7, 9, dtype=torch.float32), atol=1e-6, rtol=1e-6)  # unbatched
     jitted = symscalar.jit(fn)
-    assert torch.autograd.gradcheck(lambda x: jitted(x)[0] if isinstance(jitted(x), tuple) else jitted(x), (rnd(1, 2, 5, 6),))
+    assert torch.autograd.gradcheck(
+        lambda x: jitted(x)[0] if isinstance(jitted(x), tuple) else jitted(x), (rnd(1, 2, 5, 6),)
+    )
 
 
 def test_pooling_modules_and_static_kernel() -> None:
@@ -296,14 +316,24 @@ def test_multihead_attention_dropout_is_random_and_eval_is_not() -> None:
 @pytest.mark.slow
 def test_transformer_layers_match_eager(norm_first: bool, activation: str) -> None:
     torch.manual_seed(0)
-    kw = {"dropout": 0.0, "batch_first": True, "norm_first": norm_first, "activation": activation, "dtype": torch.float64}
+    kw = {
+        "dropout": 0.0,
+        "batch_first": True,
+        "norm_first": norm_first,
+        "activation": activation,
+        "dtype": torch.float64,
+    }
     enc = nn.TransformerEncoderLayer(8, 2, 16, **kw)
     dec = nn.TransformerDecoderLayer(8, 2, 16, **kw)
     x, mem = rnd(2, 5, 8), rnd(2, 6, 8, seed=1)
     causal = nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
     kpm = torch.tensor([[False] * 5, [False, False, False, True, True]])
     assert_same(lambda x: enc(x, src_mask=causal, src_key_padding_mask=kpm.double() * -1e9), x)
-    assert_same(lambda x, mem: dec(x, mem, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=torch.zeros(2, 6)), x, mem)
+    assert_same(
+        lambda x, mem: dec(x, mem, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=torch.zeros(2, 6)),
+        x,
+        mem,
+    )
     params = list(enc.parameters())
     f = symscalar.jit(lambda x: enc(x, src_mask=causal))
     got = torch.autograd.grad(f(x).sum(), params)

@@ -81,8 +81,16 @@ def test_namedtuple_in_and_out_with_gradients():
 
 def test_dict_outputs_with_any_keys_keep_keys_order_and_types():
     def fn(x):
-        return {2: x, 1.5: x * 2, (1, "a"): x + 1, True: x.sum(), None: 3, torch.float32: x.dtype,
-                Mode.FAST: [x, Mode.FAST], "s": "text"}
+        return {
+            2: x,
+            1.5: x * 2,
+            (1, "a"): x + 1,
+            True: x.sum(),
+            None: 3,
+            torch.float32: x.dtype,
+            Mode.FAST: [x, Mode.FAST],
+            "s": "text",
+        }
 
     f = symscalar.jit(fn)
     x = torch.randn(3)
@@ -198,7 +206,9 @@ def test_unregistered_dataclass_output_is_refused_clearly():
     class Plain:
         y: torch.Tensor
 
-    with pytest.raises(TypeError, match=r"returned a value of type Plain, which torch's pytree does not know.*register_dataclass"):
+    with pytest.raises(
+        TypeError, match=r"returned a value of type Plain, which torch's pytree does not know.*register_dataclass"
+    ):
         symscalar.jit(lambda x: Plain(x + 1))(torch.ones(1))
 
 
@@ -327,7 +337,7 @@ def test_namedtuples_in_every_role():
     assert "Config(n=1, shape=torch.Size([2, 2])) → Config(n=2, shape=torch.Size([2, 2]))" in reasons[1]
     assert not g.would_trace(x, Config(2, torch.Size([2, 2])), p)
     assert g.would_trace(x, Config(2, (2, 2)), p)  # a tuple is not a Size
-    with pytest.raises(TypeError, match="parameter 'c' of .* is static .*cannot be a tensor"):
+    with pytest.raises(TypeError, match=r"parameter 'c' of .* is static .*cannot be a tensor"):
         g(x, Config(torch.ones(1), torch.Size([2, 2])), p)
-    value, grads = symscalar.value_and_grad(lambda w, p: (w * p.first).sum())(torch.ones(2, 2), Pair(x.reshape(2, 2), 1))
+    _, grads = symscalar.value_and_grad(lambda w, p: (w * p.first).sum())(torch.ones(2, 2), Pair(x.reshape(2, 2), 1))
     torch.testing.assert_close(grads, x.reshape(2, 2))

@@ -134,8 +134,12 @@ def test_nn_dropout_inplace_is_refused() -> None:
 
 def factories_fn(x: torch.Tensor) -> Any:
     return (
-        torch.rand(3, 4), torch.randn((3, 4), dtype=torch.float64), torch.rand_like(x),
-        torch.randn_like(x), torch.bernoulli(torch.full_like(x, 0.5) + 0 * x), x.bernoulli(0.25),
+        torch.rand(3, 4),
+        torch.randn((3, 4), dtype=torch.float64),
+        torch.rand_like(x),
+        torch.randn_like(x),
+        torch.bernoulli(torch.full_like(x, 0.5) + 0 * x),
+        x.bernoulli(0.25),
     )
 
 

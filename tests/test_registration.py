@@ -126,9 +126,9 @@ def test_an_nvfuser_lowering_registers_once() -> None:
 
 def test_a_torch_spelling_registers_once() -> None:
     handler = TORCH_FUNCTIONS[torch.exp]
-    with pytest.raises(RegistrationError, match="handler of torch.exp is already registered"):
+    with pytest.raises(RegistrationError, match=r"handler of torch\.exp is already registered"):
         implements(torch.exp)(lambda input: input)
-    with pytest.raises(RegistrationError, match="handler of torch.Tensor.exp is already registered"):
+    with pytest.raises(RegistrationError, match=r"handler of torch\.Tensor\.exp is already registered"):
 
         @defop(torch=(torch.sinh, torch.Tensor.exp))
         def test_sinh_twice(input: torch.Tensor) -> torch.Tensor:
@@ -140,7 +140,7 @@ def test_a_torch_spelling_registers_once() -> None:
 
 
 def test_an_op_name_registers_once() -> None:
-    with pytest.raises(RegistrationError, match="op symscalar.ops.exp is already registered"):
+    with pytest.raises(RegistrationError, match=r"op symscalar\.ops\.exp is already registered"):
 
         @defop
         def exp(input: torch.Tensor) -> torch.Tensor:

@@ -57,7 +57,7 @@ def test_an_enable_grad_region_in_a_call_without_grad_builds_eagers_graph(region
     eager = Region(REGIONS[region]).to(dtype)
     module = copy.deepcopy(eager)
     jitted = symscalar.jit(module)
-    for step in range(3):
+    for _ in range(3):
         x = inputs(4, 3, dtype=dtype)
         with torch.no_grad():
             expected, out = eager(x), jitted(x)
@@ -167,7 +167,7 @@ def _f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 def test_batched_gradients_match_eager_and_with_create_graph_are_refused(dtype: torch.dtype) -> None:
     jitted = symscalar.jit(_f)
     w = inputs(3, dtype=dtype, requires_grad=True)
-    for step in range(2):
+    for _ in range(2):
         x = inputs(3, dtype=dtype, requires_grad=True)
         cts = torch.eye(3, dtype=dtype)
         (want,) = torch.autograd.grad(_f(x, w), x, cts, is_grads_batched=True)
@@ -239,6 +239,6 @@ def test_in_place_updates_of_a_parameter_follow_eagers_rule_or_are_refused() -> 
         return lin(x)
 
     before = lin.weight.detach().clone()
-    with pytest.raises(UnsupportedOperationError, match="after updating it in place under torch.no_grad"):
+    with pytest.raises(UnsupportedOperationError, match=r"after updating it in place under torch\.no_grad"):
         symscalar.jit(read_after)(torch.ones(3))
     torch.testing.assert_close(lin.weight, before)  # the failed trace changed nothing

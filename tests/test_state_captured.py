@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from state_support import Twin, assert_same, inputs
 from torch import nn
 
 import symscalar
-from state_support import Twin, assert_same, inputs
 
 DTYPES = [torch.float32, torch.float64]
 

@@ -59,11 +59,19 @@ def grad_mode_read(x, w):
     return x * w * factor
 
 
-FUNCTIONS = {f.__name__: f for f in (
-    inner_no_grad, inner_set_grad_enabled, inner_inference_mode, all_under_no_grad,
-    enable_grad_inside_no_grad, detach_inside, branch_on_requires_grad, grad_mode_read,
-)}
-
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        inner_no_grad,
+        inner_set_grad_enabled,
+        inner_inference_mode,
+        all_under_no_grad,
+        enable_grad_inside_no_grad,
+        detach_inside,
+        branch_on_requires_grad,
+        grad_mode_read,
+    )
+}
 
 
 def _inputs(dtype, seed):

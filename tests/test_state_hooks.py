@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from state_support import Twin, inputs
 from torch import nn
 from torch.nn.modules import module as nn_module
 
 import symscalar
-from state_support import Twin, inputs
 from symscalar.errors import UnsupportedOperationError
 
 DTYPES = [torch.float32, torch.float64]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from state_support import Twin, assert_same, default_dtype, inputs
 from torch import nn
 
 import symscalar
-from state_support import Twin, assert_same, default_dtype, inputs
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -57,8 +57,13 @@ def test_a_function_closing_over_a_module_keys_its_training_flag():
 def test_grad_modes(dtype):
     twin = Twin(Branchy, dtype)
     x = inputs(4, 3, dtype=dtype, requires_grad=True)
-    modes = [torch.no_grad, torch.enable_grad, torch.inference_mode,
-             lambda: torch.set_grad_enabled(False), lambda: torch.set_grad_enabled(True)]
+    modes = [
+        torch.no_grad,
+        torch.enable_grad,
+        torch.inference_mode,
+        lambda: torch.set_grad_enabled(False),
+        lambda: torch.set_grad_enabled(True),
+    ]
     for mode in modes + modes[::-1]:
         twin.call(x, mode=mode)
         twin.step()

@@ -51,8 +51,13 @@ def compare(
             assert_same_grad(g, w, f"leaf {i}")
 
 
-def drive(fn: Callable[..., Any], set_state: Callable[[torch.Tensor], None], dtype: torch.dtype,
-          jitted: Callable[..., Any] | None = None, extra: tuple[Any, ...] = ()) -> Callable[..., Any]:
+def drive(
+    fn: Callable[..., Any],
+    set_state: Callable[[torch.Tensor], None],
+    dtype: torch.dtype,
+    jitted: Callable[..., Any] | None = None,
+    extra: tuple[Any, ...] = (),
+) -> Callable[..., Any]:
     """Eager and jitted over a sequence of state changes of the tensor ``set_state`` installs."""
     jitted = jitted or symscalar.jit(fn)
     x = inputs(3, dtype=dtype, requires_grad=True)
@@ -217,8 +222,14 @@ def _module_setters() -> dict[str, Callable[[nn.Module, torch.Tensor], None]]:
     def plain_object(m: nn.Module, t: torch.Tensor) -> None:
         m.config.shift = t
 
-    return {"class attribute": cls_attr, "base class attribute": base_cls_attr, "_private attribute": private,
-            "list item": list_item, "dict item": dict_item, "plain object attribute": plain_object}
+    return {
+        "class attribute": cls_attr,
+        "base class attribute": base_cls_attr,
+        "_private attribute": private,
+        "list item": list_item,
+        "dict item": dict_item,
+        "plain object attribute": plain_object,
+    }
 
 
 MODULE_SETTERS = _module_setters()
@@ -469,8 +480,14 @@ def test_a_tensor_without_a_path_is_refused_with_its_shape_dtype_op_and_the_fix(
     with pytest.raises(UnsupportedOperationError) as info:
         symscalar.jit(_uses_cached_weight)(torch.ones(3))
     message = str(info.value)
-    for part in ("_uses_cached_weight", "shape (3,)", "torch.float32", "torch.Tensor.__mul__",
-                 "pass it as an argument", "parameter/buffer/attribute"):
+    for part in (
+        "_uses_cached_weight",
+        "shape (3,)",
+        "torch.float32",
+        "torch.Tensor.__mul__",
+        "pass it as an argument",
+        "parameter/buffer/attribute",
+    ):
         assert part in message, (part, message)
 
 

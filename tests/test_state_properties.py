@@ -10,9 +10,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from torch import nn
-
 from state_support import Twin, assert_same_state, inputs
+from torch import nn
 
 pytestmark = pytest.mark.slow  # property-based: left out by `make test-fast`
 
@@ -40,7 +39,16 @@ class Scale(nn.Module):
 
 
 ACTIONS = [
-    "call", "call", "step", "train", "eval", "no_grad", "inference", "autocast", "freeze", "unfreeze",
+    "call",
+    "call",
+    "step",
+    "train",
+    "eval",
+    "no_grad",
+    "inference",
+    "autocast",
+    "freeze",
+    "unfreeze",
     "replace",
 ]
 

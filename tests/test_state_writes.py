@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from state_support import Twin, assert_same, inputs
 from torch import nn
 
 import symscalar
-from state_support import Twin, assert_same, inputs
 from symscalar.errors import UnsupportedOperationError
 from symscalar.tracing import TensorProxy
 from symscalar.types import current_tracer

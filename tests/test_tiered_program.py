@@ -42,7 +42,7 @@ def test_long_trace_gradients_match_autograd_on_every_call():
         f(x, s).sum().backward()
         chain(x_ref, s).sum().backward()
         torch.testing.assert_close(x.grad, x_ref.grad)
-    forward, backward, _ = vjp_traces(f.last_trace(), [0])
+    _, backward, _ = vjp_traces(f.last_trace(), [0])
     assert len(backward.eqns) > torch_backend.INTERPRET_FIRST_CALL_ABOVE
 
 

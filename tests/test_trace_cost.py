@@ -106,10 +106,18 @@ def test_first_call_imports_neither_dynamo_nor_sympy():
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
 
 
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-          torch.uint8, torch.bool, torch.complex64]
-SHAPE_PAIRS = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), (2, 3)), ((4,), ()), ((0, 3), (1, 3)),
-               ((2, 3), (4,)), ((), ())]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
+SHAPE_PAIRS = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), (2, 3)), ((4,), ()), ((0, 3), (1, 3)), ((2, 3), (4,)), ((), ())]
 
 
 def _outcome(meta, *atoms, **params):

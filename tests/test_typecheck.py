@@ -98,11 +98,18 @@ def mypy_stdout(plugin: bool, config_dir: pathlib.Path) -> str:
     """mypy's report over all case files, in one run without a cache."""
     config = config_dir / f"mypy-{plugin}.ini"
     config.write_text(mypy_config(plugin=plugin))
-    stdout, stderr, status = mypy.api.run([
-        "--config-file", str(config), f"--cache-dir={os.devnull}", "--no-error-summary",
-        "--hide-error-context", "--no-pretty", "--show-error-codes",
-        *map(str, case_files()),
-    ])
+    stdout, stderr, status = mypy.api.run(
+        [
+            "--config-file",
+            str(config),
+            f"--cache-dir={os.devnull}",
+            "--no-error-summary",
+            "--hide-error-context",
+            "--no-pretty",
+            "--show-error-codes",
+            *map(str, case_files()),
+        ]
+    )
     assert status in (0, 1), f"mypy crashed:\n{stdout}\n{stderr}"
     return stdout
 
@@ -121,8 +128,7 @@ def parse_output(stdout: str) -> list[Message]:
         kind = "E" if match["kind"] == "error" else "N"
         if kind == "N" and not match["message"].startswith("Revealed type"):
             continue
-        out.append(Message(pathlib.Path(match["path"]).name, int(match["line"]), kind,
-                           match["message"]))
+        out.append(Message(pathlib.Path(match["path"]).name, int(match["line"]), kind, match["message"]))
     return out
 
 
@@ -166,19 +172,30 @@ def test_no_internal_names_in_messages(plugin_output: list[Message]) -> None:
 def pyright_stdout(config_dir: pathlib.Path) -> str:
     """basedpyright's JSON report over all case files (standard mode, this interpreter)."""
     config = config_dir / "pyrightconfig.json"
-    config.write_text(json.dumps({
-        "include": [str(CASES)], "extraPaths": [str(ROOT)], "typeCheckingMode": "standard",
-        "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "include": [str(CASES)],
+                "extraPaths": [str(ROOT)],
+                "typeCheckingMode": "standard",
+                "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
+            }
+        )
+    )
     result = subprocess.run(
         [str(BASEDPYRIGHT), "-p", str(config), "--outputjson", "--pythonpath", sys.executable],
-        capture_output=True, text=True, timeout=900, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
     )
     assert result.returncode in (0, 1), f"basedpyright failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
 
-def pyright_report(factory: pytest.TempPathFactory) -> tuple[list[tuple[str, int, str]], dict[tuple[str, int], list[str]]]:
+def pyright_report(
+    factory: pytest.TempPathFactory,
+) -> tuple[list[tuple[str, int, str]], dict[tuple[str, int], list[str]]]:
     """Pyright's errors as (file, line, rule) and its revealed types by (file, line)."""
     report = json.loads(session_once(factory, "pyright", lambda: pyright_stdout(factory.mktemp("pyright"))))
     errors, revealed = [], collections.defaultdict(list)
@@ -224,8 +241,10 @@ def test_cases_with_pyright(tmp_path_factory: pytest.TempPathFactory) -> None:
     problems += [f"unexpected: {f}:{n}: pyright-E: {r}" for f, n, r in sorted(unexpected.elements())]
     for where in sorted(set(revealed) | set(want_revealed)):
         if revealed.get(where) != want_revealed.get(where):
-            problems.append(f"revealed:   {where[0]}:{where[1]}: pyright says "
-                            f"{revealed.get(where)}, expected {want_revealed.get(where)}")
+            problems.append(
+                f"revealed:   {where[0]}:{where[1]}: pyright says "
+                f"{revealed.get(where)}, expected {want_revealed.get(where)}"
+            )
     assert not problems, "\n".join(problems)
 
 
@@ -271,29 +290,34 @@ def load(path: pathlib.Path) -> object:
 def jitted_functions(module: object) -> set[str]:
     """Names of the module's top-level jitted functions (``symscalar.jit`` adds last_trace)."""
     return {
-        name for name, value in vars(module).items()
-        if callable(value) and hasattr(value, "last_trace") and hasattr(value, "__wrapped__")
+        name
+        for name, value in vars(module).items()
+        if callable(value)
+        and hasattr(value, "last_trace")
+        and hasattr(value, "__wrapped__")
         and getattr(value, "__module__", None) == getattr(module, "__name__", None)
     }
 
 
 def test_every_case_file_with_jit_is_executable() -> None:
     """The agreement check covers every case file that jits a function."""
-    missing = [p.name for p in case_files()
-               if "@symscalar.jit" in p.read_text() and p not in executable_cases()]
+    missing = [p.name for p in case_files() if "@symscalar.jit" in p.read_text() and p not in executable_cases()]
     assert not missing, f"jitted functions outside the agreement check: {missing}"
 
 
 @pytest.mark.parametrize("path", executable_cases(), ids=lambda p: p.stem)
 def test_runtime_agrees_with_mypy(path: pathlib.Path, plugin_output: list[Message]) -> None:
     module = load(path)
-    calls = getattr(module, "CALLS")
+    calls = module.CALLS
     assert calls, f"{path.name} is executable but has no CALLS"
     called = {fn.__name__ for fn, *_ in calls}
     # `# unchecked:` marks a spelling mypy cannot see (torch.special.* is Any to it); such
     # functions are the documented gap (test_mypy_static_params.py), not run here.
-    unchecked = {name for name in jitted_functions(module)
-                 if "# unchecked:" in inspect.getsource(getattr(module, name).__wrapped__)}
+    unchecked = {
+        name
+        for name in jitted_functions(module)
+        if "# unchecked:" in inspect.getsource(getattr(module, name).__wrapped__)
+    }
     uncalled = jitted_functions(module) - called - unchecked
     assert not uncalled, f"{path.name}: jitted functions not in CALLS: {sorted(uncalled)}"
     errors = {m.line for m in plugin_output if m.path == path.name and m.kind == "E"}
@@ -328,8 +352,9 @@ def test_revealed_arithmetic_types_hold_at_run_time() -> None:
     assert len(revealed) >= 40, len(revealed)
     wrong: list[str] = []
 
-    def infer(x: torch.Tensor, n: symscalar.DynamicInt, s: symscalar.DynamicFloat,
-              b: symscalar.DynamicBool) -> torch.Tensor:
+    def infer(
+        x: torch.Tensor, n: symscalar.DynamicInt, s: symscalar.DynamicFloat, b: symscalar.DynamicBool
+    ) -> torch.Tensor:
         env = {"i": 3, "f": 0.5, "n": n, "s": s, "b": b}
         for expr, expected in revealed:
             value = eval(expr, {}, env)  # noqa: S307 - the case file's own expressions
@@ -376,8 +401,11 @@ def checker_table() -> str:
     """docs/mypy.md's table, from the expectations (which the tests above hold to the tools):
     per case file, the lines where mypy with the plugin reports a misuse, how many of them
     plain mypy and Pyright (no plugin) flag, and the lines they flag that are not misuses."""
-    rows = ["| case file | errors with the plugin (= run time) | plain mypy flags | Pyright flags | "
-            "plain mypy false alarms | Pyright false alarms |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| case file | errors with the plugin (= run time) | plain mypy flags | Pyright flags | "
+        "plain mypy false alarms | Pyright false alarms |",
+        "|---|---|---|---|---|---|",
+    ]
     totals = [0] * 5
     for path in case_files():
         plugin, plain, pyright = set(), set(), set()
@@ -391,8 +419,7 @@ def checker_table() -> str:
                     plain.add(number)
                 if mode == "pyright-":
                     pyright.add(number)
-        counts = [len(plugin), len(plain & plugin), len(pyright & plugin),
-                  len(plain - plugin), len(pyright - plugin)]
+        counts = [len(plugin), len(plain & plugin), len(pyright & plugin), len(plain - plugin), len(pyright - plugin)]
         totals = [t + c for t, c in zip(totals, counts)]
         rows.append(f"| {path.name} | " + " | ".join(map(str, counts)) + " |")
     rows.append("| **all** | " + " | ".join(f"**{t}**" for t in totals) + " |")

@@ -75,7 +75,7 @@ def compile_entry(
     with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
     writes = [
         outside.StateWrite(how, position[target] if how == "copy" else target, name, detach=out not in with_grad)
-        for (how, target, name), out in zip(pending, trace.outputs[len(leaves):])
+        for (how, target, name), out in zip(pending, trace.outputs[len(leaves) :])
     ]
     backward: Trace | None = None
     # grad mode is part of the key, so an entry traced without grad never runs with it
@@ -97,9 +97,15 @@ def compile_entry(
     guards = tuple(builder.guards)
     guard = guard_function(trace, guards, builder) if guards else None
     entry_run = outside.make_entry(
-        run, watch.roots, captured,
+        run,
+        watch.roots,
+        captured,
         [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
-        guard, writes, MISS, qualname(fn), aliases=watch.aliases(captured, modules),
+        guard,
+        writes,
+        MISS,
+        qualname(fn),
+        aliases=watch.aliases(captured, modules),
     )
     return Entry(trace, entry_run, guards, backward, backend, guard)
 
@@ -207,4 +213,3 @@ def guard_function(
         ", ".join(sorted(builder.roots.get(var, ()))) or "a computed value" for var, _ in guards
     )
     return guard
-

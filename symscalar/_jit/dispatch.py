@@ -59,13 +59,23 @@ def dispatch_namespace(state: Any) -> dict[str, Any]:
     starts with ``_ss_`` so that no parameter name of the user's function (even ``type`` or
     ``float``) can shadow it."""
     return {
-        "_ss_cache": state.cache.table, "_ss_used": state.cache.table.move_to_end,
-        "_ss_miss": state.miss, "_ss_MISS": MISS, "_ss_state": state,
-        "_ss_next_call": state.calls.__next__, "_ss_auto_key": tree.auto_key,
-        "_ss_static_key": tree.static_key, "_ss_Tensor": torch.Tensor, "_ss_type": type,
-        "_ss_int": int, "_ss_tracer": current_tracer.get, "_ss_inline": state.inline,
-        "_ss_EMPTY": ((), ()), **_AMBIENT_NAMESPACE,
-        "_ss_hooks": RemovableHandle, "_ss_hooks_seen": -1,
+        "_ss_cache": state.cache.table,
+        "_ss_used": state.cache.table.move_to_end,
+        "_ss_miss": state.miss,
+        "_ss_MISS": MISS,
+        "_ss_state": state,
+        "_ss_next_call": state.calls.__next__,
+        "_ss_auto_key": tree.auto_key,
+        "_ss_static_key": tree.static_key,
+        "_ss_Tensor": torch.Tensor,
+        "_ss_type": type,
+        "_ss_int": int,
+        "_ss_tracer": current_tracer.get,
+        "_ss_inline": state.inline,
+        "_ss_EMPTY": ((), ()),
+        **_AMBIENT_NAMESPACE,
+        "_ss_hooks": RemovableHandle,
+        "_ss_hooks_seen": -1,
     }
 
 

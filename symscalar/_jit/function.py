@@ -28,7 +28,13 @@ __all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
 
 # The inspection methods every jitted callable has (jit, JitModule, grad, value_and_grad)
 INSPECTION = (
-    "last_trace", "last_backward_trace", "last_fusion", "cache_info", "cache_clear", "explain", "would_trace",
+    "last_trace",
+    "last_backward_trace",
+    "last_fusion",
+    "cache_info",
+    "cache_clear",
+    "explain",
+    "would_trace",
 )
 
 
@@ -131,8 +137,15 @@ class FunctionState:
             self.retraces.before_trace(reasons, fixes)
             start = time.perf_counter()
             entry = compile_entry(
-                self.fn, self._traced, lambda convert, target: self.call(args, convert, target), call_args,
-                self.roots, self.top, self.hooks, self.backend, self._objects(args),
+                self.fn,
+                self._traced,
+                lambda convert, target: self.call(args, convert, target),
+                call_args,
+                self.roots,
+                self.top,
+                self.hooks,
+                self.backend,
+                self._objects(args),
             )
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
@@ -246,8 +259,11 @@ class FunctionState:
         """Labels of the unannotated number parameters of this call (for the one-time warning
         after repeated retraces)."""
         return [
-            f"parameter '{name}'" for name, value in zip(self.sig.parameters, args)
-            if self.kinds[name] is Kind.AUTO and _is_plain_number(value) and name not in self.unresolved
+            f"parameter '{name}'"
+            for name, value in zip(self.sig.parameters, args)
+            if self.kinds[name] is Kind.AUTO
+            and _is_plain_number(value)
+            and name not in self.unresolved
             and not tree.is_torch_dynamic_int(value)
         ]
 

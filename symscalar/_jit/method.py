@@ -67,7 +67,12 @@ class JitMethod:
     """The descriptor ``jit`` returns for a function defined in a class body."""
 
     def __init__(
-        self, fn: types.FunctionType, static: Any, dynamic: Any, backend: str, limits: Limits,
+        self,
+        fn: types.FunctionType,
+        static: Any,
+        dynamic: Any,
+        backend: str,
+        limits: Limits,
         frame_locals: Mapping[str, Any] | None,
     ) -> None:
         functools.update_wrapper(self, fn)

@@ -21,8 +21,20 @@ __all__ = ["Output", "with_state_outputs", "finish_with_state"]
 # Static values a jitted function may return besides traced ones (returned as they were at
 # trace time, so only immutable ones); those whose repr is Python source are inlined.
 _STATIC_OUTPUTS: tuple[type, ...] = (
-    bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
-    torch.memory_format, enum.Enum, torch.Size, *NUMPY_SCALARS,
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.layout,
+    torch.memory_format,
+    enum.Enum,
+    torch.Size,
+    *NUMPY_SCALARS,
 )
 _LITERAL_OUTPUTS = frozenset({bool, int, float, str, type(None), torch.dtype, torch.device, torch.Size})
 _LITERAL_NODES = frozenset({tuple, list, dict})

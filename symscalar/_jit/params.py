@@ -36,8 +36,15 @@ from symscalar.types import (
 )
 
 __all__ = [
-    "Kind", "DYNAMIC_KINDS", "DYNAMIC_TYPES", "param_kinds", "qualname", "identifier", "declared_at",
-    "annotated_function", "NUMPY_SCALARS",
+    "Kind",
+    "DYNAMIC_KINDS",
+    "DYNAMIC_TYPES",
+    "param_kinds",
+    "qualname",
+    "identifier",
+    "declared_at",
+    "annotated_function",
+    "NUMPY_SCALARS",
 ]
 
 try:
@@ -72,17 +79,28 @@ DYNAMIC_KINDS = frozenset({Kind.DYN_INT, Kind.DYN_FLOAT, Kind.DYN_BOOL, Kind.DYN
 # The exact Python types a dynamic parameter takes; each is traced as itself, so that it
 # promotes in torch exactly as in eager (an int for a DynamicFloat stays an int).
 DYNAMIC_TYPES: dict[Kind, tuple[type, ...]] = {
-    Kind.DYN_INT: (int,), Kind.DYN_FLOAT: (float, int), Kind.DYN_BOOL: (bool,),
+    Kind.DYN_INT: (int,),
+    Kind.DYN_FLOAT: (float, int),
+    Kind.DYN_BOOL: (bool,),
     Kind.DYN_NUMBER: (bool, int, float),
 }
 
 _KIND_OF_HINT: dict[Any, Kind] = {
-    DynamicInt: Kind.DYN_INT, IntLike: Kind.DYN_INT,
-    DynamicFloat: Kind.DYN_FLOAT, FloatLike: Kind.DYN_FLOAT,
-    DynamicBool: Kind.DYN_BOOL, BoolLike: Kind.DYN_BOOL,
+    DynamicInt: Kind.DYN_INT,
+    IntLike: Kind.DYN_INT,
+    DynamicFloat: Kind.DYN_FLOAT,
+    FloatLike: Kind.DYN_FLOAT,
+    DynamicBool: Kind.DYN_BOOL,
+    BoolLike: Kind.DYN_BOOL,
     NumberLike: Kind.DYN_NUMBER,
-    StaticInt: Kind.STATIC, StaticFloat: Kind.STATIC, StaticBool: Kind.STATIC, StaticDims: Kind.STATIC,
-    StaticShape: Kind.STATIC, int: Kind.STATIC, float: Kind.STATIC, bool: Kind.STATIC,
+    StaticInt: Kind.STATIC,
+    StaticFloat: Kind.STATIC,
+    StaticBool: Kind.STATIC,
+    StaticDims: Kind.STATIC,
+    StaticShape: Kind.STATIC,
+    int: Kind.STATIC,
+    float: Kind.STATIC,
+    bool: Kind.STATIC,
 }
 _KIND_OF_NAME = {getattr(h, "__name__", str(h)): k for h, k in _KIND_OF_HINT.items()}
 _KIND_OF_NAME.update({"Tensor": Kind.TENSOR, "torch.Tensor": Kind.TENSOR})
@@ -180,7 +198,7 @@ def _resolve_hints(
             hints[name] = annotation
             continue
         try:
-            hints[name] = eval(annotation, dict(globalns), localns)  # an annotation, as typing does
+            hints[name] = eval(annotation, dict(globalns), localns)  # noqa: S307 - an annotation, as typing does
         except Exception as e:  # noqa: BLE001 - reported in explain() and retrace messages
             hints[name] = annotation  # _hint_kind still knows symscalar's names by spelling
             unresolved[name] = f"{annotation!r} ({type(e).__name__}: {e})"

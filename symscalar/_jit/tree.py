@@ -28,9 +28,23 @@ import torch.utils._pytree as pytree
 from symscalar._jit.params import NUMPY_SCALARS, Kind
 
 __all__ = [
-    "is_leaf", "flatten", "unflatten", "leaves", "map_leaves", "leaf_path", "tree_key", "static_key",
-    "auto_key", "tensor_key", "var_positional_key", "var_keyword_key", "StaticTensorError",
-    "is_torch_dynamic_int", "holds_state", "state_objects", "TreeSpec",
+    "is_leaf",
+    "flatten",
+    "unflatten",
+    "leaves",
+    "map_leaves",
+    "leaf_path",
+    "tree_key",
+    "static_key",
+    "auto_key",
+    "tensor_key",
+    "var_positional_key",
+    "var_keyword_key",
+    "StaticTensorError",
+    "is_torch_dynamic_int",
+    "holds_state",
+    "state_objects",
+    "TreeSpec",
 ]
 
 TreeSpec = pytree.TreeSpec
@@ -145,8 +159,9 @@ def holds_state(v: Any) -> bool:
     if isinstance(v, torch.nn.Module):
         return True
     return (
-        hasattr(v, "__dict__") and not isinstance(v, _VALUE_OBJECTS)
-        and not (dataclasses.is_dataclass(v) and getattr(v, "__dataclass_params__").frozen)
+        hasattr(v, "__dict__")
+        and not isinstance(v, _VALUE_OBJECTS)
+        and not (dataclasses.is_dataclass(v) and getattr(v, "__dataclass_params__").frozen)  # noqa: B009 - typeshed lacks it
     )
 
 
@@ -165,8 +180,15 @@ def state_objects(value: Any) -> list[Any]:
 
 
 _VALUE_OBJECTS = (
-    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial,
-    enum.Enum, torch.dtype, torch.device,
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    functools.partial,
+    enum.Enum,
+    torch.dtype,
+    torch.device,
 )
 
 

@@ -4,18 +4,25 @@ Importing this package registers every primitive and every torch spelling it imp
 Each family module lists its user-facing ops in ``__all__``.
 """
 
-from symscalar.ops import attention, composites, conv, elementwise, factories, indexing, nn, random, reductions, shape
+from symscalar.ops import attention, composites, conv, elementwise, factories, indexing, nn, random, reductions, shape  # noqa: F401 - importing a family registers its ops
 from symscalar.ops.composites import *  # noqa: F403
 from symscalar.ops.conv import *  # noqa: F403
 from symscalar.ops.elementwise import *  # noqa: F403
 from symscalar.ops.factories import *  # noqa: F403
-from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.indexing import *  # noqa: F403
 from symscalar.ops.nn import *  # noqa: F403
+from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.reductions import *  # noqa: F403
 from symscalar.ops.shape import *  # noqa: F403
 
 __all__ = [
-    *elementwise.__all__, *reductions.__all__, *shape.__all__, *factories.__all__,
-    *composites.__all__, *indexing.__all__, *nn.__all__, *random.__all__, *conv.__all__,
+    *elementwise.__all__,
+    *reductions.__all__,
+    *shape.__all__,
+    *factories.__all__,
+    *composites.__all__,
+    *indexing.__all__,
+    *nn.__all__,
+    *random.__all__,
+    *conv.__all__,
 ]

@@ -47,8 +47,6 @@ def _without_dispatch(fn: Callable[..., Any]) -> Callable[..., Any]:
     return copy
 
 
-
-
 # ---- spellings attention and position-embedding code uses, composed from existing ops
 @implements(torch.Tensor.unflatten, torch.unflatten)
 def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tensor:
@@ -64,9 +62,10 @@ def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tenso
         sizes = tuple(n // known if s == -1 else s for s in sizes)
     elif known != n:
         raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the input tensor"
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) "
+            "in the input tensor"
         )
-    return input.reshape((*input.shape[:d], *sizes, *input.shape[d + 1:]))
+    return input.reshape((*input.shape[:d], *sizes, *input.shape[d + 1 :]))
 
 
 @implements(torch.Tensor.repeat)
@@ -75,9 +74,7 @@ def _torch_repeat(input: Tensor, *repeats: StaticInt | StaticShape) -> Tensor:
     first = repeats[0] if len(repeats) == 1 else None
     reps: tuple[int, ...] = tuple(first) if isinstance(first, (tuple, list)) else typing.cast(tuple[int, ...], repeats)
     if len(reps) < input.ndim:
-        raise RuntimeError(
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
-        )
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     shape: tuple[int, ...] = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
     interleaved = input.reshape(tuple(d for s in shape for d in (1, s)))
     tiled = interleaved.expand(tuple(d for r, s in zip(reps, shape) for d in (r, s)))
@@ -123,6 +120,7 @@ def _none_or_dtype(input: Any) -> Any:
 
 
 F._none_or_dtype = _none_or_dtype
+
 
 # After the patch above, so that the copy's namespace holds the replacement too.
 def _no_autocast(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -10,9 +10,19 @@ import torch
 from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar
 
 __all__ = [
-    "torch_meta", "small_meta", "elementwise_meta", "elementwise_primitive", "broadcast_shapes", "reduced_shape",
-    "same_shape", "output_device", "canonical_dim", "canonical_dims", "result_dtype",
-    "holomorphic", "Tensor",
+    "torch_meta",
+    "small_meta",
+    "elementwise_meta",
+    "elementwise_primitive",
+    "broadcast_shapes",
+    "reduced_shape",
+    "same_shape",
+    "output_device",
+    "canonical_dim",
+    "canonical_dims",
+    "result_dtype",
+    "holomorphic",
+    "Tensor",
 ]
 
 Tensor = torch.Tensor
@@ -61,9 +71,7 @@ def torch_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
     return meta
 
 
-def small_meta(
-    impl: Callable[..., Any], shape_rule: Callable[..., Any], size: int = 1
-) -> Callable[..., Any]:
+def small_meta(impl: Callable[..., Any], shape_rule: Callable[..., Any], size: int = 1) -> Callable[..., Any]:
     """A meta function from a shape rule, without torch's meta tensors.
 
     Why: torch runs many ops on meta tensors through its Python references, which import
@@ -92,8 +100,9 @@ def small_meta(
 
 def elementwise_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
     """The meta of a broadcasting elementwise op: the broadcast shape (see ``small_meta``)."""
-    return small_meta(impl, lambda *atoms, **params: broadcast_shapes(
-        [a.shape for a in atoms if isinstance(a, TensorVar)]))
+    return small_meta(
+        impl, lambda *atoms, **params: broadcast_shapes([a.shape for a in atoms if isinstance(a, TensorVar)])
+    )
 
 
 def elementwise_primitive(name: str, impl: Callable[..., Any]) -> Primitive:
@@ -106,8 +115,10 @@ def reduced_shape(x: TensorVar, *, dims: tuple[int, ...], keepdim: bool, **param
     """The shape of a reduction of ``x`` over ``dims`` (non-negative, as canonical_dims gives)."""
     # torch decides: dims out of range, reducing an empty dim, and dims=() (all dims for
     # some reductions, none for others)
-    if (not dims and x.ndim > 0) or any(not 0 <= d < max(x.ndim, 1) for d in dims) or any(
-        x.shape[d] == 0 for d in dims if d < x.ndim
+    if (
+        (not dims and x.ndim > 0)
+        or any(not 0 <= d < max(x.ndim, 1) for d in dims)
+        or any(x.shape[d] == 0 for d in dims if d < x.ndim)
     ):
         raise IndexError(f"let torch's meta decide dims {dims} for shape {x.shape}")
     if keepdim:
@@ -165,9 +176,7 @@ def canonical_dim(dim: int, ndim: int) -> int:
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})"
-        )
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
     return dim % bound if ndim > 0 else 0
 
 
@@ -189,9 +198,7 @@ def unbroadcast(ct: Any, shape: Sequence[int]) -> Any:
     """Sum a cotangent down to ``shape`` (the inverse of broadcasting ``shape`` to
     ``ct.shape``). The dims come from static shapes, so they are static by construction."""
     lead = ct.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and ct.shape[lead + i] != 1
-    )
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and ct.shape[lead + i] != 1)
     if dims:
         ct = ct.sum(dims, keepdim=True)
     if tuple(ct.shape) != tuple(shape):

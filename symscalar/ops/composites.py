@@ -15,13 +15,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
+from symscalar.nvfuser_lowering import is_broadcast, register_nvfuser, upcast
 from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_meta, unbroadcast
 from symscalar.ops.factories import arange
-from symscalar.nvfuser_lowering import is_broadcast, register_nvfuser, upcast
-from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
+from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
@@ -36,10 +35,15 @@ def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
 
 
 matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_shape))
-register_vjp(matmul_p, holomorphic(lambda ct, out, a, b: (
-    unbroadcast(ct @ b.mT, a.shape),
-    unbroadcast(a.mT @ ct, b.shape),
-)))
+register_vjp(
+    matmul_p,
+    holomorphic(
+        lambda ct, out, a, b: (
+            unbroadcast(ct @ b.mT, a.shape),
+            unbroadcast(a.mT @ ct, b.shape),
+        )
+    ),
+)
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -55,7 +59,8 @@ def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
 
 
 register_nvfuser(
-    matmul_p, _matmul_nvfuser,
+    matmul_p,
+    _matmul_nvfuser,
     supports=lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
 )
 
@@ -119,10 +124,12 @@ def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None) -> Any:
 
 
 register_nvfuser(
-    linear_p, _linear_nvfuser,
+    linear_p,
+    _linear_nvfuser,
     supports=lambda x, w, b=None: all(
         t.dtype == x.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
-        for t in (x, w, b) if t is not None
+        for t in (x, w, b)
+        if t is not None
     ),
 )
 
@@ -134,7 +141,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (1-D inputs, a broadcast bias, mixed dtypes) composed, with torch's checks and promotion."""
     tensors = [t for t in (input, weight, bias) if t is not None]
     if (
-        input.ndim >= 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]
+        input.ndim >= 2
+        and weight.ndim == 2
+        and input.shape[-1] == weight.shape[1]
         and (bias is None or tuple(bias.shape) == tuple(weight.shape[:1]))
         and all(t.dtype == input.dtype for t in tensors)
     ):
@@ -148,7 +157,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ---- normalization
 def _norm_dims(x: Tensor, normalized_shape: Sequence[int], op: str) -> tuple[int, ...]:
     shape = tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+    if tuple(x.shape[x.ndim - len(shape) :]) != shape or len(shape) > x.ndim:
         raise RuntimeError(
             f"{op}: normalized_shape {list(shape)} does not match the trailing dims of the "
             f"input of shape {list(x.shape)}"
@@ -174,12 +183,14 @@ def _native_layer_norm_meta(
     k = len(normalized_shape)
     params = [t for t in (weight, bias) if t is not None]
     if (
-        not isinstance(x, TensorVar) or x.dtype not in _NATIVE_NORM_DTYPES or not 0 < k <= x.ndim
-        or x.shape[x.ndim - k:] != tuple(normalized_shape)
+        not isinstance(x, TensorVar)
+        or x.dtype not in _NATIVE_NORM_DTYPES
+        or not 0 < k <= x.ndim
+        or x.shape[x.ndim - k :] != tuple(normalized_shape)
         or any(not isinstance(t, TensorVar) or (t.shape, t.dtype) != (tuple(normalized_shape), x.dtype) for t in params)
     ):
         raise ValueError(f"native_layer_norm: operands outside the primitive's form ({normalized_shape=})")
-    stats = x.shape[:x.ndim - k] + (1,) * k
+    stats = x.shape[: x.ndim - k] + (1,) * k
     out, mean, rstd = (TensorVar(shape, x.dtype, x.device) for shape in (x.shape, stats, stats))
     return out, mean, rstd
 
@@ -257,8 +268,10 @@ def layer_norm(
     """
     dims = _norm_dims(input, normalized_shape, "layer_norm")
     shape = tuple(normalized_shape)
-    if dims and input.dtype in _NATIVE_NORM_DTYPES and all(
-        tuple(t.shape) == shape and t.dtype == input.dtype for t in (weight, bias) if t is not None
+    if (
+        dims
+        and input.dtype in _NATIVE_NORM_DTYPES
+        and all(tuple(t.shape) == shape and t.dtype == input.dtype for t in (weight, bias) if t is not None)
     ):
         return native_layer_norm_p.bind(input, weight, bias, eps, normalized_shape=shape)[0]
     xf = _upcast(input)

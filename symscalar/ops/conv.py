@@ -26,11 +26,15 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import Primitive, register_vjp
-from symscalar.tracing import TensorProxy, TraceBuilder, defop, implements
+from symscalar.tracing import TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer, is_static
 
 __all__ = [
-    "convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+    "convolution",
+    "max_pool2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "batch_norm",
 ]
 
 aten = torch.ops.aten
@@ -53,21 +57,33 @@ def _conv_impl(x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: A
     return aten.convolution(x, w, b, stride, padding, dilation, False, (0,) * len(stride), groups)
 
 
-def _conv_backward_impl(ct: Any, x: Any, w: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, bias: bool) -> Any:
+def _conv_backward_impl(
+    ct: Any, x: Any, w: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, bias: bool
+) -> Any:
     grads = aten.convolution_backward(
-        ct, x, w, [w.shape[0]] if bias else None, stride, padding, dilation, False,
-        (0,) * len(stride), groups, [True, True, bias],
+        ct,
+        x,
+        w,
+        [w.shape[0]] if bias else None,
+        stride,
+        padding,
+        dilation,
+        False,
+        (0,) * len(stride),
+        groups,
+        [True, True, bias],
     )
-    return tuple(grads[:3 if bias else 2])
+    return tuple(grads[: 3 if bias else 2])
 
 
 convolution_p = Primitive("convolution", _conv_impl, torch_meta(_conv_impl))
 convolution_backward_p = Primitive(
     "convolution_backward", _conv_backward_impl, torch_meta(_conv_backward_impl), multiple_results=True
 )
-register_vjp(convolution_p, lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(
-    ct, x, w, bias=b is not None, **geometry
-))
+register_vjp(
+    convolution_p,
+    lambda ct, out, x, w, b, **geometry: convolution_backward_p.bind(ct, x, w, bias=b is not None, **geometry),
+)
 
 
 @defop
@@ -144,8 +160,7 @@ implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
 def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
     if mode != "constant":
         raise NotImplementedError(
-            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function "
-            "(only mode='constant')"
+            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function (only mode='constant')"
         )
     widths = tuple(pad)
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
@@ -186,13 +201,18 @@ max_pool2d_backward_p = Primitive(
     "max_pool2d_backward", _max_pool2d_backward_impl, torch_meta(_max_pool2d_backward_impl)
 )
 register_vjp(
-    max_pool2d_p, lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),),
+    max_pool2d_p,
+    lambda cts, outs, x, **geometry: (max_pool2d_backward_p.bind(cts[0], x, outs[1], **geometry),),
 )
 
 
-def _pool_geometry(kernel_size: Any, stride: Any, padding: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+def _pool_geometry(
+    kernel_size: Any, stride: Any, padding: Any
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     kernel = _ntuple(kernel_size, 2, "kernel_size")
-    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(stride, 2, "stride")
+    strides = (
+        kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(stride, 2, "stride")
+    )
     return kernel, strides, _ntuple(padding, 2, "padding")
 
 
@@ -209,8 +229,12 @@ def max_pool2d(
     """2-d max pooling, as ``F.max_pool2d`` (``return_indices`` gives ``(values, indices)``)."""
     kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
     values, indices = max_pool2d_p.bind(
-        input, kernel_size=kernel, stride=strides, padding=pads,
-        dilation=_ntuple(dilation, 2, "dilation"), ceil_mode=ceil_mode,
+        input,
+        kernel_size=kernel,
+        stride=strides,
+        padding=pads,
+        dilation=_ntuple(dilation, 2, "dilation"),
+        ceil_mode=ceil_mode,
     )
     return (values, indices) if return_indices else values
 
@@ -241,18 +265,37 @@ def _torch_max_pool2d_with_indices(
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def _avg_pool2d_impl(x: Any, *, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
-                     count_include_pad: bool, divisor_override: int | None) -> Any:
+def _avg_pool2d_impl(
+    x: Any,
+    *,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
     return aten.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _avg_pool2d_backward_impl(ct: Any, x: Any, *, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
-                              count_include_pad: bool, divisor_override: int | None) -> Any:
+def _avg_pool2d_backward_impl(
+    ct: Any,
+    x: Any,
+    *,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
     return aten.avg_pool2d_backward(ct, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 avg_pool2d_p = Primitive("avg_pool2d", _avg_pool2d_impl, torch_meta(_avg_pool2d_impl))
-avg_pool2d_backward_p = Primitive("avg_pool2d_backward", _avg_pool2d_backward_impl, torch_meta(_avg_pool2d_backward_impl))
+avg_pool2d_backward_p = Primitive(
+    "avg_pool2d_backward", _avg_pool2d_backward_impl, torch_meta(_avg_pool2d_backward_impl)
+)
 register_vjp(avg_pool2d_p, lambda ct, out, x, **geometry: (avg_pool2d_backward_p.bind(ct, x, **geometry),))
 
 
@@ -269,8 +312,13 @@ def avg_pool2d(
     """2-d average pooling, as ``F.avg_pool2d``."""
     kernel, strides, pads = _pool_geometry(kernel_size, stride, padding)
     return avg_pool2d_p.bind(
-        input, kernel_size=kernel, stride=strides, padding=pads, ceil_mode=ceil_mode,
-        count_include_pad=count_include_pad, divisor_override=divisor_override,
+        input,
+        kernel_size=kernel,
+        stride=strides,
+        padding=pads,
+        ceil_mode=ceil_mode,
+        count_include_pad=count_include_pad,
+        divisor_override=divisor_override,
     )
 
 
@@ -346,8 +394,13 @@ def batch_norm(
         centered = xf - mean
         var = (centered * centered).mean(dims, keepdim=True)
         if running_mean is not None and running_var is not None:
-            _update_running_stats(running_mean, running_var, mean.reshape((channels,)),
-                                  var.reshape((channels,)) * (count / (count - 1)), momentum)
+            _update_running_stats(
+                running_mean,
+                running_var,
+                mean.reshape((channels,)),
+                var.reshape((channels,)) * (count / (count - 1)),
+                momentum,
+            )
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
     else:

@@ -12,20 +12,67 @@ from typing import Any
 import torch
 
 from symscalar.errors import UnsupportedOperationError
+from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
 from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
-from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
 from symscalar.trace import register_vjp
 from symscalar.tracing import data_dependent_shape_error, defop, implements
 from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
 
 __all__ = [
-    "add", "sub", "mul", "div", "neg", "exp", "abs", "exp2", "expm1", "log", "log1p", "log2",
-    "conj", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "silu",
-    "gelu", "erf", "floor", "ceil", "round", "sign", "isnan", "isfinite", "logical_not",
-    "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq",
-    "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "where", "clamp", "clamp_min",
-    "clamp_max", "lerp", "addcmul",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "exp",
+    "abs",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "conj",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "silu",
+    "gelu",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "sign",
+    "isnan",
+    "isfinite",
+    "logical_not",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "where",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "lerp",
+    "addcmul",
 ]
 
 TensorOrNumber = Tensor | NumberLike
@@ -150,7 +197,8 @@ def _div_nvfuser(fd: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -
 # Rounded integer division goes through a float quotient in nvFuser (inexact for large
 # integers; torch raises on division by zero): it runs in torch.
 register_nvfuser(
-    div_p, _div_nvfuser,
+    div_p,
+    _div_nvfuser,
     supports=lambda a, b, *, rounding_mode=None: rounding_mode is None or floating(a, b),
 )
 
@@ -162,9 +210,7 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
     if rounding_mode is None:
         return div_p.bind(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
-            f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
-        )
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     return div_p.bind(input, other, rounding_mode=rounding_mode)
 
 
@@ -233,9 +279,9 @@ def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]
 # ---- abs
 abs_p = elementwise_primitive("abs", torch.abs)
 # torch's abs_backward: ct * sgn(a), where sgn(z) = z / |z| for complex z, and 0 at 0
-register_vjp(abs_p, lambda ct, out, a: (
-    ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),
-))
+register_vjp(
+    abs_p, lambda ct, out, a: (ct * torch.where(out == 0, 0, a / out) if a.dtype.is_complex else ct * torch.sign(a),)
+)
 register_nvfuser(abs_p, lambda fd, a: fd.ops.abs(a))
 
 
@@ -498,10 +544,13 @@ def _gelu_second_derivative(a: Any, approximate: str) -> Any:
     return torch.exp(a * a * -0.5) * _INV_SQRT_2PI * (2 - a * a)
 
 
-register_vjp(gelu_backward_p, lambda ct2, out, ct, a, **params: (
-    gelu_backward_p.bind(ct2, a, **params),
-    ct2 * ct * _gelu_second_derivative(a, params.get("approximate", "none")),
-))
+register_vjp(
+    gelu_backward_p,
+    lambda ct2, out, ct, a, **params: (
+        gelu_backward_p.bind(ct2, a, **params),
+        ct2 * ct * _gelu_second_derivative(a, params.get("approximate", "none")),
+    ),
+)
 
 
 def _gelu_backward_nvfuser(fd: Any, ct: Any, a: Any, *, approximate: str = "none") -> Any:
@@ -562,7 +611,8 @@ register_vjp(round_p, _zero_grad)
 # half to even, like torch; decimals != 0 (torch scales by 10**decimals in its own way) and
 # integer inputs run in torch
 register_nvfuser(
-    round_p, lambda fd, a: fd.ops.round(a),
+    round_p,
+    lambda fd, a: fd.ops.round(a),
     supports=lambda a, *, decimals=0: decimals == 0 and floating(a),
 )
 
@@ -651,10 +701,13 @@ def _torch_rfloordiv(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- remainder (Python's %: the sign of the divisor)
 remainder_p = elementwise_primitive("remainder", torch.remainder)
-register_vjp(remainder_p, lambda ct, out, a, b: (
-    grad_for(ct, a),
-    grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
-))
+register_vjp(
+    remainder_p,
+    lambda ct, out, a, b: (
+        grad_for(ct, a),
+        grad_for(-ct * torch.div(a, b, rounding_mode="floor"), b),
+    ),
+)
 # The result has the sign of b, as torch's. Integer remainder by zero raises in torch;
 # nvFuser would not: integer inputs run in torch.
 register_nvfuser(remainder_p, lambda fd, a, b: fd.ops.remainder(a, b), supports=floating)
@@ -835,11 +888,14 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
 
 # ---- where
 where_p = elementwise_primitive("where", torch.where)
-register_vjp(where_p, lambda ct, out, cond, a, b: (
-    None,
-    grad_for(torch.where(cond, ct, 0), a),
-    grad_for(torch.where(cond, 0, ct), b),
-))
+register_vjp(
+    where_p,
+    lambda ct, out, cond, a, b: (
+        None,
+        grad_for(torch.where(cond, ct, 0), a),
+        grad_for(torch.where(cond, 0, ct), b),
+    ),
+)
 register_nvfuser(where_p, lambda fd, cond, a, b: fd.ops.where(cond, a, b))
 
 
@@ -899,9 +955,7 @@ register_nvfuser(clamp_p, _clamp_nvfuser)
 
 
 @defop(torch=(torch.clamp, torch.clip, torch.Tensor.clamp, torch.Tensor.clip))
-def clamp(  # noqa: A002 - torch's parameter names
-    input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None
-) -> Tensor:
+def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """``input`` limited to ``[min, max]``; either bound may be a tensor, a (dynamic) number or
     None (not both). Where ``min > max`` the result is ``max``, as in torch."""
     if min is None and max is None:
@@ -910,34 +964,37 @@ def clamp(  # noqa: A002 - torch's parameter names
 
 
 @defop
-def clamp_min(x: Tensor, min: TensorOrNumber) -> Tensor:  # noqa: A002
+def clamp_min(x: Tensor, min: TensorOrNumber) -> Tensor:
     """``clamp(x, min, None)``."""
     return clamp(x, min, None)
 
 
 @implements(torch.clamp_min, torch.Tensor.clamp_min)
-def _torch_clamp_min(input: Tensor, min: TensorOrNumber) -> Tensor:  # noqa: A002
+def _torch_clamp_min(input: Tensor, min: TensorOrNumber) -> Tensor:
     return clamp(input, min, None)
 
 
 @defop
-def clamp_max(x: Tensor, max: TensorOrNumber) -> Tensor:  # noqa: A002
+def clamp_max(x: Tensor, max: TensorOrNumber) -> Tensor:
     """``clamp(x, None, max)``."""
     return clamp(x, None, max)
 
 
 @implements(torch.clamp_max, torch.Tensor.clamp_max)
-def _torch_clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:  # noqa: A002
+def _torch_clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:
     return clamp(input, None, max)
 
 
 # ---- lerp
 lerp_p = elementwise_primitive("lerp", torch.lerp)
-register_vjp(lerp_p, lambda ct, out, a, b, w: (
-    grad_for(ct * (1 - w), a),
-    grad_for(ct * w, b),
-    grad_for(ct * (b - a), w),
-))
+register_vjp(
+    lerp_p,
+    lambda ct, out, a, b, w: (
+        grad_for(ct * (1 - w), a),
+        grad_for(ct * w, b),
+        grad_for(ct * (b - a), w),
+    ),
+)
 register_nvfuser(lerp_p, lambda fd, a, b, w: fd.ops.lerp(a, b, w), supports=floating)
 
 
@@ -953,12 +1010,15 @@ def _addcmul_impl(x: Any, t1: Any, t2: Any, value: Any) -> Any:
 
 
 addcmul_p = elementwise_primitive("addcmul", _addcmul_impl)
-register_vjp(addcmul_p, lambda ct, out, x, t1, t2, value: (
-    grad_for(ct, x),
-    grad_for(ct * (t2 * value), t1),
-    grad_for(ct * (t1 * value), t2),
-    None,
-))
+register_vjp(
+    addcmul_p,
+    lambda ct, out, x, t1, t2, value: (
+        grad_for(ct, x),
+        grad_for(ct * (t2 * value), t1),
+        grad_for(ct * (t1 * value), t2),
+        None,
+    ),
+)
 register_nvfuser(addcmul_p, lambda fd, x, t1, t2, value: fd.ops.add(x, fd.ops.mul(fd.ops.mul(value, t1), t2)))
 
 

@@ -14,15 +14,22 @@ from typing import Any
 import torch
 
 from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, torch_meta
 from symscalar.nvfuser_lowering import register_nvfuser
-from symscalar.trace import Primitive, register_vjp
+from symscalar.ops.common import Tensor, torch_meta
 from symscalar.ops.shape import expand, reshape, shape_arg
+from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
 __all__ = [
-    "full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "arange", "to",
+    "full",
+    "zeros",
+    "ones",
+    "full_like",
+    "zeros_like",
+    "ones_like",
+    "arange",
+    "to",
 ]
 
 
@@ -56,8 +63,7 @@ def full(
 def _full_from_tensor(shape: tuple[int, ...], fill: Any, dtype: torch.dtype | None) -> Tensor:
     if fill.ndim != 0:
         raise RuntimeError(
-            f"full(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
-            f"{tuple(fill.shape)}"
+            f"full(): fill_value must be a number or a 0-d tensor, got a tensor of shape {tuple(fill.shape)}"
         )
     if dtype is None:  # torch reads the value with .item(): its Python type decides
         if fill.dtype == torch.bool:
@@ -144,17 +150,13 @@ def full_like(
 
 
 @defop
-def zeros_like(
-    x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None
-) -> Tensor:
+def zeros_like(x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     """Zeros with ``x``'s shape, device and (by default) dtype."""
     return full_like(x, 0, dtype=dtype, device=device)
 
 
 @defop
-def ones_like(
-    x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None
-) -> Tensor:
+def ones_like(x: Tensor, *, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     """Ones with ``x``'s shape, device and (by default) dtype."""
     return full_like(x, 1, dtype=dtype, device=device)
 
@@ -349,8 +351,7 @@ def _tensor_to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             raise TypeError(f"Tensor.to({a!r}): expected a dtype or a device")
     if device is not None and torch.device(device) != input.device:
         raise NotImplementedError(
-            "Tensor.to(device) inside a jitted function is not supported: move the inputs "
-            "before the call"
+            "Tensor.to(device) inside a jitted function is not supported: move the inputs before the call"
         )
     return to(input, dtype) if dtype is not None else input
 
@@ -374,9 +375,14 @@ def _conversion(dtype: torch.dtype) -> Any:
 
 # x.long(), x.half()...: the conversions model code writes (HF's attention_mask.long())
 for _method, _dtype in (
-    (torch.Tensor.half, torch.float16), (torch.Tensor.bfloat16, torch.bfloat16),
-    (torch.Tensor.long, torch.int64), (torch.Tensor.int, torch.int32), (torch.Tensor.short, torch.int16),
-    (torch.Tensor.char, torch.int8), (torch.Tensor.byte, torch.uint8), (torch.Tensor.bool, torch.bool),
+    (torch.Tensor.half, torch.float16),
+    (torch.Tensor.bfloat16, torch.bfloat16),
+    (torch.Tensor.long, torch.int64),
+    (torch.Tensor.int, torch.int32),
+    (torch.Tensor.short, torch.int16),
+    (torch.Tensor.char, torch.int8),
+    (torch.Tensor.byte, torch.uint8),
+    (torch.Tensor.bool, torch.bool),
 ):
     implements(_method)(_conversion(_dtype))
 del _method, _dtype

@@ -17,31 +17,42 @@ eager raises. They run in torch (see ``UNLOWERED`` in the nvFuser tests).
 
 from __future__ import annotations
 
+import builtins
+import typing
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-import builtins
-import typing
-
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
+from symscalar.nvfuser_lowering import floating, register_nvfuser
 from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
 from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
 from symscalar.ops.reductions import amax, amin, argmax, argmin
-from symscalar.nvfuser_lowering import floating, register_nvfuser
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
 from symscalar.trace import Primitive, TensorVar, register_vjp
-from symscalar.tracing import TensorProxy, static_message, defop, implements
+from symscalar.tracing import TensorProxy, defop, implements, static_message
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
 
 __all__ = [
-    "index_select", "index_add", "gather", "scatter_add", "scatter", "take_along_dim",
-    "index", "index_put", "embedding", "cumsum", "sort", "argsort", "topk", "one_hot",
+    "index_select",
+    "index_add",
+    "gather",
+    "scatter_add",
+    "scatter",
+    "take_along_dim",
+    "index",
+    "index_put",
+    "embedding",
+    "cumsum",
+    "sort",
+    "argsort",
+    "topk",
+    "one_hot",
     "repeat_interleave",
 ]
 
@@ -76,12 +87,21 @@ def _index_add_impl(x: Any, index: Any, source: Any, *, dim: int) -> Any:
 
 index_select_p = Primitive("index_select", _index_select_impl, torch_meta(_index_select_impl))
 index_add_p = Primitive("index_add", _index_add_impl, torch_meta(_index_add_impl))
-register_vjp(index_select_p, lambda ct, out, x, index, *, dim: (
-    index_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
-))
-register_vjp(index_add_p, lambda ct, out, x, index, source, *, dim: (
-    ct, None, index_select_p.bind(ct, index, dim=dim).reshape(source.shape),
-))
+register_vjp(
+    index_select_p,
+    lambda ct, out, x, index, *, dim: (
+        index_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim),
+        None,
+    ),
+)
+register_vjp(
+    index_add_p,
+    lambda ct, out, x, index, source, *, dim: (
+        ct,
+        None,
+        index_select_p.bind(ct, index, dim=dim).reshape(source.shape),
+    ),
+)
 
 
 @defop(torch=(torch.index_select, torch.Tensor.index_select))
@@ -115,12 +135,21 @@ def _scatter_impl(x: Any, index: Any, src: Any, *, dim: int) -> Any:
 gather_p = Primitive("gather", _gather_impl, torch_meta(_gather_impl))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, torch_meta(_scatter_add_impl))
 scatter_p = Primitive("scatter", _scatter_impl, torch_meta(_scatter_impl))
-register_vjp(gather_p, lambda ct, out, x, index, *, dim: (
-    scatter_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim), None,
-))
-register_vjp(scatter_add_p, lambda ct, out, x, index, src, *, dim: (
-    ct, None, _pad_to(gather_p.bind(ct, index, dim=dim), src.shape),
-))
+register_vjp(
+    gather_p,
+    lambda ct, out, x, index, *, dim: (
+        scatter_add_p.bind(_zeros(x.shape, ct), index, ct, dim=dim),
+        None,
+    ),
+)
+register_vjp(
+    scatter_add_p,
+    lambda ct, out, x, index, src, *, dim: (
+        ct,
+        None,
+        _pad_to(gather_p.bind(ct, index, dim=dim), src.shape),
+    ),
+)
 
 
 def _scatter_vjp(ct: Any, out: Any, x: Any, index: Any, src: Any, *, dim: int) -> Any:
@@ -160,8 +189,13 @@ def scatter(x: Tensor, dim: StaticInt, index: Tensor, src: TensorOrNumber) -> Te
 
 @implements(torch.scatter, torch.Tensor.scatter)
 def _torch_scatter(
-    input: Tensor, dim: StaticInt, index: Tensor, src: TensorOrNumber | None = None, *,
-    value: NumberLike | None = None, reduce: str | None = None,
+    input: Tensor,
+    dim: StaticInt,
+    index: Tensor,
+    src: TensorOrNumber | None = None,
+    *,
+    value: NumberLike | None = None,
+    reduce: str | None = None,
 ) -> Tensor:
     if reduce is not None:
         raise UnsupportedOperationError(
@@ -233,15 +267,19 @@ def _index_put_impl(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any
 
 def _index_meta(x: TensorVar, *indices: TensorVar) -> TensorVar:
     # by hand: torch's meta kernel reads a 0-d index tensor's value (.item())
-    shape = broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices):]
+    shape = broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices) :]
     return TensorVar(shape, x.dtype, x.device)
 
 
 index_p = Primitive("index", _index_impl, _index_meta)
 index_put_p = Primitive("index_put", _index_put_impl, torch_meta(_index_put_impl))
-register_vjp(index_p, lambda ct, out, x, *indices: (
-    index_put_p.bind(_zeros(x.shape, ct), ct, *indices, accumulate=True), *(None for _ in indices),
-))
+register_vjp(
+    index_p,
+    lambda ct, out, x, *indices: (
+        index_put_p.bind(_zeros(x.shape, ct), ct, *indices, accumulate=True),
+        *(None for _ in indices),
+    ),
+)
 
 
 def _index_put_vjp(ct: Any, out: Any, x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
@@ -294,7 +332,9 @@ def index_put(x: Tensor, indices: Sequence[Tensor], values: TensorOrNumber, accu
 
 
 @implements(torch.index_put, torch.Tensor.index_put)
-def _torch_index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: StaticBool = False) -> Tensor:
+def _torch_index_put(
+    input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: StaticBool = False
+) -> Tensor:
     if any(i is None for i in indices):
         raise UnsupportedOperationError("index_put: None in indices is not supported on traced values")
     return index_put(input, tuple(indices), values, accumulate)
@@ -314,7 +354,9 @@ def _embedding_vjp(ct: Any, out: Any, indices: Any, weight: Any, *, padding_idx:
     if padding_idx is not None:  # the padding row gets no gradient, as in torch
         rows = torch.where((flat != padding_idx).unsqueeze(-1), rows, 0)
     if scale_grad_by_freq:  # each row's gradient divided by how often its index occurs
-        counts = index_add_p.bind(_zeros(weight.shape[:1], ct), flat, full(flat.shape, 1, dtype=ct.dtype, device=ct.device), dim=0)
+        counts = index_add_p.bind(
+            _zeros(weight.shape[:1], ct), flat, full(flat.shape, 1, dtype=ct.dtype, device=ct.device), dim=0
+        )
         rows = rows / index_select_p.bind(counts, flat, dim=0).unsqueeze(-1)
     return None, index_add_p.bind(_zeros(weight.shape, ct), flat, rows, dim=0)
 
@@ -338,9 +380,7 @@ def embedding(
         if not -n <= padding_idx < n:
             raise AssertionError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({n})")
         padding_idx %= n
-    return embedding_p.bind(
-        indices, weight, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
-    )
+    return embedding_p.bind(indices, weight, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
 
 
 @implements(F.embedding)
@@ -377,7 +417,8 @@ cumsum_p = Primitive("cumsum", _cumsum_impl, torch_meta(_cumsum_impl))
 register_vjp(cumsum_p, lambda ct, out, x, *, dim, dtype=None: (ct.flip(dim).cumsum(dim).flip(dim),))
 # Integer inputs promote to int64 in torch; nvFuser's scan is exercised on floats only.
 register_nvfuser(
-    cumsum_p, lambda fd, x, *, dim, dtype=None: fd.ops.cumsum(x if dtype is None else fd.ops.cast(x, dtype), dim),
+    cumsum_p,
+    lambda fd, x, *, dim, dtype=None: fd.ops.cumsum(x if dtype is None else fd.ops.cast(x, dtype), dim),
     supports=lambda x, *, dim, dtype=None: floating(x) and x.ndim > 0 and (dtype is None or dtype.is_floating_point),
 )
 
@@ -393,7 +434,7 @@ def _sort_impl(x: Any, *, dim: int, descending: bool, stable: bool) -> Any:
     return tuple(torch.sort(x, dim=dim, descending=descending, stable=stable))
 
 
-def _topk_impl(x: Any, *, k: int, dim: int, largest: bool, sorted: bool) -> Any:  # noqa: A002 - torch's name
+def _topk_impl(x: Any, *, k: int, dim: int, largest: bool, sorted: bool) -> Any:
     return tuple(torch.topk(x, k, dim, largest, sorted))
 
 
@@ -416,7 +457,9 @@ register_vjp(topk_p, _selected_vjp)
 
 
 @defop
-def sort(x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable: StaticBool = False) -> tuple[Tensor, Tensor]:
+def sort(
+    x: Tensor, dim: StaticInt = -1, descending: StaticBool = False, stable: StaticBool = False
+) -> tuple[Tensor, Tensor]:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the order of ties is torch's."""
     d = canonical_dim(dim, x.ndim)
     values, indices = sort_p.bind(x, dim=d, descending=descending, stable=stable)
@@ -449,7 +492,7 @@ def topk(
     k: StaticInt,
     dim: StaticInt = -1,
     largest: StaticBool = True,
-    sorted: StaticBool = True,  # noqa: A002
+    sorted: StaticBool = True,
 ) -> tuple[Tensor, Tensor]:
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; ``k``
     is static (the output's shape)."""
@@ -508,13 +551,17 @@ def repeat_interleave(x: Tensor, repeats: StaticInt, dim: StaticInt | None = Non
     if x.ndim == 0:
         x = reshape(x, (1,))
     shape = tuple(x.shape)
-    tiled = expand(reshape(x, shape[:d + 1] + (1,) + shape[d + 1:]), shape[:d + 1] + (repeats,) + shape[d + 1:])
-    return reshape(tiled, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    tiled = expand(reshape(x, shape[: d + 1] + (1,) + shape[d + 1 :]), shape[: d + 1] + (repeats,) + shape[d + 1 :])
+    return reshape(tiled, shape[:d] + (shape[d] * repeats,) + shape[d + 1 :])
 
 
 @implements(torch.repeat_interleave, torch.Tensor.repeat_interleave)
 def _torch_repeat_interleave(
-    input: Tensor, repeats: StaticInt | None = None, dim: StaticInt | None = None, *, output_size: StaticInt | None = None
+    input: Tensor,
+    repeats: StaticInt | None = None,
+    dim: StaticInt | None = None,
+    *,
+    output_size: StaticInt | None = None,
 ) -> Tensor:
     if repeats is None:
         raise UnsupportedOperationError(
@@ -522,7 +569,9 @@ def _torch_repeat_interleave(
             "output's shape depends on tensor data"
         )
     out = repeat_interleave(input, repeats, dim)
-    if output_size is not None and (dim is None and out.numel() != output_size or dim is not None and out.shape[dim] != output_size):
+    if output_size is not None and (
+        (dim is None and out.numel() != output_size) or (dim is not None and out.shape[dim] != output_size)
+    ):
         raise RuntimeError(f"repeat_interleave: output_size {output_size} does not match the result's size")
     return out
 
@@ -558,7 +607,11 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
         if isinstance(i, NumberProxy):
             raise StaticValueRequiredError(static_message(op, "indices", i))
     x = basic_getitem(x, tuple(_slice(None) if _is_advanced(i) else i for i in per_dim), op)
-    tensors = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in per_dim if not isinstance(i, (int, _slice))]
+    tensors = [
+        torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i
+        for i in per_dim
+        if not isinstance(i, (int, _slice))
+    ]
     _check_indices(op, x, tensors)
     remaining = [i for i in per_dim if not isinstance(i, int)]  # one per dim of x now
     for d in reversed(range(len(remaining))):  # 0-d index tensors select, as ints do
@@ -569,7 +622,9 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
     advanced = [d for d, i in enumerate(remaining) if _is_advanced(i)]
     if not advanced:
         return x
-    indices = [torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in remaining if _is_advanced(i)]
+    indices = [
+        torch.tensor(i, device=x.device) if isinstance(i, (list, tuple)) else i for i in remaining if _is_advanced(i)
+    ]
     rest = [d for d in range(x.ndim) if d not in advanced]
     out = index_p.bind(x if advanced == list(range(len(advanced))) else x.permute(advanced + rest), *indices)
     if advanced != list(range(advanced[0], advanced[-1] + 1)) or advanced[0] == 0:

@@ -31,7 +31,14 @@ from symscalar.tracing import TensorProxy, defop, implements
 from symscalar.types import FloatLike, NumberLike, StaticBool, StaticInt, check, is_static
 
 __all__ = [
-    "masked_fill", "tril", "triu", "addmm", "type_as", "einsum", "nll_loss", "cross_entropy",
+    "masked_fill",
+    "tril",
+    "triu",
+    "addmm",
+    "type_as",
+    "einsum",
+    "nll_loss",
+    "cross_entropy",
 ]
 
 TensorOrNumber = Tensor | NumberLike
@@ -54,7 +61,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     if isinstance(value, (TensorProxy, torch.Tensor)):
         if value.ndim != 0:
             raise RuntimeError(
-                f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+                "masked_fill only supports a 0-dimensional value tensor, "
+                f"but got tensor with {value.ndim} dimension(s)."
             )
         fill = to(value, input.dtype)
     else:
@@ -120,9 +128,16 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 _TYPE_NAMES = {
-    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
-    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
-    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor", torch.bool: "BoolTensor",
+    torch.float32: "FloatTensor",
+    torch.float64: "DoubleTensor",
+    torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor",
+    torch.int64: "LongTensor",
+    torch.int32: "IntTensor",
+    torch.int16: "ShortTensor",
+    torch.int8: "CharTensor",
+    torch.uint8: "ByteTensor",
+    torch.bool: "BoolTensor",
 }
 
 
@@ -164,7 +179,7 @@ def _einsum_terms(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
     expanded = []
     for t, op in zip(terms, operands):
         if "..." in t:
-            t = t.replace("...", ell[n_ell - (op.ndim - (len(t) - 3)):])
+            t = t.replace("...", ell[n_ell - (op.ndim - (len(t) - 3)) :])
         if len(t) != op.ndim or not t.isalpha():
             raise RuntimeError(f"einsum(): the term {t!r} does not fit an operand with {op.ndim} dims")
         if len(set(t)) != len(t):
@@ -228,8 +243,8 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
 
     acc, acc_term = _sum_out(pending[0][0], pending[0][1], needed(pending[1:]))
     for i in range(1, len(pending)):
-        b, tb = _sum_out(pending[i][0], pending[i][1], needed(pending[:i] + pending[i + 1:]) | set(acc_term))
-        acc, acc_term = _contract(acc, acc_term, b, tb, needed(pending[i + 1:]), sizes)
+        b, tb = _sum_out(pending[i][0], pending[i][1], needed(pending[:i] + pending[i + 1 :]) | set(acc_term))
+        acc, acc_term = _contract(acc, acc_term, b, tb, needed(pending[i + 1 :]), sizes)
     acc, acc_term = _sum_out(acc, acc_term, set(out))
     return _arrange(acc, acc_term, out, sizes)
 
@@ -268,7 +283,9 @@ def _class_weights(weight: Tensor | None, x: Tensor, op: str) -> Tensor | None:
         return None
     classes = x.shape[_class_dim(x)]
     if weight.ndim != 1 or weight.shape[0] != classes:
-        raise RuntimeError(f"{op}: weight must be 1-D with one entry per class ({classes}), got shape {list(weight.shape)}")
+        raise RuntimeError(
+            f"{op}: weight must be 1-D with one entry per class ({classes}), got shape {list(weight.shape)}"
+        )
     shape = [1] * x.ndim
     shape[_class_dim(x)] = classes
     return reshape(weight, tuple(shape))
@@ -322,7 +339,9 @@ def _reduce(losses: Tensor, reduction: str, count: Any) -> Tensor:
     return losses.sum() if reduction == "sum" else losses.sum() / count
 
 
-def _smoothing(ls: FloatLike, logp: Tensor, target: Tensor, w: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+def _smoothing(
+    ls: FloatLike, logp: Tensor, target: Tensor, w: Tensor | None, ignore_index: int, reduction: str
+) -> Tensor:
     """torch's label-smoothing term for class-index targets: ``-sum(logp * weight)`` over
     classes, zero at ignored targets, reduced like the nll term it is mixed with."""
     cd = _class_dim(logp)
@@ -332,7 +351,9 @@ def _smoothing(ls: FloatLike, logp: Tensor, target: Tensor, w: Tensor | None, ig
         return _reduce(smooth, reduction, 1)
     if w is not None:
         flat = w.reshape(-1)
-        picked = torch.where(counted, index_select(flat, 0, torch.where(counted, target, 0).reshape(-1)).reshape(target.shape), 0)
+        picked = torch.where(
+            counted, index_select(flat, 0, torch.where(counted, target, 0).reshape(-1)).reshape(target.shape), 0
+        )
         return smooth.sum() / picked.sum()
     return smooth.sum() / to(counted, logp.dtype).sum()
 
@@ -360,7 +381,10 @@ def cross_entropy(
         check(label_smoothing <= 1.0, "cross_entropy: label_smoothing must be between 0.0 and 1.0")
     if target.dtype.is_floating_point:  # class probabilities
         if tuple(target.shape) != tuple(x.shape):
-            raise RuntimeError(f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, got {list(target.shape)}")
+            raise RuntimeError(
+                f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, "
+                f"got {list(target.shape)}"
+            )
         if not is_static(label_smoothing):
             smoothed = target * (1 - label_smoothing) + label_smoothing / classes
             target = torch.where(_holds(label_smoothing > 0, x), smoothed, target)
@@ -388,4 +412,6 @@ def _torch_cross_entropy(
     reduction: str = "mean",
     label_smoothing: FloatLike = 0.0,
 ) -> Tensor:
-    return cross_entropy(input, target, weight, ignore_index, _reduction(size_average, reduce, reduction), label_smoothing)
+    return cross_entropy(
+        input, target, weight, ignore_index, _reduction(size_average, reduce, reduction), label_smoothing
+    )

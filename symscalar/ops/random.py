@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 
 from symscalar.errors import UnsupportedOperationError
+from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.ops.common import Tensor
 from symscalar.ops.factories import full
 from symscalar.ops.shape import shape_arg
-from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TraceBuilder, defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
@@ -49,7 +49,9 @@ def _generator(seed: int, offset: int, device: torch.device) -> torch.Generator:
     return generator
 
 
-def _random_meta(seed: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int) -> TensorVar:
+def _random_meta(
+    seed: Any, *, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int
+) -> TensorVar:
     if not dtype.is_floating_point:
         raise RuntimeError(f"random sampling needs a floating dtype, got {dtype}")
     return TensorVar(tuple(shape), dtype, torch.device(device))
@@ -74,8 +76,12 @@ def _sampling_primitive(name: str, sample: Callable[..., Tensor]) -> Primitive[T
 
     def lower(fd: Any, seed: Any, *, shape: Any, dtype: Any, device: Any, offset: int) -> Any:
         return getattr(fd.ops, name)(
-            fd.define_scalar(0.0), fd.define_scalar(1.0), shape,
-            rng_seed=seed, rng_offset=fd.define_scalar(offset), dtype=dtype,
+            fd.define_scalar(0.0),
+            fd.define_scalar(1.0),
+            shape,
+            rng_seed=seed,
+            rng_offset=fd.define_scalar(offset),
+            dtype=dtype,
         )
 
     prim: Primitive[Tensor] = Primitive(name, impl, _random_meta, size_params=("shape",))
@@ -91,9 +97,7 @@ normal_p = _sampling_primitive("normal", torch.randn)
 def _sample(prim: Primitive[Tensor], shape: tuple[int, ...], dtype: torch.dtype | None, device: Any) -> Tensor:
     seed, offset = _seed_and_offset()
     device = torch.device(device) if device is not None else torch.device("cpu")
-    return prim.bind(
-        seed, shape=tuple(shape), dtype=dtype or torch.get_default_dtype(), device=device, offset=offset
-    )
+    return prim.bind(seed, shape=tuple(shape), dtype=dtype or torch.get_default_dtype(), device=device, offset=offset)
 
 
 @defop
@@ -161,8 +165,13 @@ def _torch_sample(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]
     """The handler of ``torch.rand``/``torch.randn`` (sizes as varargs or one sequence)."""
 
     def handler(
-        *size: StaticInt | StaticShape, generator: Any = None, dtype: torch.dtype | None = None,
-        device: Any = None, layout: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+        *size: StaticInt | StaticShape,
+        generator: Any = None,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
         **keywords: Any,
     ) -> Tensor:
         _no_generator(name, generator)
@@ -180,8 +189,14 @@ def _torch_sample_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
     and device unless given."""
 
     def handler(
-        input: Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-        requires_grad: bool = False, memory_format: Any = None, generator: Any = None,
+        input: Tensor,
+        *,
+        dtype: torch.dtype | None = None,
+        layout: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        memory_format: Any = None,
+        generator: Any = None,
     ) -> Tensor:
         _no_generator(name, generator)
         device = torch.device(device) if device is not None else input.device
@@ -201,7 +216,9 @@ def _torch_bernoulli(input: Tensor, p: FloatLike | None = None, *, generator: An
 
 
 @implements(F.dropout)
-def _torch_f_dropout(input: Tensor, p: FloatLike = 0.5, training: StaticBool = True, inplace: StaticBool = False) -> Tensor:
+def _torch_f_dropout(
+    input: Tensor, p: FloatLike = 0.5, training: StaticBool = True, inplace: StaticBool = False
+) -> Tensor:
     if inplace and training:
         raise NotImplementedError(
             "torch.nn.functional.dropout(..., inplace=True) is not supported inside a jitted "

@@ -17,17 +17,35 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.common import (
-    Tensor, canonical_dim, canonical_dims, holomorphic, reduced_shape, same_shape, small_meta,
-)
 from symscalar.nvfuser_lowering import floating_reduction, has_axes, numel, register_nvfuser, unreduce, upcast
+from symscalar.ops.common import (
+    Tensor,
+    canonical_dim,
+    canonical_dims,
+    holomorphic,
+    reduced_shape,
+    same_shape,
+    small_meta,
+)
 from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import StaticBool, StaticDims, StaticFloat, StaticInt
 
 __all__ = [
-    "sum", "mean", "amax", "amin", "prod", "var", "std", "var_mean", "std_mean",
-    "logsumexp", "softmax", "log_softmax", "argmax", "argmin",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "prod",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "argmax",
+    "argmin",
 ]
 
 F = torch.nn.functional
@@ -67,9 +85,13 @@ def _sum_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool,
 register_vjp(sum_p, _sum_vjp)
 # nvFuser reduces in the (cast) input's dtype, Half included; torch accumulates Half/BFloat16
 # in float32, so they are summed in float32 (the backend casts the result back).
-register_nvfuser(sum_p, lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
-    upcast(fd, x if dtype is None else fd.ops.cast(x, dtype)), dims, keepdim
-), supports=has_axes)
+register_nvfuser(
+    sum_p,
+    lambda fd, x, *, dims, keepdim, dtype=None: fd.ops.sum(
+        upcast(fd, x if dtype is None else fd.ops.cast(x, dtype)), dims, keepdim
+    ),
+    supports=has_axes,
+)
 
 
 @defop(torch=(torch.sum, torch.Tensor.sum))
@@ -204,9 +226,7 @@ register_nvfuser(prod_p, _prod_nvfuser, supports=floating_reduction)
 
 
 @defop
-def prod(
-    x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None
-) -> Tensor:
+def prod(x: Tensor, dim: StaticDims = None, keepdim: StaticBool = False, *, dtype: torch.dtype | None = None) -> Tensor:
     """Product over ``dim`` (an int, a tuple of ints, or None for all dims; torch.prod itself
     takes one int). Gradients are exact with zeros in ``x``, as torch's."""
     dims = canonical_dims(dim, x.ndim)
@@ -331,15 +351,19 @@ def _var_mean_nvfuser(fd: Any, x: Any, *, dims: tuple[int, ...], correction: flo
 
 
 register_nvfuser(
-    var_p, lambda fd, x, *, dims, correction, keepdim: fd.ops.var(upcast(fd, x), dims, int(correction), keepdim),
+    var_p,
+    lambda fd, x, *, dims, correction, keepdim: fd.ops.var(upcast(fd, x), dims, int(correction), keepdim),
     supports=_moments_supported,
 )
-register_nvfuser(std_p, lambda fd, x, *, dims, correction, keepdim: fd.ops.sqrt(
-    fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)
-), supports=_moments_supported)
+register_nvfuser(
+    std_p,
+    lambda fd, x, *, dims, correction, keepdim: fd.ops.sqrt(fd.ops.var(upcast(fd, x), dims, int(correction), keepdim)),
+    supports=_moments_supported,
+)
 register_nvfuser(var_mean_p, _var_mean_nvfuser, supports=_moments_supported)
 register_nvfuser(
-    std_mean_p, lambda fd, x, **params: _sqrt_first(fd, *_var_mean_nvfuser(fd, x, **params)),
+    std_mean_p,
+    lambda fd, x, **params: _sqrt_first(fd, *_var_mean_nvfuser(fd, x, **params)),
     supports=_moments_supported,
 )
 

@@ -18,16 +18,33 @@ from typing import Any
 import torch
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
-from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
 from symscalar.nvfuser_lowering import register_nvfuser
+from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
 from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
-from symscalar.tracing import static_message, defop, implements, stop_gradient_p
+from symscalar.tracing import defop, implements, static_message, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
 
 __all__ = [
-    "reshape", "expand", "broadcast_in_dim", "flatten", "permute", "transpose", "squeeze",
-    "unsqueeze", "cat", "stack", "split", "chunk", "unbind", "narrow", "select", "flip", "getitem",
-    "clone", "contiguous", "detach",
+    "reshape",
+    "expand",
+    "broadcast_in_dim",
+    "flatten",
+    "permute",
+    "transpose",
+    "squeeze",
+    "unsqueeze",
+    "cat",
+    "stack",
+    "split",
+    "chunk",
+    "unbind",
+    "narrow",
+    "select",
+    "flip",
+    "getitem",
+    "clone",
+    "contiguous",
+    "detach",
 ]
 
 _slice = builtins.slice
@@ -96,7 +113,7 @@ def _tensor_reshape(input: Tensor, *shape: StaticInt | StaticShape, **keywords: 
 
 @implements(torch.Tensor.view)
 def _tensor_view(input: Tensor, *size: StaticInt | StaticShape, **keywords: Any) -> Tensor:
-    if len(size) == 1 and isinstance(size[0], torch.dtype) or "dtype" in keywords:
+    if (len(size) == 1 and isinstance(size[0], torch.dtype)) or "dtype" in keywords:
         raise UnsupportedOperationError(
             "Tensor.view(dtype) (reinterpreting the bytes) is not supported on traced values; "
             "use Tensor.to(dtype) to convert the values"
@@ -119,7 +136,7 @@ def flatten(input: Tensor, start_dim: StaticInt = 0, end_dim: StaticInt = -1) ->
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = tuple(input.shape)
-    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+    return reshape(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
 
 
 @defop(torch=(torch.squeeze,))
@@ -158,7 +175,8 @@ def _expand_impl(x: Any, *, shape: tuple[int, ...]) -> Any:
 expand_p = Primitive("expand", _expand_impl, torch_meta(_expand_impl), size_params=("shape",), may_alias=True)
 register_vjp(expand_p, lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),))
 register_nvfuser(
-    expand_p, lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape)))),
+    expand_p,
+    lambda fd, x, *, shape: fd.ops.broadcast_in_dim(x, shape, list(range(len(shape) - x.ndim, len(shape)))),
 )
 
 
@@ -185,19 +203,14 @@ def broadcast_in_dim(x: Tensor, shape: StaticShape, broadcast_dims: StaticShape)
     (increasing), the other dims new (like ``jax.lax.broadcast_in_dim``)."""
     shape, bdims = tuple(shape), tuple(broadcast_dims)
     if len(bdims) != x.ndim:
-        raise ValueError(
-            f"broadcast_in_dim: broadcast_dims {bdims} must have one entry per dim of x ({x.ndim})"
-        )
+        raise ValueError(f"broadcast_in_dim: broadcast_dims {bdims} must have one entry per dim of x ({x.ndim})")
     if any(not 0 <= d < len(shape) for d in bdims) or list(bdims) != sorted(set(bdims)):
-        raise ValueError(
-            f"broadcast_in_dim: broadcast_dims {bdims} must be strictly increasing dims of {shape}"
-        )
+        raise ValueError(f"broadcast_in_dim: broadcast_dims {bdims} must be strictly increasing dims of {shape}")
     kept = [1] * len(shape)
     for i, d in enumerate(bdims):
         if x.shape[i] not in (1, shape[d]):
             raise ValueError(
-                f"broadcast_in_dim: dim {i} of x (size {x.shape[i]}) cannot broadcast to size "
-                f"{shape[d]} of dim {d}"
+                f"broadcast_in_dim: dim {i} of x (size {x.shape[i]}) cannot broadcast to size {shape[d]} of dim {d}"
             )
         kept[d] = x.shape[i]
     return expand(reshape(x, tuple(kept)), shape)
@@ -242,8 +255,7 @@ def permute(input: Tensor, dims: StaticShape) -> Tensor:
     """Reorder the dims of ``input``: dim ``i`` of the result is dim ``dims[i]`` of ``input``."""
     if len(dims) != input.ndim:
         raise RuntimeError(
-            f"permute: the number of dims ({len(dims)}) must equal the tensor's number of "
-            f"dimensions ({input.ndim})"
+            f"permute: the number of dims ({len(dims)}) must equal the tensor's number of dimensions ({input.ndim})"
         )
     perm = tuple(canonical_dim(d, input.ndim) for d in dims)
     if len(set(perm)) != len(perm):
@@ -291,15 +303,12 @@ slice_p = Primitive("slice", _slice_impl, torch_meta(_slice_impl), may_alias=Tru
 
 def _zero_pad_impl(x: Any, *, padding: tuple[tuple[int, int, int], ...]) -> Any:
     """Zeros around (lo, hi) and between (interior) the elements of each dim."""
-    shape = tuple(
-        lo + hi + n + max(n - 1, 0) * interior for n, (lo, hi, interior) in zip(x.shape, padding)
-    )
+    shape = tuple(lo + hi + n + max(n - 1, 0) * interior for n, (lo, hi, interior) in zip(x.shape, padding))
     out = x.new_zeros(shape)
     if x.numel() == 0:
         return out
     index = tuple(
-        _slice(lo, lo + (n - 1) * (interior + 1) + 1, interior + 1)
-        for n, (lo, hi, interior) in zip(x.shape, padding)
+        _slice(lo, lo + (n - 1) * (interior + 1) + 1, interior + 1) for n, (lo, hi, interior) in zip(x.shape, padding)
     )
     out[index] = x
     return out
@@ -321,7 +330,7 @@ def _slice_vjp(ct: Any, out: Any, x: Any, *, starts: Any, stops: Any, steps: Any
 
 def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
     starts, stops, steps = [], [], []
-    for n, (lo, hi, interior) in zip(x.shape, padding):
+    for n, (lo, _hi, interior) in zip(x.shape, padding):
         starts.append(lo)
         stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n else 0))
         steps.append(interior + 1)
@@ -342,11 +351,13 @@ def _pad_nvfuser(fd: Any, x: Any, *, padding: tuple[tuple[int, int, int], ...]) 
 # slices with step 1 only, and pads without interior (between-element) padding: the other
 # cases run in torch.
 register_nvfuser(
-    slice_p, lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops)),
+    slice_p,
+    lambda fd, x, *, starts, stops, steps: fd.ops.slice(x, list(starts), list(stops)),
     supports=lambda x, *, starts, stops, steps: all(step == 1 for step in steps),
 )
 register_nvfuser(
-    zero_pad_p, _pad_nvfuser,
+    zero_pad_p,
+    _pad_nvfuser,
     supports=lambda x, *, padding: all(lo >= 0 and hi >= 0 and interior == 0 for lo, hi, interior in padding),
 )
 
@@ -374,9 +385,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
     d = canonical_dim(dim, x.ndim)
     size = x.shape[d]
     if not -size <= start <= size:
-        raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
-        )
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     begin = start % size if start < 0 else start
     if length < 0 or begin + length > size:
         raise RuntimeError(f"start ({begin}) + length ({length}) exceeds dimension size ({size}).")
@@ -386,9 +395,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
 @implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
     if not isinstance(start, int):
-        raise UnsupportedOperationError(
-            f"narrow(): `start` must be a static int, got {type(start).__name__}"
-        )
+        raise UnsupportedOperationError(f"narrow(): `start` must be a static int, got {type(start).__name__}")
     return narrow(input, dim, start, length)
 
 
@@ -483,9 +490,9 @@ def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
         # torch's meta path says what is wrong (and allows empty 1-D inputs)
         if not 0 <= dim < len(first) or len(x.shape) != len(first):
             raise ValueError("ranks differ")
-        if x.shape[:dim] != first[:dim] or x.shape[dim + 1:] != first[dim + 1:]:
+        if x.shape[:dim] != first[:dim] or x.shape[dim + 1 :] != first[dim + 1 :]:
             raise ValueError("sizes differ")
-    return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1:]
+    return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1 :]
 
 
 cat_p = Primitive("cat", _cat_impl, small_meta(_cat_impl, _cat_shape))
@@ -502,7 +509,8 @@ def _cat_vjp(ct: Any, out: Any, *xs: Any, dim: int) -> Any:
 register_vjp(cat_p, _cat_vjp)
 # torch promotes mixed dtypes and skips legacy 1-D empty tensors; those cases run in torch.
 register_nvfuser(
-    cat_p, lambda fd, *xs, dim: fd.ops.cat(list(xs), dim),
+    cat_p,
+    lambda fd, *xs, dim: fd.ops.cat(list(xs), dim),
     supports=lambda *xs, dim: len({(x.dtype, x.ndim) for x in xs}) == 1,
 )
 
@@ -577,9 +585,7 @@ def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
 
 
 @defop(torch=(torch.split, torch.Tensor.split))
-def split(
-    tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0
-) -> tuple[Tensor, ...]:
+def split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """Pieces of ``tensor`` along ``dim``: of size ``split_size_or_sections`` (the last may be
     smaller) or of the listed sizes."""
     d = canonical_dim(dim, tensor.ndim)
@@ -591,9 +597,7 @@ def split(
 
 
 @implements(torch.Tensor.split_with_sizes)
-def _tensor_split_with_sizes(
-    input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0
-) -> tuple[Tensor, ...]:
+def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     return split(input, list(split_sizes), dim)
 
 
