@@ -39,7 +39,7 @@ from __future__ import annotations
 import builtins
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,11 +47,22 @@ import torch
 
 from symscalar.types import current_tracer
 
-__all__ = ["reporting_compiling", "answer_isinstance_for"]
+__all__ = ["reporting_compiling", "answer_isinstance_for", "patch_while_tracing"]
 
 _torch_is_compiling = torch.compiler.is_compiling
 _lock = threading.Lock()
-_active = 0  # traces running in any thread; the wrapper is installed while it is > 0
+_active = 0  # traces running in any thread; the wrappers are installed while it is > 0
+# (module, attribute, wrap): while any trace runs, the module's attribute is wrap(original)
+_PATCHES: list[tuple[str, str, Callable[[Any], Any]]] = []
+_saved: list[tuple[Any, str, Any]] = []  # (module, attribute, original) of the installed ones
+
+
+def patch_while_tracing(module: str, name: str, wrap: Callable[[Any], Any]) -> None:
+    """Replace ``module.name`` by ``wrap(original)`` while any trace runs in any thread (the
+    installation is counted, so nested and concurrent traces share it). The replacement must
+    behave as the original outside a tracing context (``current_tracer`` is None there): other
+    threads run eager code meanwhile. A module not imported when a trace starts is skipped."""
+    _PATCHES.append((module, name, wrap))
 
 
 _builtin_isinstance = builtins.isinstance
@@ -83,15 +94,24 @@ def _is_compiling() -> bool:
     return current_tracer.get() is not None or _torch_is_compiling()
 
 
+patch_while_tracing("torch.compiler", "is_compiling", lambda original: _is_compiling)
+patch_while_tracing("builtins", "isinstance", lambda original: _isinstance)
+
+
 @contextmanager
 def reporting_compiling() -> Iterator[None]:
-    """Make ``torch.compiler.is_compiling()`` True for the trace running in this context, and
-    ``isinstance(proxy, torch.Tensor)`` True outside symscalar while any trace runs."""
+    """Install every ``patch_while_tracing`` replacement for the trace running in this context:
+    ``torch.compiler.is_compiling()`` True there, ``isinstance(proxy, torch.Tensor)`` True
+    outside symscalar, and whatever other modules registered (``state.py``'s RNG refusals)."""
     global _active
     with _lock:
         if _active == 0:
-            torch.compiler.is_compiling = _is_compiling
-            builtins.isinstance = _isinstance
+            for module_name, name, wrap in _PATCHES:
+                module = sys.modules.get(module_name)
+                original = getattr(module, name, None)
+                if original is not None:
+                    _saved.append((module, name, original))
+                    setattr(module, name, wrap(original))
         _active += 1
     try:
         yield
@@ -99,5 +119,6 @@ def reporting_compiling() -> Iterator[None]:
         with _lock:
             _active -= 1
             if _active == 0:
-                torch.compiler.is_compiling = _torch_is_compiling
-                builtins.isinstance = _builtin_isinstance
+                for module, name, original in _saved:
+                    setattr(module, name, original)
+                _saved.clear()

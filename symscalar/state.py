@@ -26,15 +26,15 @@ import dataclasses
 import functools
 import os
 import sys
-import threading
 import types as pytypes
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch.nn.modules import module as nn_module
 from torch.utils.hooks import RemovableHandle
 
+from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
 from symscalar.tracing import TensorProxy, TraceBuilder, is_trace_constant, public_name
 from symscalar.types import current_tracer
@@ -516,7 +516,7 @@ class _Recorder:
 
 # Functions of torch's global RNG: inside a traced function they would run once, at trace time
 # (the program's random ops draw from a seed input of their own), so jit refuses them while
-# it traces (``RngWatch``); eager calls elsewhere, other threads included, are untouched.
+# it traces (``compiling.patch_while_tracing``); eager calls elsewhere, other threads included, are untouched.
 _RNG_FUNCTIONS = (
     "manual_seed",
     "seed",
@@ -548,35 +548,9 @@ def _refuse_while_tracing(where: str, name: str, original: Callable[..., Any]) -
     return refuse
 
 
-class RngWatch:
-    """Installs the refusing wrappers of ``_RNG_FUNCTIONS`` while any trace runs (counted, so
-    nested and concurrent traces share them)."""
-
-    lock = threading.Lock()
-    active = 0
-    saved: ClassVar[list[tuple[Any, str, Any]]] = []
-
-    def __enter__(self) -> None:
-        with RngWatch.lock:
-            RngWatch.active += 1
-            if RngWatch.active > 1:
-                return
-            for where in _RNG_MODULES:
-                namespace = sys.modules.get(where)
-                for name in _RNG_FUNCTIONS:
-                    original = getattr(namespace, name, None)
-                    if callable(original) and not hasattr(original, "__symscalar_original__"):
-                        RngWatch.saved.append((namespace, name, original))
-                        setattr(namespace, name, _refuse_while_tracing(where, name, original))
-
-    def __exit__(self, *exc: object) -> None:
-        with RngWatch.lock:
-            RngWatch.active -= 1
-            if RngWatch.active:
-                return
-            for namespace, name, original in RngWatch.saved:
-                setattr(namespace, name, original)
-            RngWatch.saved.clear()
+for _where in _RNG_MODULES:
+    for _name in _RNG_FUNCTIONS:
+        patch_while_tracing(_where, _name, functools.partial(_refuse_while_tracing, _where, _name))
 
 
 class TraceWatch:
@@ -599,7 +573,6 @@ class TraceWatch:
         self._cell_values = [c.cell_contents if _cell_full(c) else _MISSING for c, _ in self._cells]
         self._tensor_meta = {i: _meta(t) + (t._version,) for i, (t, _) in self.tensors.items()}
         self._handle: RemovableHandle | None = None
-        self._rng = RngWatch()
         self._containers: list[tuple[Any, Any]] = []
 
     def aliases(self, captured: list[Captured], modules: dict[int, torch.nn.Module]) -> list[tuple[Path, Path]]:
@@ -647,14 +620,12 @@ class TraceWatch:
         if self.top is not None:
             self.called(self.top)
         self._handle = nn_module.register_module_forward_pre_hook(_Recorder(self))
-        self._rng.__enter__()
         self._grad_mode = torch.is_grad_enabled()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         assert self._handle is not None
         self._handle.remove()
-        self._rng.__exit__()
         problems = self._restore()
         if torch.is_grad_enabled() != self._grad_mode:
             torch.set_grad_enabled(self._grad_mode)
