@@ -436,19 +436,28 @@ def train_side_by_side(name: str, dtype: torch.dtype, steps: int = 3) -> None:
         loss_e = loss_of(eager, *batch)
         loss_m = step_fn(*batch)
         torch.testing.assert_close(loss_m, loss_e, **tol, msg=f"{name} loss, step {step}")
-        loss_e.backward()
-        loss_m.backward()
-        for (pname, pe), pm in zip(eager.named_parameters(), mine.parameters()):
-            assert (pe.grad is None) == (pm.grad is None), f"{name}.{pname}: grad None-ness, step {step}"
-            if pe.grad is not None:
-                torch.testing.assert_close(pm.grad, pe.grad, **tol, msg=f"{name}.{pname} grad, step {step}")
-        opt_e.step()
-        opt_m.step()
-        opt_e.zero_grad()
-        opt_m.zero_grad()
-        for (sname, se), sm in zip(eager.state_dict().items(), mine.state_dict().values()):
-            torch.testing.assert_close(sm, se, **tol, msg=f"{name}.{sname} after step {step}")
+        backward_and_step_like_eager(name, step, (eager, loss_e, opt_e), (mine, loss_m, opt_m), tol)
     assert step_fn.cache_info().misses == 1, f"{name}: the training step retraced"
+
+
+def backward_and_step_like_eager(
+    name: str, step: int, eager: tuple[Any, Any, Any], mine: tuple[Any, Any, Any], tol: dict[str, float]
+) -> None:
+    """Backward both losses, compare every gradient (None-ness included), take both optimizer
+    steps, then compare every parameter and buffer: one training step side by side."""
+    (model_e, loss_e, opt_e), (model_m, loss_m, opt_m) = eager, mine
+    loss_e.backward()
+    loss_m.backward()
+    for (pname, pe), pm in zip(model_e.named_parameters(), model_m.parameters()):
+        assert (pe.grad is None) == (pm.grad is None), f"{name}.{pname}: grad None-ness, step {step}"
+        if pe.grad is not None:
+            torch.testing.assert_close(pm.grad, pe.grad, **tol, msg=f"{name}.{pname} grad, step {step}")
+    opt_e.step()
+    opt_m.step()
+    opt_e.zero_grad()
+    opt_m.zero_grad()
+    for (sname, se), sm in zip(model_e.state_dict().items(), model_m.state_dict().values()):
+        torch.testing.assert_close(sm, se, **tol, msg=f"{name}.{sname} after step {step}")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=m[3]) for n, m in MODELS.items()])

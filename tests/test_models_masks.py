@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import symscalar
-from tests.test_models import VOCAB, hf_bert, hf_gpt2, hf_llama, litgpt_config
+from tests.test_models import VOCAB, backward_and_step_like_eager, hf_bert, hf_gpt2, hf_llama, litgpt_config
 
 transformers = pytest.importorskip("transformers")
 
@@ -130,18 +130,7 @@ def train_masked_side_by_side(name: str, dtype: torch.dtype, steps: int = 8) -> 
         loss_m = step_fn(ids, mask)
         assert loss_m.dtype == loss_e.dtype
         torch.testing.assert_close(loss_m, loss_e, **tol, msg=f"{name} loss, step {step}")
-        loss_e.backward()
-        loss_m.backward()
-        for (pname, pe), pm in zip(eager.named_parameters(), mine.parameters()):
-            assert (pe.grad is None) == (pm.grad is None), f"{name}.{pname}: grad None-ness, step {step}"
-            if pe.grad is not None:
-                torch.testing.assert_close(pm.grad, pe.grad, **tol, msg=f"{name}.{pname} grad, step {step}")
-        opt_e.step()
-        opt_m.step()
-        opt_e.zero_grad()
-        opt_m.zero_grad()
-        for (sname, se), sm in zip(eager.state_dict().items(), mine.state_dict().values()):
-            torch.testing.assert_close(sm, se, **tol, msg=f"{name}.{sname} after step {step}")
+        backward_and_step_like_eager(name, step, (eager, loss_e, opt_e), (mine, loss_m, opt_m), tol)
     # one trace per module mode (train, eval): a new mask is a new value, never a retrace
     assert step_fn.cache_info().misses == 2, f"{name}: {step_fn.cache_info()}"
 
