@@ -452,7 +452,9 @@ class AttributeWrite:
     owner: Any
     name: str
     value: TensorProxy
-    new_buffer: bool = False  # registered by the function (register_buffer): replayed as a buffer
+    # registered by the function (register_buffer of a new name, or with another persistence):
+    # replayed as a buffer with the persistence it had when traced; None for a plain assignment
+    persistent: bool | None = None
 
 
 def describe_module(module: torch.nn.Module, names: dict[int, str]) -> str:
@@ -574,6 +576,7 @@ class TraceWatch:
         self._tensor_meta = {i: _meta(t) + (t._version,) for i, (t, _) in self.tensors.items()}
         self._handle: RemovableHandle | None = None
         self._containers: list[tuple[Any, Any]] = []
+        self._persistence: dict[int, set[str]] = {}
 
     def aliases(self, captured: list[Captured], modules: dict[int, torch.nn.Module]) -> list[tuple[Path, Path]]:
         """The alias checks of an entry reading ``captured`` and depending on ``modules``."""
@@ -600,6 +603,8 @@ class TraceWatch:
         if isinstance(obj, torch.nn.Module):
             tables += [obj._parameters, obj._buffers, obj._modules]
         self._saved[id(obj)] = (obj, [(t, dict(t)) for t in tables])
+        if isinstance(obj, torch.nn.Module):  # register_buffer(..., persistent=) changes it
+            self._persistence[id(obj)] = set(obj._non_persistent_buffers_set)
         own = {id(t) for t in tables}
         for value in vars(obj).values():  # containers the function may fill (a list cache)
             if isinstance(value, (list, dict)) and id(value) not in own:
@@ -650,7 +655,8 @@ class TraceWatch:
             owner = self._owner_name(obj)
             own_tables = {id(t) for t, _ in tables}
             for table, saved in tables:
-                for name in set(table) | set(saved):
+                # in the table's order, then the deleted names: replayed buffers keep eager's order
+                for name in [*table, *(n for n in saved if n not in table)]:
                     new, old = table.get(name, _MISSING), saved.get(name, _MISSING)
                     if new is old:
                         if id(new) not in own_tables:
@@ -665,8 +671,9 @@ class TraceWatch:
                         )
                         continue
                     if isinstance(new, TensorProxy) and new._tracer is self.builder:
-                        new_buffer = isinstance(obj, torch.nn.Module) and table is obj._buffers and old is _MISSING
-                        writes[(id(obj), name)] = AttributeWrite(obj, name, new, new_buffer)
+                        writes[(id(obj), name)] = AttributeWrite(
+                            obj, name, new, self._registered(obj, table, name, old)
+                        )
                     elif isinstance(new, (torch.Tensor, torch.nn.Module)) and not isinstance(new, TensorProxy):
                         continue  # built from static values only: the same on every call, kept
                     else:
@@ -703,6 +710,19 @@ class TraceWatch:
                 )
         self.writes = list(writes.values())
         return problems
+
+    def _registered(self, obj: Any, table: dict[str, Any], name: str, old: Any) -> bool | None:
+        """The persistence a buffer write of the traced function registered (see
+        ``AttributeWrite.persistent``), putting the module's persistence back as it was."""
+        if not isinstance(obj, torch.nn.Module) or table is not obj._buffers:
+            return None
+        was = name in self._persistence[id(obj)]
+        now = name in obj._non_persistent_buffers_set
+        if was:
+            obj._non_persistent_buffers_set.add(name)
+        else:
+            obj._non_persistent_buffers_set.discard(name)
+        return not now if old is _MISSING or was != now else None
 
     def _owner_name(self, obj: Any) -> str:
         if isinstance(obj, torch.nn.Module):
@@ -778,7 +798,7 @@ def _module_names(modules: dict[int, tuple[torch.nn.Module, Path]]) -> dict[int,
 class StateWrite:
     """One state write replayed after every call with the program's k-th state output."""
 
-    how: str  # "copy": in place into captured tensor ``target``; "set": setattr; "buffer": set_buffer
+    how: str  # "copy": in place into captured tensor ``target``; "set": setattr; "buffer"/"buffer_np": set_buffer
     target: Any  # captured index ("copy") or the owner object ("set", "buffer")
     name: str  # attribute name ("set", "buffer")
     detach: bool  # the value depends on nothing that requires grad: store it detached, as eager
@@ -885,8 +905,11 @@ def make_entry(
                 write_src += f"    _ss_copy_into({names[write.target]}, {value})\n"
             else:
                 ns[f"_ss_W{k}"] = write.target
-                setter = "_ss_set_buffer" if write.how == "buffer" else "_ss_setattr"
-                write_src += f"    {setter}(_ss_W{k}, {write.name!r}, {value})\n"
+                if write.how == "set":
+                    write_src += f"    _ss_setattr(_ss_W{k}, {write.name!r}, {value})\n"
+                else:  # a registered buffer, persistent ("buffer") or not ("buffer_np")
+                    persistent = write.how == "buffer"
+                    write_src += f"    _ss_set_buffer(_ss_W{k}, {write.name!r}, {value}, {persistent})\n"
     source = f"""
 def _ss_entry(*_ss_a):
     try:
@@ -929,11 +952,11 @@ def _always(*args: Any) -> bool:
     return True
 
 
-def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
-    """Replay of ``register_buffer(name, traced value)`` done by the traced function: a buffer
-    again (a plain ``setattr`` would make a new name a plain attribute, missing from
-    ``state_dict``), persistent or not as it was registered while tracing."""
-    module.register_buffer(name, value, persistent=name not in module._non_persistent_buffers_set)
+def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor, persistent: bool) -> None:
+    """Replay of ``register_buffer(name, traced value, persistent)`` done by the traced
+    function: a buffer again (a plain ``setattr`` would make a new name a plain attribute,
+    missing from ``state_dict``), with the persistence it was registered with."""
+    module.register_buffer(name, value, persistent=persistent)
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:

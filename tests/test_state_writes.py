@@ -239,3 +239,36 @@ def test_register_buffer_in_forward_is_replayed_as_a_buffer():
             for p, q in zip(eager.parameters(), twin.parameters()):
                 p.add_(0.1 * step)
                 q.add_(0.1 * step)
+
+
+class FlippingPersistence(nn.Module):
+    """Re-registers an existing buffer with a persistence that depends on the mode, and
+    registers new buffers in an order that is not sorted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("b", torch.zeros(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.register_buffer("b", self.b + x, persistent=not self.training)
+        self.register_buffer("z", x * 2)
+        self.register_buffer("a", x * 3)
+        self.register_buffer("m", x * 4)
+        return x + 1
+
+
+def test_register_buffer_persistence_and_order_follow_eager_on_every_call():
+    eager, twin = FlippingPersistence(), FlippingPersistence()
+    jitted = symscalar.jit(twin)
+    for training in (True, False, True, False, True):
+        eager.train(training)
+        jitted.train(training)
+        x = torch.randn(3)
+        torch.testing.assert_close(jitted(x), eager(x))
+        assert list(twin.state_dict()) == list(eager.state_dict())  # keys, their order, persistence
+        assert [n for n, _ in twin.named_buffers()] == [n for n, _ in eager.named_buffers()]
+        for (_, e), (_, j) in zip(eager.named_buffers(), twin.named_buffers()):
+            torch.testing.assert_close(j, e)
+    # one trace per mode, and one more: the first call registered z, a, m, so the module holds
+    # more buffers than when it was traced (a structure change retraces)
+    assert jitted.cache_info().misses == 3

@@ -137,7 +137,8 @@ def _state_writes(
         writes.append(("copy", id(target), ""))
         values.append(value)
     for write in watch.writes:
-        writes.append(("buffer" if write.new_buffer else "set", write.owner, write.name))
+        how = "set" if write.persistent is None else "buffer" if write.persistent else "buffer_np"
+        writes.append((how, write.owner, write.name))
         values.append(write.value)
     return writes, values
 
