@@ -388,3 +388,31 @@ def test_cuda_matches_eager_cuda(name: str, fn: Any, make: Any) -> None:
         assert (g is None) == (e is None)
         if e is not None:
             torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [torch.max, torch.min, lambda x: x.max(), lambda x: x.min()],
+    ids=["max", "min", "method_max", "method_min"],
+)
+def test_full_max_min_gradient_goes_to_the_nans_as_eager(reduce: Any) -> None:
+    # torch.max(x)/torch.min(x) share the gradient among the NaNs when the result is NaN
+    # (amax/amin's own gradient is NaN there)
+    f = jit(lambda x: reduce(x) * 3)
+    nan = float("nan")
+    for values in ([1.0, nan, 2.0], [nan, 5.0, nan, nan], [2.0, -1.0, 2.0]):
+        x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+        expected = reduce(x) * 3
+        (expected_grad,) = torch.autograd.grad(expected, x)
+        got = f(x)
+        (got_grad,) = torch.autograd.grad(got, x)
+        torch.testing.assert_close(got, expected, equal_nan=True)
+        torch.testing.assert_close(got_grad, expected_grad, rtol=0, atol=0)
+
+
+def test_max_with_dim_none_raises_as_eager() -> None:
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError, match="look up dimensions by name"):
+        torch.max(x, dim=None)
+    with pytest.raises(RuntimeError, match="look up dimensions by name"):
+        jit(lambda x: torch.max(x, dim=None))(x)

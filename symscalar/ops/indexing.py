@@ -27,10 +27,10 @@ import torch.nn.functional as F
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.nvfuser_lowering import floating, register_nvfuser
-from symscalar.ops.common import Tensor, canonical_dim, torch_meta, unbroadcast
+from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta, unbroadcast
 from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
-from symscalar.ops.reductions import amax, amin, argmax, argmin
+from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
 from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import TensorProxy, defop, implements, static_message
@@ -229,17 +229,22 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None)
 
 
 # ---- torch.max / torch.min: all three overloads of torch's spelling
+_WHOLE = object()  # torch.max(x): no dim given (torch.max(x, None) is an error, as in torch)
+
+
 def _extremum(name: str, reduce_all: Any, arg: Any, pairwise: Any, result: Any) -> Any:
     """The handler of ``torch.max``/``torch.min``: ``max(input)`` is ``amax`` over every dim (its
     gradient shared by ties, as eager's); ``max(input, dim, keepdim)`` is ``(values, indices)``
     with the values *read at the index* (eager's gradient goes to that one element, not to every
     tie); ``max(input, other)`` is ``maximum``."""
 
-    def handler(input: Tensor, dim: Any = None, keepdim: StaticBool = False, *, other: Any = None) -> Any:
+    def handler(input: Tensor, dim: Any = _WHOLE, keepdim: StaticBool = False, *, other: Any = None) -> Any:
         if other is not None or isinstance(dim, (TensorProxy, torch.Tensor)):
             return pairwise(input, dim if other is None else other)
-        if dim is None:
-            return reduce_all(input)
+        if dim is _WHOLE:
+            return reduce_all.bind(input, dims=canonical_dims(None, input.ndim), keepdim=False, nan_hits=True)
+        if dim is None:  # as torch's parser, which takes None for a dimension name
+            raise RuntimeError("Please look up dimensions by name, got: name = None.")
         if isinstance(dim, NumberProxy):
             raise StaticValueRequiredError(static_message(f"torch.{name}", "dim", dim))
         d = canonical_dim(dim, input.ndim) if input.ndim else 0
@@ -252,8 +257,8 @@ def _extremum(name: str, reduce_all: Any, arg: Any, pairwise: Any, result: Any) 
     return handler
 
 
-implements(torch.max, torch.Tensor.max)(_extremum("max", amax, argmax, maximum, torch.return_types.max))
-implements(torch.min, torch.Tensor.min)(_extremum("min", amin, argmin, minimum, torch.return_types.min))
+implements(torch.max, torch.Tensor.max)(_extremum("max", amax_p, argmax, maximum, torch.return_types.max))
+implements(torch.min, torch.Tensor.min)(_extremum("min", amin_p, argmin, minimum, torch.return_types.min))
 
 
 # ---- advanced indexing by integer tensors on the leading dims, and its transpose index_put

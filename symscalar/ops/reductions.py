@@ -142,11 +142,13 @@ def mean(
 
 
 # ---- amax, amin
-def _amax_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+# ``nan_hits``: the gradient rule of torch.max(x)/torch.min(x) (the full reductions), whose
+# gradient goes to the NaNs when the result is NaN; amax/amin's own gradient is NaN there.
+def _amax_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, nan_hits: bool = False) -> Any:
     return torch.amax(x, dims, keepdim)
 
 
-def _amin_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+def _amin_impl(x: Any, *, dims: tuple[int, ...], keepdim: bool, nan_hits: bool = False) -> Any:
     return torch.amin(x, dims, keepdim)
 
 
@@ -154,17 +156,26 @@ amax_p = Primitive("amax", _amax_impl, small_meta(_amax_impl, reduced_shape))
 amin_p = Primitive("amin", _amin_impl, small_meta(_amin_impl, reduced_shape))
 
 
-def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool) -> Any:
-    # As torch: the gradient is shared equally by every element equal to the extremum.
-    hits = (x == _unreduce(out, x.shape, dims)).to(ct.dtype)
+def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, nan_hits: bool = False) -> Any:
+    # As torch: the gradient is shared equally by every element equal to the extremum (and,
+    # for torch.max(x)/torch.min(x), by the NaNs when the extremum is NaN).
+    extremum = _unreduce(out, x.shape, dims)
+    hits = x == extremum
+    if nan_hits:
+        hits = hits | (x.isnan() & extremum.isnan())
+    hits = hits.to(ct.dtype)
     share = _unreduce(ct, x.shape, dims) / hits.sum(dims, keepdim=True)
     return (share * hits,)
 
 
 register_vjp(amax_p, _amax_amin_vjp)
 register_vjp(amin_p, _amax_amin_vjp)
-register_nvfuser(amax_p, lambda fd, x, *, dims, keepdim: fd.ops.max(x, dims, keepdim), supports=floating_reduction)
-register_nvfuser(amin_p, lambda fd, x, *, dims, keepdim: fd.ops.min(x, dims, keepdim), supports=floating_reduction)
+register_nvfuser(
+    amax_p, lambda fd, x, *, dims, keepdim, nan_hits=False: fd.ops.max(x, dims, keepdim), supports=floating_reduction
+)
+register_nvfuser(
+    amin_p, lambda fd, x, *, dims, keepdim, nan_hits=False: fd.ops.min(x, dims, keepdim), supports=floating_reduction
+)
 
 
 @defop
