@@ -25,8 +25,9 @@ comment above it in ``tracing.py``: faking ``__class__`` crashes torch's C++ arg
 Yet user and library code branches on ``isinstance(x, torch.Tensor)`` / ``torch.is_tensor(x)``
 (``x * 2 if isinstance(x, torch.Tensor) else x``, transformers' mask helpers), and answering
 False there silently computes something other than eager. So while a trace runs,
-``builtins.isinstance`` is a wrapper that answers for a proxy what it would answer for a
-``torch.Tensor`` (a computed value is a ``Tensor``, not a ``Parameter``), except when the caller
+``builtins.isinstance`` is a wrapper that answers for a proxy what it would answer for the
+tensor it stands for: a ``Parameter`` argument is a ``Parameter`` (its class is part of the
+cache key), a computed value a ``Tensor``; except when the caller
 is symscalar itself, which must tell proxies from real tensors. C code (torch's argument
 parser) calls ``PyObject_IsInstance`` directly and never sees the wrapper. Every other object
 gets the builtin's answer, so other threads are unaffected but for a few hundred nanoseconds a
@@ -84,7 +85,7 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     if caller == "symscalar" or caller.startswith("symscalar."):
         return False
     try:
-        return issubclass(torch.Tensor, classinfo)
+        return issubclass(obj._class, classinfo)  # type: ignore[attr-defined]
     except TypeError:  # a classinfo issubclass refuses (a data Protocol): the builtin's answer
         return False
 
