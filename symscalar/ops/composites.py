@@ -358,7 +358,7 @@ sdpa_flash_cpu_p = Primitive("sdpa_flash_cpu", _sdpa_flash_cpu_impl, _sdpa_flash
 def _sdpa_flash_cpu_backward_impl(
     ct: Any, q: Any, k: Any, v: Any, out: Any, lse: Any, scale: Any, *, is_causal: bool
 ) -> Any:
-    ct, q, k, v, out = (_unit_stride(t) for t in (ct, q, k, v, out))
+    q, k, v, out = (_unit_stride(t) for t in (q, k, v, out))  # the cotangent may have any strides
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
         ct, q, k, v, out, lse, 0.0, is_causal, scale=float(scale)
     )
