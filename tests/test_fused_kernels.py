@@ -192,6 +192,7 @@ def test_native_layer_norm_matches_eager_with_a_changing_eps(case: str):
     assert any(e.prim is native_layer_norm_p for e in f.last_trace().eqns)
 
 
+@pytest.mark.slow  # gradcheck and gradgradcheck in float64: seconds; the fast tier compares with eager above
 @pytest.mark.parametrize("case", ["weight and bias", "neither", "two normalized dims"])
 def test_native_layer_norm_gradcheck_and_double_backward(case: str):
     x, w, b = _norm_args(case, torch.float64)

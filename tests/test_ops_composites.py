@@ -58,6 +58,7 @@ def test_linear(bias):
     assert torch.autograd.gradcheck(lambda *a: f(*a, *(() if bias else (None,))), args)
 
 
+@pytest.mark.slow  # three gradchecks: seconds; tests/test_fused_kernels.py checks a changing eps against eager
 def test_layer_norm_dynamic_eps_one_trace_and_gradcheck():
     def fn(x, w, b, eps: FloatLike):
         return F.layer_norm(x, (3, 4), w, b, eps)

@@ -842,11 +842,6 @@ THUNDER_SAMPLED = (
 ).split()
 
 
-@pytest.fixture(scope="module")
-def thunder_opinfos() -> Any:
-    return pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder supplies the samples")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", THUNDER_SAMPLED)
 def test_thunder_sample_inputs_match_eager(name: str, thunder_opinfos: Any) -> None:

@@ -206,8 +206,6 @@ def test_uninitialized_factories_raise(fn: Any) -> None:
 
 # ---- lightning-thunder's OpInfo samples
 
-opinfos = pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder is not installed")
-_BY_NAME = {op.name: op for op in opinfos.opinfos}
 
 # thunder OpInfo name -> (symscalar spelling, torch spelling), both called as f(*args, **kwargs)
 THUNDER_REFERENCES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
@@ -220,12 +218,13 @@ THUNDER_REFERENCES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 }
 
 
+@pytest.mark.slow  # lightning-thunder's samples: left out by `make test-fast`
 @pytest.mark.parametrize("name", sorted(THUNDER_REFERENCES))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
-def test_thunder_samples(name: str, dtype: torch.dtype) -> None:
+def test_thunder_samples(name: str, dtype: torch.dtype, thunder_opinfos: Any) -> None:
     traced, eager = THUNDER_REFERENCES[name]
     checked = 0
-    for sample in _BY_NAME[name].sample_inputs("cpu", dtype):
+    for sample in thunder_opinfos.get_opinfo(name).sample_inputs("cpu", dtype):
         args, kwargs = sample.args, sample.kwargs
         if args and isinstance(args[0], torch.Tensor):
             f = jit(lambda x: traced(x, *args[1:], **kwargs))

@@ -366,8 +366,6 @@ def test_random_basic_indexing(case: tuple[tuple[int, ...], tuple[Any, ...]]) ->
 
 # ---- lightning-thunder's OpInfo samples, each mapped to the torch call it stands for
 
-opinfos = pytest.importorskip("thunder.tests.opinfos", reason="lightning-thunder is not installed")
-
 
 def _squeeze_dims(x: Any, dim: Any) -> Any:
     if dim is None:
@@ -396,7 +394,6 @@ THUNDER_REFERENCES: dict[str, Callable[..., Any]] = {
     "matrix_transpose": lambda x: x.mT,
     "reverse_dims_T": lambda x: x.permute(tuple(reversed(range(x.ndim)))),
 }
-_BY_NAME = {op.name: op for op in opinfos.opinfos}
 
 
 def _refused_index(index: Any) -> str | None:
@@ -413,11 +410,12 @@ def _refused_index(index: Any) -> str | None:
     return None
 
 
+@pytest.mark.slow  # lightning-thunder's samples: left out by `make test-fast`
 @pytest.mark.parametrize("name", sorted(THUNDER_REFERENCES))
-def test_thunder_samples(name: str) -> None:
+def test_thunder_samples(name: str, thunder_opinfos: Any) -> None:
     ref = THUNDER_REFERENCES[name]
     checked = 0
-    for sample in _BY_NAME[name].sample_inputs("cpu", torch.float64):
+    for sample in thunder_opinfos.get_opinfo(name).sample_inputs("cpu", torch.float64):
         if checked == 30:
             break  # enough to cover each op's sample kinds; keeps the file fast
         tensors = sample.args if name in ("cat_wrapper", "stack_wrapper") else sample.args[:1]

@@ -1,7 +1,9 @@
-"""Inputs and outputs are pytrees (torch.utils._pytree): NamedTuples, dicts with any keys,
-registered dataclasses and transformers' ModelOutput go in and come out with the structure
-and types eager gives, and a module's forward(input_ids, attention_mask=None, **kwargs)
-is jitted as called."""
+"""Inputs and outputs are pytrees (torch.utils._pytree): NamedTuples, dicts with any keys and
+registered dataclasses go in and come out with the structure and types eager gives.
+
+transformers' ModelOutput, and a module's forward(input_ids, attention_mask=None, **kwargs)
+written as transformers writes it, are in tests/test_pytree_model_output.py (marked slow: it
+imports transformers)."""
 
 import collections
 import dataclasses
@@ -14,7 +16,6 @@ import torch
 import torch.utils._pytree as pytree
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transformers.modeling_outputs import CausalLMOutput
 
 import symscalar
 from symscalar import DynamicFloat
@@ -43,7 +44,7 @@ class Mode(enum.Enum):
     FAST = "fast"
 
 
-def _same(out, ref):
+def assert_same_tree(out, ref):
     """Same pytree structure and node types, tensor leaves equal in value, dtype and grad."""
     out_leaves, out_spec = pytree.tree_flatten(out)
     ref_leaves, ref_spec = pytree.tree_flatten(ref)
@@ -69,13 +70,13 @@ def test_namedtuple_in_and_out_with_gradients():
     for scale in (0.5, 0.5, 2.0):
         x = torch.randn(4, 3, dtype=torch.float64)
         out, ref = f(Batch(x, w, scale)), fn(Batch(x, w, scale))
-        _same(out, ref)
+        assert_same_tree(out, ref)
         (g,) = torch.autograd.grad(out.total + out.mean, w)
         (g_ref,) = torch.autograd.grad(ref.total + ref.mean, w)
         torch.testing.assert_close(g, g_ref)
     assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)  # scale is static
     Other = collections.namedtuple("Other", "x w scale")  # same leaves, another node type
-    _same(f(Other(x, w, 2.0)), fn(Other(x, w, 2.0)))
+    assert_same_tree(f(Other(x, w, 2.0)), fn(Other(x, w, 2.0)))
     assert f.cache_info().entries == 3
 
 
@@ -97,7 +98,7 @@ def test_dict_outputs_with_any_keys_keep_keys_order_and_types():
     for _ in range(2):
         out, ref = f(x), fn(x)
         assert list(out) == list(ref) and [type(k) for k in out] == [type(k) for k in ref]
-        _same(out, ref)
+        assert_same_tree(out, ref)
     assert f.cache_info().misses == 1
 
 
@@ -126,79 +127,6 @@ def test_registered_dataclass_in_and_out():
         torch.testing.assert_close(torch.autograd.grad(out.h.sum(), h)[0], torch.autograd.grad(ref.h.sum(), h)[0])
     f(Registered(h, 5), 1.0)
     assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)  # n is static
-
-
-def test_model_output_comes_back_as_the_same_model_output():
-    def fn(x, labels=None):
-        logits = x * 2
-        loss = None if labels is None else ((logits - labels) ** 2).mean()
-        return CausalLMOutput(loss=loss, logits=logits)
-
-    f = symscalar.jit(fn)
-    x = torch.randn(2, 3, requires_grad=True)
-    for labels in (None, torch.zeros(2, 3)):
-        out, ref = f(x, labels), fn(x, labels)
-        _same(out, ref)
-        assert list(out.keys()) == list(ref.keys())
-        assert len(out.to_tuple()) == len(ref.to_tuple())
-        torch.testing.assert_close(out["logits"], ref[0] if labels is None else ref[1])
-    torch.testing.assert_close(torch.autograd.grad(out.loss, x)[0], torch.autograd.grad(ref.loss, x)[0])
-
-
-class TinyLM(torch.nn.Module):
-    """A forward written the way transformers models write theirs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.proj = torch.nn.Linear(8, 8)
-        self.head = torch.nn.Linear(8, 5)
-
-    def forward(self, inputs_embeds, attention_mask=None, labels=None, return_dict=None, **kwargs):
-        h = torch.tanh(self.proj(inputs_embeds))
-        if attention_mask is not None:
-            h = h * attention_mask[..., None]
-        if kwargs.get("output_scale") is not None:
-            h = h * kwargs["output_scale"]
-        logits = self.head(h)
-        loss = None
-        if labels is not None:
-            loss = ((logits - labels) ** 2).mean()
-        if return_dict is False:
-            return (loss, logits) if loss is not None else (logits,)
-        return CausalLMOutput(loss=loss, logits=logits)
-
-
-def test_module_forward_with_kwargs_trains_like_eager():
-    torch.manual_seed(0)
-    eager = TinyLM().double()
-    jitted_module = TinyLM().double()
-    jitted_module.load_state_dict(eager.state_dict())
-    jm = symscalar.jit(jitted_module)
-    opt = torch.optim.SGD(eager.parameters(), lr=0.1)
-    jopt = torch.optim.SGD(jm.parameters(), lr=0.1)
-    calls = [
-        {"attention_mask": torch.ones(2, 4, dtype=torch.float64)},
-        {"labels": torch.randn(2, 4, 5, dtype=torch.float64)},
-        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
-        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "output_scale": 0.5},
-        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "return_dict": False},
-        {"labels": torch.randn(2, 4, 5, dtype=torch.float64), "attention_mask": torch.ones(2, 4, dtype=torch.float64)},
-    ]
-    for kwargs in calls:
-        x = torch.randn(2, 4, 8, dtype=torch.float64)
-        out, ref = jm(x, **kwargs), eager(x, **kwargs)
-        _same(out, ref)
-        loss, ref_loss = (out[0], ref[0]) if "labels" in kwargs else (out.logits.sum(), ref.logits.sum())
-        for o in (opt, jopt):
-            o.zero_grad()
-        loss.backward()
-        ref_loss.backward()
-        for (name, p), q in zip(jitted_module.named_parameters(), eager.parameters()):
-            torch.testing.assert_close(p.grad, q.grad, msg=name)
-        opt.step()
-        jopt.step()
-    # keyword names given are part of the key; the repeated call is a hit
-    assert jm.cache_info() == symscalar.CacheInfo(hits=1, misses=5, entries=5)
 
 
 def test_unregistered_dataclass_output_is_refused_clearly():
