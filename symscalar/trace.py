@@ -382,8 +382,9 @@ class Trace:
         return python_source(self)
 
     def input_names(self) -> list[str]:
-        names = Namespace.of(self)
-        return [names[v] for v in self.inputs]
+        """The inputs' names. Only they are named now (first, as printing names them): the
+        other values get theirs when the trace is printed, in definition order."""
+        return [self.namespace.define(v) for v in self.inputs]
 
 
 def is_var(x: object) -> TypeIs[TensorVar | ScalarVar]:
@@ -609,28 +610,34 @@ def check_trace(trace: Trace) -> None:
     for v in trace.inputs:
         define(v)
     for i, eqn in enumerate(trace.eqns):
-        where = f"equation {i} ({eqn.prim.name})"
         for a in eqn.args:
-            use(a, where)
+            if not (isinstance(a, (TensorVar, ScalarVar)) and a in defined):
+                use(a, _where(i, eqn))  # a literal passes; an undefined variable or a proxy raises
         for key, value in eqn.params.items():
             if contains_dynamic(value):
                 raise StaticValueRequiredError(
-                    f"{where}: static parameter {key!r} holds a dynamic value ({value!r}). "
+                    f"{_where(i, eqn)}: static parameter {key!r} holds a dynamic value ({value!r}). "
                     "A backend needs a compile-time constant here; whatever produced this trace "
                     "must compute the parameter from static shapes and static parameters."
                 )
         expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
-            raise TraceCheckError(f"{where}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
+            raise TraceCheckError(f"{_where(i, eqn)}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
         for exp, out in zip(expected, eqn.outs):
             if exp != _template(out):
                 raise TraceCheckError(
-                    f"{where}: output is {_signature(out)} but the meta function says {_signature(_fresh(exp))}"
+                    f"{_where(i, eqn)}: output is {_signature(out)} but the meta function says "
+                    f"{_signature(_fresh(exp))}"
                 )
             define(out)
     for a in trace.outputs:
         use(a, "outputs")
     _CHECKED[id(trace.eqns)] = trace
+
+
+def _where(i: int, eqn: Eqn) -> str:
+    """Where a check failed, for its message (built only then)."""
+    return f"equation {i} ({eqn.prim.name})"
 
 
 # The last checked trace for each equation list (by identity): a trace made of the same

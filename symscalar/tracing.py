@@ -285,9 +285,9 @@ class TraceBuilder:
             self.depth -= 1
 
     def _bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        atoms = tuple(self.unwrap(a) for a in args)
+        atoms = tuple([self.unwrap(a) for a in args])
         if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-            atoms = tuple(self._cut_no_grad(a) for a in atoms)
+            atoms = tuple([self._cut_no_grad(a) for a in atoms])
         for key, value in params.items():
             if contains_dynamic(value):
                 raise StaticValueRequiredError(
@@ -299,10 +299,10 @@ class TraceBuilder:
         if result is None:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
-        self._created(*outs)
+        self._unnamed.extend(outs)  # see ``_created``
         self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
-        wrapped = tuple(self._wrap(v) for v in outs)
+        wrapped = tuple([self._wrap(v) for v in outs])
         if prim.multiple_results:
             return wrapped
         return wrapped[0] if wrapped else None
@@ -312,9 +312,9 @@ class TraceBuilder:
     ) -> tuple[Var, ...]:
         """Record whether each output requires grad, as eager autograd would decide it; in a
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
-        from_grad = any(self.requires_grad.get(a, False) for a in atoms if isinstance(a, TensorVar))
         if prim is stop_gradient_p:
             return outs
+        from_grad = any(map(self.requires_grad.get, atoms))  # keyed by TensorVar: others give None
         grad_on = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         if not grad_on and not self.grad_enabled_at_start:
             # a call without grad: values computed from ones that require grad carry none, which
@@ -396,11 +396,12 @@ class TraceBuilder:
         operands become proxies first, so that a handler never computes eagerly on them."""
         if self.depth == 0:
             self.reading = func  # names the op in the message about a captured tensor it reads
-        target = self._inplace_target(func, args)
-        if target is not None:
-            return self._update_in_place(func, target, args, kwargs)
-        args, kwargs = _prepare_arguments(self, func, args, kwargs)
         handler = TORCH_FUNCTIONS.get(func)
+        if handler is None:  # an in-place method is one without a handler of its own
+            target = self._inplace_target(func, args)
+            if target is not None:
+                return self._update_in_place(func, target, args, kwargs)
+        args, kwargs = _prepare_arguments(self, func, args, kwargs)
         if handler is None:
             handler = _proxy_attribute(func, args)
         self.depth += 1
@@ -422,8 +423,7 @@ class TraceBuilder:
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
-        short = public_name(func).rsplit(".", 1)[-1]
-        if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
+        if not args or func in TORCH_FUNCTIONS or not _functional_form(public_name(func).rsplit(".", 1)[-1]):
             return None
         target = args[0]
         if isinstance(target, TensorProxy) and target._tracer is self:
@@ -687,16 +687,22 @@ def _is_inplace(func: Any) -> bool:
     return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDERS
 
 
-def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
+def _foldable(builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether a torch call reads only Python values and constants (tensors the traced
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
+    for a in args:
+        if isinstance(a, (TensorProxy, NumberProxy)):
+            return False  # the common case, decided without walking the arguments
     operands = []
-    for t in _tensor_operands(arguments):  # stops at the first traced operand
-        if not (isinstance(t, torch.Tensor) and builder.is_constant(t)):
+    for t in leaves((args, kwargs)):  # stops at the first traced operand
+        if isinstance(t, (TensorProxy, NumberProxy)):
             return False
-        operands.append(t)
+        if isinstance(t, torch.Tensor):
+            if not builder.is_constant(t):
+                return False
+            operands.append(t)
     if operands and _is_inplace(func):
         # writing into a constant the program already reads by reference would change it
         return not any(_storage_of(t) in builder._captured_storages for t in operands)
@@ -764,8 +770,8 @@ def _prepare_arguments(
         )
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
-    short = name.rsplit(".", 1)[-1]
-    if func not in TORCH_FUNCTIONS and short.endswith("_") and not short.endswith("__"):
+    short = "" if func in TORCH_FUNCTIONS else name.rsplit(".", 1)[-1]
+    if short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
     if kwargs and isinstance(func, _BUILTIN_KINDS):
@@ -845,7 +851,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
         # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
         if builder.depth > 0 or func in _METADATA_READS:
             return func(*args, **kwargs)
-        if _foldable(builder, func, (args, kwargs)):
+        if _foldable(builder, func, args, kwargs):
             result = func(*args, **kwargs)
             builder.add_constants(result)
             return result

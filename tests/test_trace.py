@@ -9,6 +9,7 @@ from symscalar.errors import StaticValueRequiredError, TraceCheckError
 from symscalar.ops.elementwise import exp_p, mul_p
 from symscalar.ops.reductions import sum_p
 from symscalar.trace import Eqn, ScalarVar, TensorVar, Trace, check_trace, eval_trace
+from symscalar.tracing import TraceBuilder
 
 CPU = torch.device("cpu")
 
@@ -76,6 +77,23 @@ def test_check_trace_rejects_use_before_definition_and_wrong_meta():
     twice = Trace((x,), (Eqn(exp_p, (x,), {}, (x,)),), (x,))
     with pytest.raises(TraceCheckError, match="defined twice"):
         check_trace(twice)
+
+
+def test_check_trace_names_the_equation_and_refuses_a_leaked_proxy():
+    # check_trace builds a message only when a check fails: each still names its equation
+    x = TensorVar((2,), torch.float32, CPU)
+    a, b = TensorVar((2,), torch.float32, CPU), TensorVar((2,), torch.float32, CPU)
+    late = Trace((x,), (Eqn(exp_p, (x,), {}, (a,)), Eqn(mul_p, (b, 2.0), {}, (a,))), (a,))
+    with pytest.raises(TraceCheckError, match=r"equation 1 \(mul\): variable used before it is defined"):
+        check_trace(late)
+    wrong = TensorVar((3,), torch.float32, CPU)
+    with pytest.raises(TraceCheckError, match=r"equation 1 \(mul\): output is .*meta function says"):
+        check_trace(Trace((x,), (Eqn(exp_p, (x,), {}, (a,)), Eqn(mul_p, (a, 2.0), {}, (wrong,))), (wrong,)))
+    builder = TraceBuilder("f")
+    proxy = builder.scalar_input(float, 2.0, "a test value")
+    with pytest.raises(TraceCheckError, match=r"equation 0 \(mul\): a tracing proxy .* leaked"):
+        check_trace(Trace((x,), (Eqn(mul_p, (x, proxy), {}, (a,)),), (a,)))
+    check_trace(Trace((x,), (Eqn(mul_p, (x, 2.0), {}, (a,)),), (a,)))  # a literal operand is fine
 
 
 def test_names_never_shadow_builtins():
