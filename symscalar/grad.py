@@ -55,10 +55,10 @@ def connected_vars(trace: Trace, wrt: Sequence[int]) -> set[Var]:
     connection on: ``vjp`` raises if a gradient ever has to go through it.)"""
     connected: set[Var] = {trace.inputs[i] for i in wrt}
     for eqn in trace.eqns:
-        if eqn.prim in STOP_GRADIENT:
+        if connected.isdisjoint(eqn.args) or eqn.prim in STOP_GRADIENT:
             continue
-        if any(is_differentiable(a) and a in connected for a in eqn.args):
-            connected.update(o for o in eqn.outs if is_differentiable(o))
+        if any(a in connected and is_differentiable(a) for a in eqn.args):
+            connected.update([o for o in eqn.outs if is_differentiable(o)])
     return connected
 
 

@@ -20,7 +20,17 @@ import torch
 
 from symscalar.backend import Render, register_backend
 from symscalar.simplify import simplify
-from symscalar.trace import Primitive, Trace, is_var, iter_vars, last_uses, python_source, with_codegen_name
+from symscalar.trace import (
+    Primitive,
+    ScalarVar,
+    TensorVar,
+    Trace,
+    is_var,
+    iter_vars,
+    last_uses,
+    python_source,
+    with_codegen_name,
+)
 
 __all__ = ["compile_trace", "TorchBackend", "BACKEND", "INTERPRET_FIRST_CALL_ABOVE"]
 
@@ -109,11 +119,11 @@ def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
     steps = [
         (
             eqn.prim.impl,
-            [index(a) for a in eqn.args],
+            [slot[a] if isinstance(a, (TensorVar, ScalarVar)) else index(a) for a in eqn.args],
             eqn.params,
             [slot[v] for v in eqn.outs],
             eqn.prim.multiple_results,
-            [slot[v] for v in dead.get(eqn, ())],
+            [slot[v] for v in dead[eqn]] if eqn in dead else (),
         )
         for eqn in trace.eqns
     ]

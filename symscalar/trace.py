@@ -252,7 +252,7 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
         try:
             key = (
                 tuple([_signature_key(a) for a in atoms]),
-                tuple([(k, _signature_key(v)) for k, v in params.items()]),
+                tuple([(k, _signature_key(v)) for k, v in params.items()]) if params else (),
                 torch.get_default_dtype(),
             )
         except TypeError:
@@ -291,6 +291,8 @@ def _without_autocast(meta: Callable[..., Any], atoms: tuple[Any, ...], params: 
 
 
 def _signature_key(v: Any) -> Any:
+    if type(v) is TensorVar:  # the common case, without a call
+        return (TensorVar, v.shape, v.dtype, v.device)
     key = _SIGNATURE_KEYS.get(type(v))
     if key is None:
         if isinstance(v, Mapping):
@@ -307,8 +309,8 @@ def _sequence_key(v: Any) -> Any:
     return (type(v), tuple([_signature_key(x) for x in v]))
 
 
+# The key of each kind of value by its exact type (a TensorVar's is built in ``_signature_key``).
 _SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
-    TensorVar: lambda v: (TensorVar, v.shape, v.dtype, v.device),
     ScalarVar: lambda v: (ScalarVar, v.dtype),
     float: lambda v: (float, repr(v)),  # -0.0 and NaN by repr
     complex: lambda v: (complex, repr(v)),
@@ -609,17 +611,19 @@ def check_trace(trace: Trace) -> None:
 
     for v in trace.inputs:
         define(v)
+    # One pass, the cheap way where nothing is wrong (messages are built only on failure).
     for i, eqn in enumerate(trace.eqns):
         for a in eqn.args:
             if not (isinstance(a, (TensorVar, ScalarVar)) and a in defined):
                 use(a, _where(i, eqn))  # a literal passes; an undefined variable or a proxy raises
-        for key, value in eqn.params.items():
-            if contains_dynamic(value):
-                raise StaticValueRequiredError(
-                    f"{_where(i, eqn)}: static parameter {key!r} holds a dynamic value ({value!r}). "
-                    "A backend needs a compile-time constant here; whatever produced this trace "
-                    "must compute the parameter from static shapes and static parameters."
-                )
+        if eqn.params:
+            for key, value in eqn.params.items():
+                if contains_dynamic(value):
+                    raise StaticValueRequiredError(
+                        f"{_where(i, eqn)}: static parameter {key!r} holds a dynamic value ({value!r}). "
+                        "A backend needs a compile-time constant here; whatever produced this trace "
+                        "must compute the parameter from static shapes and static parameters."
+                    )
         expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
             raise TraceCheckError(f"{_where(i, eqn)}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
@@ -629,7 +633,9 @@ def check_trace(trace: Trace) -> None:
                     f"{_where(i, eqn)}: output is {_signature(out)} but the meta function says "
                     f"{_signature(_fresh(exp))}"
                 )
-            define(out)
+            if not isinstance(out, (TensorVar, ScalarVar)) or out in defined:
+                define(out)  # raises
+            defined.add(out)
     for a in trace.outputs:
         use(a, "outputs")
     _CHECKED[id(trace.eqns)] = trace
@@ -709,8 +715,8 @@ def dce(trace: Trace) -> Trace:
     live = {a for a in trace.outputs if is_var(a)}
     kept: list[Eqn] = []
     for eqn in reversed(trace.eqns):
-        if eqn.outs and not any(o in live for o in eqn.outs):
+        if eqn.outs and live.isdisjoint(eqn.outs):
             continue
         kept.append(eqn)
-        live.update(a for a in eqn.args if is_var(a))
+        live.update([a for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))])
     return dataclasses.replace(trace, eqns=tuple(reversed(kept)))
