@@ -614,8 +614,10 @@ def check_trace(trace: Trace) -> None:
     # One pass, the cheap way where nothing is wrong (messages are built only on failure).
     for i, eqn in enumerate(trace.eqns):
         for a in eqn.args:
-            if not (isinstance(a, (TensorVar, ScalarVar)) and a in defined):
-                use(a, _where(i, eqn))  # a literal passes; an undefined variable or a proxy raises
+            if isinstance(a, (TensorVar, ScalarVar)) and a in defined:
+                continue
+            if isinstance(a, (TensorVar, ScalarVar, NumberProxy)):
+                use(a, _where(i, eqn))  # raises: a variable not defined yet, or a proxy
         if eqn.params:
             for key, value in eqn.params.items():
                 if contains_dynamic(value):

@@ -288,19 +288,21 @@ class TraceBuilder:
         atoms = tuple([self.unwrap(a) for a in args])
         if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
             atoms = tuple([self._cut_no_grad(a) for a in atoms])
-        for key, value in params.items():
-            if contains_dynamic(value):
-                raise StaticValueRequiredError(
-                    f"primitive {prim.name}: static parameter {key!r} got a dynamic value "
-                    f"{value!r}; use a static value or symscalar.specialize()"
-                )
+        if params:
+            for key, value in params.items():
+                if contains_dynamic(value):
+                    raise StaticValueRequiredError(
+                        f"primitive {prim.name}: static parameter {key!r} got a dynamic value "
+                        f"{value!r}; use a static value or symscalar.specialize()"
+                    )
         result = prim.meta(*atoms, **params)
         outs: tuple[Var, ...] = result if prim.multiple_results else (result,)
         if result is None:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
         self._unnamed.extend(outs)  # see ``_created``
-        self._propagate_scalar_values(prim, atoms, params, outs)
+        if not isinstance(result, TensorVar):  # only scalar results have values to propagate
+            self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
         wrapped = tuple([self._wrap(v) for v in outs])
         if prim.multiple_results:
@@ -315,6 +317,8 @@ class TraceBuilder:
         if prim is stop_gradient_p:
             return outs
         from_grad = any(map(self.requires_grad.get, atoms))  # keyed by TensorVar: others give None
+        if not from_grad and not self._no_grad_values:
+            return outs  # nothing to record, whatever the grad mode
         grad_on = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         if not grad_on and not self.grad_enabled_at_start:
             # a call without grad: values computed from ones that require grad carry none, which
