@@ -405,7 +405,7 @@ class TraceBuilder:
             target = self._inplace_target(func, args)
             if target is not None:
                 return self._update_in_place(func, target, args, kwargs)
-        args, kwargs = _prepare_arguments(self, func, args, kwargs)
+        args, kwargs = _prepare_arguments(self, func, args, kwargs, handler is not None)
         if handler is None:
             handler = _proxy_attribute(func, args)
         self.depth += 1
@@ -760,8 +760,10 @@ def _resolve_public_name(func: Any) -> str:
 
 
 def _prepare_arguments(
-    builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], handled: bool
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments as ``func``'s handler (``handled``: it has one) receives them, after the
+    checks that refuse ``out=``, data read as Python numbers and in-place methods."""
     name = public_name(func)
     if kwargs.get("out") is not None:
         short = name.rsplit(".", 1)[-1]
@@ -774,7 +776,7 @@ def _prepare_arguments(
         )
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
-    short = "" if func in TORCH_FUNCTIONS else name.rsplit(".", 1)[-1]
+    short = "" if handled else name.rsplit(".", 1)[-1]
     if short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
@@ -783,7 +785,7 @@ def _prepare_arguments(
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
             if alias in kwargs and canonical not in kwargs:
                 kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
-    args = tuple([_as_traced(builder, a) for a in args])
+    args = tuple([a if isinstance(a, (TensorProxy, NumberProxy)) else _as_traced(builder, a) for a in args])
     if kwargs:
         kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
     return args, kwargs
