@@ -201,6 +201,8 @@ class TraceBuilder:
     def unwrap(self, value: Any) -> Atom:
         """A proxy becomes its variable; a static literal stays; a captured tensor becomes an
         extra input read by reference on every call."""
+        if value is None or type(value) in (bool, int, float, complex):  # the common literals first
+            return typing.cast(Atom, value)
         if isinstance(value, (TensorProxy, NumberProxy)):
             if value._tracer is not self:
                 raise DynamicValueError(
@@ -210,8 +212,6 @@ class TraceBuilder:
             return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
-        if value is None or type(value) in (bool, int, float, complex):
-            return typing.cast(Atom, value)
         # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
         # number, so the literal in the program is the plain value
         if isinstance(value, int):
@@ -716,6 +716,8 @@ def _foldable(builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: d
 def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
+    if value is None or type(value) in (bool, int, float, complex, str):  # passed as they are
+        return value
     if isinstance(value, (TensorProxy, NumberProxy)):
         return value
     if isinstance(value, torch.Tensor):

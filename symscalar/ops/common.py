@@ -218,6 +218,8 @@ def grad_for(ct: Any, arg: Any) -> Any:
 
 def _is_complex(v: Any) -> bool:
     """Whether ``v`` is a complex tensor (numbers, number proxies and None are not)."""
+    if v is None or type(v) in (bool, int, float, complex):
+        return False
     dtype = getattr(v, "dtype", None)
     return isinstance(dtype, torch.dtype) and dtype.is_complex and hasattr(v, "shape")
 
