@@ -550,9 +550,11 @@ class TraceBuilder:
         if self.grad_inside:  # run with autograd: what was computed without grad carries none
             out_atoms = tuple(self._cut_no_grad(a) for a in out_atoms)
         # Captured tensors whose metadata was read but no op used are not program inputs.
-        used = {a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar)}
-        used.update(a for a in out_atoms if isinstance(a, TensorVar))
-        used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
+        used: set[Var] = set()
+        if self.captured:  # else nothing to look for
+            used.update(a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar))
+            used.update(a for a in out_atoms if isinstance(a, TensorVar))
+            used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
         kept = [(var, t) for var, t in self.captured.values() if var in used]
         self._kept_captured = tuple(t for _, t in kept)
         captured_vars = tuple(var for var, _ in kept)

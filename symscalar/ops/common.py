@@ -211,9 +211,8 @@ def unbroadcast(ct: Any, shape: Sequence[int]) -> Any:
 
 def grad_for(ct: Any, arg: Any) -> Any:
     """The cotangent of a broadcasting elementwise operand: None for a scalar operand."""
-    if not hasattr(arg, "shape"):
-        return None
-    return unbroadcast(ct, arg.shape)
+    shape = getattr(arg, "shape", None)  # None for a number or a number proxy
+    return None if shape is None else unbroadcast(ct, shape)
 
 
 def _is_complex(v: Any) -> bool:
