@@ -221,7 +221,8 @@ class Primitive(Generic[R]):
         tracer = current_tracer.get()
         if tracer is None:
             return typing.cast(R, self.impl(*args, **params))
-        return typing.cast(R, tracer.bind(self, args, params))
+        result: R = tracer.bind(self, args, params)  # (no typing.cast call: the hot path of tracing)
+        return result
 
 
 PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
@@ -263,7 +264,10 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
         return found
 
     def memo(*atoms: Any, **params: Any) -> Any:
-        return _fresh(template(*atoms, **params))
+        found = template(*atoms, **params)
+        if found is not None and found[0] is TensorVar:  # the common case of ``_fresh``
+            return TensorVar(found[1], found[2], found[3])
+        return _fresh(found)
 
     memo.__wrapped__ = meta  # type: ignore[attr-defined]
     memo.template = template  # type: ignore[attr-defined]

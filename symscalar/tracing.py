@@ -304,10 +304,9 @@ class TraceBuilder:
         if not isinstance(result, TensorVar):  # only scalar results have values to propagate
             self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
-        wrapped = tuple([self._wrap(v) for v in outs])
         if prim.multiple_results:
-            return wrapped
-        return wrapped[0] if wrapped else None
+            return tuple([self._wrap(v) for v in outs])
+        return self._wrap(outs[0]) if outs else None
 
     def _propagate_requires_grad(
         self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]
