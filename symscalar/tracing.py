@@ -315,7 +315,11 @@ class TraceBuilder:
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
         if prim is stop_gradient_p:
             return outs
-        from_grad = any(map(self.requires_grad.get, atoms))  # keyed by TensorVar: others give None
+        from_grad = False
+        for a in atoms:
+            if isinstance(a, TensorVar) and self.requires_grad.get(a, False):
+                from_grad = True
+                break
         if not from_grad and not self._no_grad_values:
             return outs  # nothing to record, whatever the grad mode
         grad_on = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
