@@ -1,8 +1,13 @@
-"""Peak memory of an elementwise chain: eager torch against symscalar.jit (torch backend, CPU).
+"""Peak memory of an elementwise chain and of causal attention: eager torch against
+symscalar.jit (torch backend, CPU).
 
 ``chain(x)`` applies N elementwise ops (sin, mul, add, cos, ...) to a 4 MiB float32 tensor.
 Eager code rebinds ``x`` at each step, so only a couple of temporaries are alive at once; a
 generated program that keeps every intermediate in a local until it returns holds N of them.
+
+``attention`` is ``F.scaled_dot_product_attention(q, k, v, is_causal=True)`` with q, k, v of
+2 x 4 x L x 64 float32 (N is L): eager's CPU flash kernels keep O(L) per head for the backward
+(the output and log-sum-exp rows), a composition of matmul and softmax keeps the L x L weights.
 
 How it is measured: CPU tensors have no allocator statistics (``torch.cuda.max_memory_allocated``
 is CUDA-only and tracemalloc does not see torch's allocations), so each measurement runs in a
@@ -55,22 +60,29 @@ def status(field):
                 return int(line.split()[1]) * 1024
     raise RuntimeError(field)
 
-which, n, mode, elements = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-fn = (lambda x: chain(x, n)) if which == "eager" else symscalar.jit(lambda x: chain(x, n))
-x = torch.randn(elements, requires_grad=(mode == "fwd+bwd"))
+which, case, n, mode, elements = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+grad = mode == "fwd+bwd"
+if case == "chain":
+    body = lambda x: chain(x, n)
+    inputs = [torch.randn(elements, requires_grad=grad)]
+else:
+    body = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    inputs = [torch.randn(2, 4, n, 64, requires_grad=grad) for _ in range(3)]
+fn = body if which == "eager" else symscalar.jit(body)
 
 def step():
     if mode == "forward":
         with torch.no_grad():
-            out = fn(x)
+            out = fn(*inputs)
     else:
-        out = fn(x)
+        out = fn(*inputs)
         out.sum().backward()
     return out
 
 for _ in range(2):
     step()
-x.grad = None
+for x in inputs:
+    x.grad = None
 torch.zeros(1)
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
@@ -80,10 +92,10 @@ print(json.dumps((status("VmHWM") - before) / 2**20))
 """
 
 
-def measure(which: str, n: int, mode: str) -> float:
+def measure(which: str, case: str, n: int, mode: str) -> float:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, "-c", WORKER, which, str(n), mode, str(ELEMENTS)],
+        [sys.executable, "-c", WORKER, which, case, str(n), mode, str(ELEMENTS)],
         env=env,
         capture_output=True,
         text=True,
@@ -95,15 +107,21 @@ def measure(which: str, n: int, mode: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, nargs="*", default=[10, 100])
+    parser.add_argument("--seq", type=int, nargs="*", default=[1024], help="attention sequence lengths")
     args = parser.parse_args()
     mib = ELEMENTS * 4 / 2**20
-    print(f"peak memory above the input, MiB (chain of N elementwise ops on a {mib:g} MiB tensor)")
-    print(f"{'mode':<9} {'N':>5} {'eager':>8} {'symscalar':>10} {'ratio':>6}")
+    print(
+        f"peak memory above the inputs, MiB (chain: N elementwise ops on a {mib:g} MiB tensor; "
+        "attention: causal SDPA, 2 x 4 x N x 64 float32)"
+    )
+    print(f"{'case':<10} {'mode':<9} {'N':>5} {'eager':>8} {'symscalar':>10} {'ratio':>6}")
+    rows = [("chain", n) for n in args.n] + [("attention", n) for n in args.seq]
     for mode in ("forward", "fwd+bwd"):
-        for n in args.n:
-            eager = measure("eager", n, mode)
-            jitted = measure("symscalar", n, mode)
-            print(f"{mode:<9} {n:>5} {eager:>8.1f} {jitted:>10.1f} {jitted / max(eager, 1e-9):>6.2f}")
+        for case, n in rows:
+            eager = measure("eager", case, n, mode)
+            jitted = measure("symscalar", case, n, mode)
+            ratio = jitted / max(eager, 1e-9)
+            print(f"{case:<10} {mode:<9} {n:>5} {eager:>8.1f} {jitted:>10.1f} {ratio:>6.2f}")
 
 
 if __name__ == "__main__":

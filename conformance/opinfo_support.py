@@ -405,6 +405,7 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
             ((t(4, 5), 0.5), {"training": False}),
             ((t(3, dtype=f64), 0.0), {}),
             ((t(2, 3),), {"p": 0.25, "training": False}),
+            ((t(2, 3), 1.0), {}),  # training, everything dropped: random ops, deterministic result
         ],
         # complex samples are out of scope here (tests/test_numerics_eager.py covers them)
         "conj": [((t(2, 3),), {}), ((t(3, dtype=i64),), {}), ((t(),), {})],

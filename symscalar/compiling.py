@@ -25,8 +25,9 @@ comment above it in ``tracing.py``: faking ``__class__`` crashes torch's C++ arg
 Yet user and library code branches on ``isinstance(x, torch.Tensor)`` / ``torch.is_tensor(x)``
 (``x * 2 if isinstance(x, torch.Tensor) else x``, transformers' mask helpers), and answering
 False there silently computes something other than eager. So while a trace runs,
-``builtins.isinstance`` is a wrapper that answers for a proxy what it would answer for a
-``torch.Tensor`` (a computed value is a ``Tensor``, not a ``Parameter``), except when the caller
+``builtins.isinstance`` is a wrapper that answers for a proxy what it would answer for the
+tensor it stands for: a ``Parameter`` argument is a ``Parameter`` (its class is part of the
+cache key), a computed value a ``Tensor``; except when the caller
 is symscalar itself, which must tell proxies from real tensors. C code (torch's argument
 parser) calls ``PyObject_IsInstance`` directly and never sees the wrapper. Every other object
 gets the builtin's answer, so other threads are unaffected but for a few hundred nanoseconds a
@@ -83,7 +84,7 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     # The class first, the caller only where the answers differ: symscalar's own checks of a
     # proxy against (tuple, list), Mapping... are on the tracer's hot path.
     try:
-        as_tensor = issubclass(torch.Tensor, classinfo)
+        as_tensor = issubclass(obj._class, classinfo)  # type: ignore[attr-defined]
     except TypeError:  # a classinfo issubclass refuses (a data Protocol): the builtin's answer
         return False
     if not as_tensor:

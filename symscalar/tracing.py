@@ -96,6 +96,34 @@ def is_trace_constant(tensor: torch.Tensor) -> bool:
     return _TRACE_CONSTANTS.get(id(tensor)) is tensor
 
 
+_TENSOR_CLASSES: dict[type, bool] = {torch.Tensor: True}
+
+
+def check_tensor_class(tensor: torch.Tensor, what: str) -> None:
+    """Refuse a tensor whose class changes what torch calls do (``__torch_function__`` or
+    ``__torch_dispatch__`` of its own: a logging or quantized subclass, torchvision's
+    ``tv_tensors``, ``DTensor``) or what they return (a plain subclass: eager's results are of
+    that class too). The trace records torch's own ops, so such a class would be silently
+    ignored. A ``Parameter`` (and a subclass that overrides neither) behaves as a tensor."""
+    cls = type(tensor)
+    plain = _TENSOR_CLASSES.get(cls)
+    if plain is None:
+        function = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
+        plain = (
+            function is torch._C._disabled_torch_function_impl
+            and cls.__torch_dispatch__ is torch.Tensor.__torch_dispatch__
+        )
+        _TENSOR_CLASSES[cls] = plain
+    if not plain:
+        raise UnsupportedOperationError(
+            f"{what} is a {cls.__module__}.{cls.__qualname__} (shape {tuple(tensor.shape)}, "
+            f"{tensor.dtype}), a torch.Tensor subclass whose own __torch_function__/__torch_dispatch__ "
+            "decides what torch calls on it do and return; symscalar traces torch's own ops, so it "
+            "would silently ignore that behaviour. Pass a plain tensor (t.as_subclass(torch.Tensor)) "
+            "and apply the subclass's behaviour outside the jitted function, or call it eagerly."
+        )
+
+
 class TraceBuilder:
     """Records equations while a Python function runs on proxies (implements ``Tracer``)."""
 
@@ -176,11 +204,13 @@ class TraceBuilder:
     def _created(self, *variables: Var) -> None:
         self._unnamed.extend(variables)
 
-    def tensor_input(self, var: TensorVar, requires_grad: bool = False) -> TensorProxy:
+    def tensor_input(
+        self, var: TensorVar, requires_grad: bool = False, tensor_class: type = torch.Tensor
+    ) -> TensorProxy:
         self.inputs.append(var)
         self._created(var)
         self.requires_grad[var] = requires_grad
-        return TensorProxy(self, var, "input")
+        return TensorProxy(self, var, "input", tensor_class)
 
     def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
         var = ScalarVar(python_type)
@@ -234,6 +264,10 @@ class TraceBuilder:
         by reference on every call, so that nothing computed from it is baked in."""
         proxy = self._captured_proxies.get(id(tensor))
         if proxy is None:
+            read_by = f", read by {public_name(self.reading)}," if self.reading is not None else ""
+            check_tensor_class(
+                tensor, f"a tensor the traced function reads from outside (a parameter, buffer or global){read_by}"
+            )
             var = TensorVar(tuple(tensor.shape), tensor.dtype, tensor.device)
             self._created(var)
             self.captured[id(tensor)] = (var, tensor)
@@ -1073,14 +1107,18 @@ class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_kind",)
+    __slots__ = ("_kind", "_class")
     _tracer: TraceBuilder
     _var: TensorVar
 
-    def __init__(self, tracer: TraceBuilder, var: TensorVar, kind: str = "computed") -> None:
+    def __init__(
+        self, tracer: TraceBuilder, var: TensorVar, kind: str = "computed", tensor_class: type = torch.Tensor
+    ) -> None:
         self._tracer = tracer
         self._var = var
         self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
+        # the class isinstance answers for (compiling.py): an argument's own (a Parameter)
+        self._class = tensor_class
 
     def __repr__(self) -> str:
         return f"TensorProxy({self._name}: {self._var.type_str()})"

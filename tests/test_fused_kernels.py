@@ -1,7 +1,8 @@
 """The fused primitives the torch backend runs as eager does: ``linear`` (addmm with the bias,
 the weight gradient contiguous as eager's), ``gelu_backward`` (torch's fused kernel as
-gelu's vjp) and ``native_layer_norm`` (eager's one-kernel forward, its mean and 1/std saved
-for the backward). Compared with eager torch and torch.autograd over several calls with the
+gelu's vjp), ``native_layer_norm`` (eager's one-kernel forward, its mean and 1/std saved
+for the backward) and CPU attention (eager's flash kernels each way, the output and log-sum-exp
+rows saved instead of the attention weights). Compared with eager torch and torch.autograd over several calls with the
 parameters changing in between, and with finite differences (gradcheck, gradgradcheck) in
 float64."""
 
@@ -11,7 +12,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import symscalar
-from symscalar.ops.composites import linear_p, native_layer_norm_p
+from symscalar import DynamicFloat
+from symscalar.ops.composites import linear_p, native_layer_norm_p, sdpa_flash_cpu_backward_p, sdpa_flash_cpu_p
 from symscalar.ops.elementwise import erf_p, exp_p, gelu_backward_p
 
 APPROXIMATIONS = ["none", "tanh"]
@@ -211,3 +213,104 @@ def test_layer_norm_outside_the_native_form_is_composed_and_matches_eager():
     f = symscalar.jit(layer_norm)
     torch.testing.assert_close(f(x, w, None, 1e-5, (4,)), layer_norm(x, w, None, 1e-5, (4,)))
     assert not any(e.prim is native_layer_norm_p for e in f.last_trace().eqns)
+
+
+# ---- attention: eager's CPU flash kernels
+def _qkv(b, h, hkv, q_len, kv_len, e, dtype, *, transposed=False):
+    def make(heads, length):
+        if transposed:  # head dim not contiguous: eager takes its math path instead
+            return torch.randn(b, heads, e, length, dtype=dtype).transpose(-1, -2).requires_grad_(True)
+        return torch.randn(b, heads, length, e, dtype=dtype, requires_grad=True)
+
+    return make(h, q_len), make(hkv, kv_len), make(hkv, kv_len)
+
+
+def _attention(q, k, v, scale: DynamicFloat, is_causal: bool, gqa: bool):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, scale=scale, enable_gqa=gqa)
+
+
+SDPA_CASES = {
+    "causal": {"is_causal": True, "shape": (2, 3, 3, 16, 16, 8)},
+    "causal, fewer queries than keys": {"is_causal": True, "shape": (2, 3, 3, 5, 9, 8)},
+    "full": {"is_causal": False, "shape": (2, 3, 3, 7, 11, 4)},
+    "grouped-query": {"is_causal": True, "shape": (2, 4, 2, 6, 6, 8)},
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(SDPA_CASES))
+def test_cpu_attention_is_eagers_flash_kernel_bit_for_bit(case: str, dtype: torch.dtype):
+    spec = SDPA_CASES[case]
+    b, h, hkv, q_len, kv_len, e = spec["shape"]
+    f = symscalar.jit(_attention, static=("is_causal", "gqa"))
+    for scale in (0.3, 0.7, 1 / e**0.5):  # a dynamic scale: one program
+        q, k, v = _qkv(b, h, hkv, q_len, kv_len, e, dtype)
+        args = (scale, spec["is_causal"], h != hkv)
+        ct = torch.randn(b, h, q_len, e, dtype=dtype)
+        # grouped-query: the trace repeats the key/value heads and sums their gradients back,
+        # eager's kernel maps heads itself: equal to rounding, not bit for bit
+        exact = {"rtol": 0, "atol": 0} if h == hkv else {}
+        out, expected = f(q, k, v, *args), _attention(q, k, v, *args)
+        torch.testing.assert_close(out, expected, **exact)
+        grads = torch.autograd.grad(out, (q, k, v), ct)
+        for g, ge in zip(grads, torch.autograd.grad(expected, (q, k, v), ct)):
+            torch.testing.assert_close(g, ge, **exact)
+    assert f.cache_info().misses == 1
+    assert sdpa_flash_cpu_p in {e.prim for e in f.last_trace().eqns}
+    assert sdpa_flash_cpu_backward_p in {e.prim for e in f.last_backward_trace().eqns}
+
+
+def test_cpu_attention_saves_no_attention_weights():
+    # the backward reads the output and one log-sum-exp per query, as eager's flash backward;
+    # the composition saved the L x S attention weights (memory quadratic in the sequence)
+    q, k, v = _qkv(2, 2, 2, 32, 48, 8, torch.float32)
+    f = symscalar.jit(_attention, static=("is_causal", "gqa"))
+    f(q, k, v, 0.5, False, False).sum().backward()
+    saved = [tuple(x.shape) for x in f.last_backward_trace().inputs if hasattr(x, "shape")]
+    assert (2, 2, 32) in saved and not any(s[-2:] == (32, 48) for s in saved)
+
+
+def test_cpu_attention_with_a_transposed_head_dim_matches_eager():
+    q, k, v = _qkv(2, 2, 2, 6, 6, 4, torch.float64, transposed=True)
+    f = symscalar.jit(_attention, static=("is_causal", "gqa"))
+    out = f(q, k, v, 0.5, True, False)
+    torch.testing.assert_close(out, _attention(q, k, v, 0.5, True, False))
+    assert torch.autograd.gradcheck(lambda *t: f(*t, 0.5, True, False), (q, k, v))
+
+
+def test_cpu_attention_gradcheck():
+    q, k, v = _qkv(1, 2, 2, 4, 5, 3, torch.float64)
+    f = symscalar.jit(_attention, static=("is_causal", "gqa"))
+    for causal in (False, True):
+        assert torch.autograd.gradcheck(lambda *t: f(*t, 0.4, causal, False), (q, k, v))
+
+
+def test_cpu_attention_double_backward_raises_when_it_runs_as_eagers():
+    # eager's flash backward has no derivative: create_graph=True works, the second backward
+    # raises; the jitted program raises at the same point, with eager's message and a fix
+    q, k, v = _qkv(1, 2, 2, 4, 4, 3, torch.float64)
+    f = symscalar.jit(_attention, static=("is_causal", "gqa"))
+    for fn in (f, _attention):
+        (g,) = torch.autograd.grad(fn(q, k, v, 0.5, True, False).sum(), q, create_graph=True)
+        assert g.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::_scaled_dot_product_flash_attention_for_cpu"):
+            g.sum().backward()
+
+
+@pytest.mark.parametrize("variant", ["bool mask", "float mask", "5-d"])
+def test_attention_outside_the_kernels_form_is_composed_and_differentiable_twice(variant: str):
+    q, k, v = _qkv(1, 2, 2, 4, 5, 3, torch.float64)
+    mask = torch.rand(4, 5) > 0.3
+    if variant == "float mask":
+        mask = torch.randn(4, 5, dtype=torch.float64)
+    if variant == "5-d":
+        q, k, v = (t.detach().unsqueeze(0).requires_grad_(True) for t in (q, k, v))
+        mask = None
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    f = symscalar.jit(fn)
+    torch.testing.assert_close(f(q, k, v), fn(q, k, v))
+    assert sdpa_flash_cpu_p not in {e.prim for e in f.last_trace().eqns}
+    assert torch.autograd.gradgradcheck(f, (q, k, v))

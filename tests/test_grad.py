@@ -142,6 +142,7 @@ NO_VJP = {
         ("convolution_backward", "max_pool2d_backward", "avg_pool2d_backward", "adaptive_avg_pool2d_backward"),
         "a backward kernel; double backward through it is refused",
     ),
+    "sdpa_flash_cpu_double_backward": "raises when it runs (eager's flash backward has no derivative either)",
 }
 
 

@@ -574,6 +574,10 @@ UNLOWERED = {
         ),
         "nvFuser has no convolution or windowed pooling op; torch's kernels run them",
     ),
+    **dict.fromkeys(
+        ("sdpa_flash_cpu", "sdpa_flash_cpu_backward", "sdpa_flash_cpu_double_backward"),
+        "torch's CPU flash-attention kernels: traced only for CPU operands, which nvFuser never runs",
+    ),
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},

@@ -175,6 +175,82 @@ def test_user_code_branching_on_isinstance_matches_eager():
         torch.testing.assert_close(jf(x, s), f(x, s))
 
 
+class _MyParameter(torch.nn.Parameter):  # overrides nothing: behaves as a Parameter
+    pass
+
+
+def _branch_on_parameter(x, others):
+    # library code (an optimizer helper, a weight-init routine) branching on the argument's class
+    scale = 2.0 if isinstance(x, torch.nn.Parameter) else 3.0
+    if isinstance(x, _MyParameter):
+        scale += 10.0
+    return x * scale + sum(o * (5.0 if isinstance(o, torch.nn.Parameter) else 7.0) for o in others)
+
+
+@pytest.mark.parametrize("annotated", [True, False])
+def test_isinstance_of_a_parameter_argument_answers_its_class(annotated):
+    # A Parameter passed as an argument is a Parameter to user code, as in eager; its class is
+    # part of the cache key, so a plain tensor in the same position gets its own program.
+    if annotated:
+
+        def f(x: torch.Tensor, others: list[torch.Tensor]) -> torch.Tensor:
+            return _branch_on_parameter(x, others)
+    else:
+
+        def f(x, others):
+            return _branch_on_parameter(x, others)
+
+    jf = symscalar.jit(f)
+    plain, param, mine = torch.ones(2), torch.nn.Parameter(torch.ones(2)), _MyParameter(torch.ones(2))
+    calls = [(param, [plain]), (plain, [param]), (mine, [mine, plain]), (param, [plain]), (plain, [plain])]
+    for x, others in calls * 2:
+        torch.testing.assert_close(jf(x, others), f(x, others))
+    assert jf.cache_info().misses == 4
+    assert "class Tensor → Parameter" in str(jf.explain()) or "class Parameter → Tensor" in str(jf.explain())
+
+
+class _AddsOnMul(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        return out + 100 if func is torch.Tensor.mul else out
+
+
+class _Plain(torch.Tensor):  # eager's results of torch calls on it are _Plain too
+    pass
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.register_buffer("w", w)
+
+    def forward(self, x):
+        return self.w * x
+
+
+@pytest.mark.parametrize("cls", [_AddsOnMul, _Plain])
+def test_tensor_subclasses_that_change_torch_calls_are_refused(cls):
+    # Their __torch_function__ decides what a call does or returns; a trace of torch's own ops
+    # would silently drop that (it did: w * x gave x without the +100), so they are refused
+    # wherever they enter: an argument, a tensor inside a container argument, captured state.
+    x = torch.randn(3)
+    sub = torch.randn(3).as_subclass(cls)
+    match = rf"{cls.__qualname__}.*torch\.Tensor subclass.*as_subclass\(torch\.Tensor\)"
+
+    def annotated(t: torch.Tensor) -> torch.Tensor:
+        return t * 2
+
+    with pytest.raises(UnsupportedOperationError, match=r"parameter 't' of .*" + match):
+        symscalar.jit(annotated)(sub)
+    with pytest.raises(UnsupportedOperationError, match=match):
+        symscalar.jit(lambda ts: ts[0] * 2)([sub])
+    with pytest.raises(UnsupportedOperationError, match=r"read by torch\.Tensor\.mul.*" + match):
+        symscalar.jit(_Holder(sub))(x)
+    plain = symscalar.jit(_Holder(sub.as_subclass(torch.Tensor)))  # the fix the message gives
+    torch.testing.assert_close(plain(x), sub.as_subclass(torch.Tensor) * x)
+
+
 def _trace_raises(body, error, match, *, shape=(2, 3)):
     builder = TraceBuilder("f")
     with tracing(builder):

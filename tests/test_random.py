@@ -126,6 +126,36 @@ def test_dropout_eval_and_module_modes() -> None:
         torch.testing.assert_close(out[kept], dense[kept] * 2)
 
 
+@pytest.mark.parametrize("inplace", [False, True])
+def test_dropout_zero_in_training_is_eager_identity_and_draws_nothing(inplace: bool) -> None:
+    # Eager's dropout with p == 0 returns its input and draws no sample; the jitted module
+    # must give the same values and gradients, sample no mask, and leave torch's generator
+    # where eager leaves it (so random ops after the call see eager's stream).
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.0, inplace=inplace), nn.Tanh())
+    jitted = symscalar.jit(model)
+    x = torch.randn(4, 8)
+    for _ in range(2):
+        grads = []
+        states = []
+        outs = []
+        for fn in (model, jitted):
+            model.zero_grad(set_to_none=True)
+            torch.manual_seed(7)
+            out = fn(x)
+            states.append(torch.get_rng_state())
+            out.sum().backward()
+            outs.append(out)
+            grads.append([p.grad for p in model.parameters()])
+        assert torch.equal(outs[0], outs[1])
+        assert torch.equal(states[0], states[1])
+        for g_eager, g_jit in zip(*grads):
+            assert g_eager is not None and g_jit is not None
+            torch.testing.assert_close(g_jit, g_eager)
+    assert "uniform" not in str(jitted.last_trace())
+    assert "uniform" not in str(jitted.last_backward_trace())
+
+
 def test_nn_dropout_inplace_is_refused() -> None:
     f = symscalar.jit(nn.Dropout(0.5, inplace=True))
     with pytest.raises(NotImplementedError, match="inplace=True"):

@@ -12,7 +12,7 @@ from symscalar._jit import tree
 from symscalar._jit.params import DYNAMIC_TYPES, NUMPY_SCALARS, Kind
 from symscalar.errors import StaticValueRequiredError
 from symscalar.trace import TensorVar
-from symscalar.tracing import TensorProxy, TraceBuilder
+from symscalar.tracing import TensorProxy, TraceBuilder, check_tensor_class
 from symscalar.types import NumberProxy
 
 __all__ = ["check_argument", "check_dynamic_value", "check_inlined_argument", "proxy"]
@@ -125,15 +125,16 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
     return value
 
 
-def _tensor_input(builder: TraceBuilder, t: torch.Tensor) -> TensorProxy:
-    return builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad)
+def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str) -> TensorProxy:
+    check_tensor_class(t, where)
+    return builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad, type(t))
 
 
 def proxy(builder: TraceBuilder, kind: Kind, where: str, value: Any) -> Any:
     """The traced stand-in of an argument: tensors and dynamic numbers become proxies,
     static values stay themselves (in containers: their tensor leaves become proxies)."""
     if kind is Kind.TENSOR:
-        return _tensor_input(builder, value)
+        return _tensor_input(builder, value, where)
     if kind.dynamic:  # None only reaches here for `DynamicFloat | None`
         return None if value is None else builder.scalar_input(type(value), value, where)
     if kind is Kind.AUTO:
@@ -145,7 +146,7 @@ def _auto_leaf(builder: TraceBuilder, where: str, leaf: Any) -> Any:
     """A leaf of an unannotated argument while tracing: tensors and torch's ``DynamicInt``
     are program inputs (in ``tree.tree_key``'s order), anything else is static."""
     if isinstance(leaf, torch.Tensor):
-        return _tensor_input(builder, leaf)
+        return _tensor_input(builder, leaf, where)
     if isinstance(leaf, int) and tree.is_torch_dynamic_int(leaf):
         return builder.scalar_input(int, int(leaf), where)
     return leaf

@@ -86,7 +86,7 @@ def dispatch_source(
     lookup, call) and ``_ss_key_and_args`` (the key and program inputs, for the miss path),
     and the globals it needs besides ``dispatch_namespace``'s (defaults, ``*args`` keys).
 
-    The key of a tensor is its metadata, of a static value its type and value
+    The key of a tensor is its metadata and class, of a static value its type and value
     (``tree.tree_key``), of a dynamic value its exact Python type: an int passed for a
     ``DynamicFloat`` promotes like an int in torch (int8 tensor * 200 is int8), so it gets its
     own entry, traced with an int; a type the miss path rejects never gets an entry.
@@ -106,7 +106,13 @@ def dispatch_source(
             key.append(f"_ss_k{i}")
             call.append(f"*_ss_a{i}")
         elif kind is Kind.TENSOR:
-            key += [f"{param}.shape", f"{param}.dtype", f"{param}.device", f"{param}.requires_grad"]
+            key += [
+                f"{param}.shape",
+                f"{param}.dtype",
+                f"{param}.device",
+                f"{param}.requires_grad",
+                f"_ss_type({param})",
+            ]
             call.append(param)
         elif kind is Kind.STATIC:
             key += [f"_ss_type({param})", f"{param} if _ss_type({param}) is _ss_int else _ss_static_key({param})"]

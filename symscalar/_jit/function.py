@@ -371,6 +371,7 @@ def _tensor_facts(label: str, t: torch.Tensor) -> dict[str, tuple[str, Any]]:
         f"{label} dtype": (str(t.dtype), t.dtype),
         f"{label} device": (str(t.device), t.device),
         f"{label} requires_grad": (str(t.requires_grad), t.requires_grad),
+        f"{label} class": (type(t).__qualname__, type(t)),
     }
 
 

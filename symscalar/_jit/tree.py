@@ -94,7 +94,11 @@ class StaticTensorError(TypeError):
 
 
 def tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
-    return (t.shape, t.dtype, t.device, t.requires_grad)
+    """A tensor's part of the cache key: its metadata, and its class unless it is exactly
+    ``torch.Tensor`` (a ``Parameter`` answers ``isinstance`` otherwise: its own entry)."""
+    if type(t) is torch.Tensor:
+        return (t.shape, t.dtype, t.device, t.requires_grad)
+    return (t.shape, t.dtype, t.device, t.requires_grad, type(t))
 
 
 def tree_key(v: Any, tensors: list[Any] | None) -> Any:

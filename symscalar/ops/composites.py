@@ -312,6 +312,110 @@ def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
     return v * (g / torch.sqrt((v * v).sum(dims, keepdim=True)))
 
 
+# ---- attention on CPU: eager's flash kernel each way. Where eager's F.scaled_dot_product_attention
+# takes torch's CPU flash kernel (4-d operands with the same batch, heads and head size, no
+# dropout), the trace does too: one kernel forward, one backward, and the residuals are the output
+# and the log-sum-exp rows (O(L)) instead of the L x S attention weights the composition saves.
+# Masks keep the composition. Like eager's, the kernel's backward is not differentiable: a double
+# backward through it raises when it runs, with eager's message.
+_FLASH_CPU_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+
+
+def _unit_stride(t: torch.Tensor) -> torch.Tensor:
+    """The kernels read the head dim as contiguous (eager takes them only then: a transposed
+    operand goes to its math path, which agrees to rounding); others are copied first."""
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def _sdpa_flash_cpu_impl(q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> Any:
+    q, k, v = (_unit_stride(t) for t in (q, k, v))
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, scale=float(scale))
+
+
+def _sdpa_flash_cpu_meta(q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> tuple[TensorVar, TensorVar]:
+    if not all(isinstance(t, TensorVar) for t in (q, k, v)) or not _flash_cpu_form(q, k, v):
+        raise ValueError("sdpa_flash_cpu: operands outside the kernel's form")
+    lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
+    return TensorVar(q.shape, q.dtype, q.device), TensorVar(q.shape[:-1], lse_dtype, q.device)
+
+
+def _flash_cpu_form(q: Any, k: Any, v: Any) -> bool:
+    """Where eager's CPU attention takes the flash kernel (unknowable strides aside)."""
+    return (
+        all(t.ndim == 4 and t.device.type == "cpu" for t in (q, k, v))
+        and q.dtype in _FLASH_CPU_DTYPES
+        and q.dtype == k.dtype == v.dtype
+        and q.shape[:2] == k.shape[:2] == v.shape[:2]
+        and k.shape[2] == v.shape[2]
+        and q.shape[3] == k.shape[3] == v.shape[3]
+        and 0 not in q.shape + k.shape
+    )
+
+
+sdpa_flash_cpu_p = Primitive("sdpa_flash_cpu", _sdpa_flash_cpu_impl, _sdpa_flash_cpu_meta, multiple_results=True)
+
+
+def _sdpa_flash_cpu_backward_impl(
+    ct: Any, q: Any, k: Any, v: Any, out: Any, lse: Any, scale: Any, *, is_causal: bool
+) -> Any:
+    q, k, v, out = (_unit_stride(t) for t in (q, k, v, out))  # the cotangent may have any strides
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        ct, q, k, v, out, lse, 0.0, is_causal, scale=float(scale)
+    )
+
+
+def _like_q_k_v(ct: Any, q: Any, k: Any, v: Any, *rest: Any, **params: Any) -> tuple[TensorVar, ...]:
+    return tuple(TensorVar(t.shape, t.dtype, t.device) for t in (q, k, v))
+
+
+def _like_operands(*operands: Any) -> tuple[TensorVar, ...]:
+    return tuple(TensorVar(t.shape, t.dtype, t.device) for t in operands)
+
+
+sdpa_flash_cpu_backward_p = Primitive(
+    "sdpa_flash_cpu_backward", _sdpa_flash_cpu_backward_impl, _like_q_k_v, multiple_results=True
+)
+
+
+def _sdpa_flash_cpu_vjp(cts: Any, outs: Any, q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> Any:
+    ct, ct_lse = cts
+    out, lse = outs
+    if ct_lse is not None:  # only a double backward reads the log-sum-exp rows
+        return (*_no_double_backward_p.bind(q, k, v), None)
+    if ct is None:
+        return None, None, None, None
+    return (*sdpa_flash_cpu_backward_p.bind(ct, q, k, v, out, lse, scale, is_causal=is_causal), None)
+
+
+register_vjp(sdpa_flash_cpu_p, _sdpa_flash_cpu_vjp)
+
+
+def _no_double_backward_impl(*operands: Any) -> Any:
+    raise RuntimeError(
+        "derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented: "
+        "a double backward (create_graph=True, then a gradient of the gradient) through "
+        "scaled_dot_product_attention on CPU, which eager torch refuses the same way. Fix: compute the "
+        "attention without F.scaled_dot_product_attention (softmax(q @ k.mT * scale) @ v) where a "
+        "second derivative is needed."
+    )
+
+
+# its results stand for the gradients of its operands, which it never computes
+_no_double_backward_p = Primitive(
+    "sdpa_flash_cpu_double_backward", _no_double_backward_impl, _like_operands, multiple_results=True
+)
+register_vjp(
+    sdpa_flash_cpu_backward_p,
+    lambda cts, outs, ct, q, k, v, out, lse, scale, *, is_causal: (
+        *_no_double_backward_p.bind(ct, q, k, v),
+        None,
+        None,
+        None,
+        None,
+    ),
+)
+
+
 # ---- attention
 @defop(torch=(F.scaled_dot_product_attention,))
 def scaled_dot_product_attention(
@@ -332,6 +436,8 @@ def scaled_dot_product_attention(
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if attn_mask is None and dropout_p == 0.0 and _flash_cpu_form(query, key, value):
+        return sdpa_flash_cpu_p.bind(query, key, value, scale, is_causal=is_causal)[0]
     scores = (query @ key.mT) * scale
     if is_causal:
         q_len, k_len = query.shape[-2], key.shape[-2]

@@ -136,13 +136,15 @@ def dropout(x: Tensor, p: FloatLike = 0.5, training: StaticBool = True) -> Tenso
     """Zero each element with probability ``p`` (which may be dynamic) and scale the rest by
     ``1 / (1 - p)``, as ``F.dropout``; the identity when not training. The mask is computed
     in ``x``'s dtype as eager's (``bernoulli(1 - p) / (1 - p)``), and for ``p == 1`` it is
-    all zeros (no division by zero)."""
+    all zeros (no division by zero). A static ``p == 0`` is the identity too, as in eager
+    (which returns ``x`` itself and draws nothing): no mask is sampled, multiplied or saved
+    for the backward, and the call does not advance torch's generator."""
     if is_static(p):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     else:
         check((p >= 0.0) & (p <= 1.0), "dropout probability has to be between 0 and 1")
-    if not training:
+    if not training or (is_static(p) and p == 0.0):
         return x
     keep = 1 - p
     keep_t = full((), keep, dtype=x.dtype, device=x.device)
@@ -219,7 +221,7 @@ def _torch_bernoulli(input: Tensor, p: FloatLike | None = None, *, generator: An
 def _torch_f_dropout(
     input: Tensor, p: FloatLike = 0.5, training: StaticBool = True, inplace: StaticBool = False
 ) -> Tensor:
-    if inplace and training:
+    if inplace and training and not (is_static(p) and p == 0.0):  # p == 0 leaves `input` as it is
         raise NotImplementedError(
             "torch.nn.functional.dropout(..., inplace=True) is not supported inside a jitted "
             "function: in-place updates of traced tensors are not traced; use inplace=False "
