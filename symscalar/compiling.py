@@ -81,13 +81,16 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     would, for every caller outside symscalar."""
     if type(obj) is not _proxy_type or _builtin_isinstance(obj, classinfo):
         return _builtin_isinstance(obj, classinfo)
-    caller = sys._getframe(1).f_globals.get("__name__", "")
-    if caller == "symscalar" or caller.startswith("symscalar."):
-        return False
+    # The class first, the caller only where the answers differ: symscalar's own checks of a
+    # proxy against (tuple, list), Mapping... are on the tracer's hot path.
     try:
-        return issubclass(obj._class, classinfo)  # type: ignore[attr-defined]
+        as_tensor = issubclass(obj._class, classinfo)  # type: ignore[attr-defined]
     except TypeError:  # a classinfo issubclass refuses (a data Protocol): the builtin's answer
         return False
+    if not as_tensor:
+        return False
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    return not (caller == "symscalar" or caller.startswith("symscalar."))
 
 
 def _is_compiling() -> bool:

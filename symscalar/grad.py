@@ -55,10 +55,10 @@ def connected_vars(trace: Trace, wrt: Sequence[int]) -> set[Var]:
     connection on: ``vjp`` raises if a gradient ever has to go through it.)"""
     connected: set[Var] = {trace.inputs[i] for i in wrt}
     for eqn in trace.eqns:
-        if eqn.prim in STOP_GRADIENT:
+        if connected.isdisjoint(eqn.args) or eqn.prim in STOP_GRADIENT:
             continue
-        if any(is_differentiable(a) and a in connected for a in eqn.args):
-            connected.update(o for o in eqn.outs if is_differentiable(o))
+        if any(a in connected and is_differentiable(a) for a in eqn.args):
+            connected.update([o for o in eqn.outs if is_differentiable(o)])
     return connected
 
 
@@ -73,7 +73,9 @@ class VJP:
     grad_inputs: tuple[int, ...]  # positions in the forward's inputs; the others in wrt: None
 
 
-def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = None) -> VJP:
+def vjp(
+    trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = None, *, connected: set[Var] | None = None
+) -> VJP:
     """The backward trace of ``trace`` with respect to the inputs at ``wrt``.
 
     Args:
@@ -81,12 +83,14 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
         wrt: indices of the inputs to differentiate with respect to (floating tensors).
         cotangents: the forward variables that receive a cotangent (default: every
             differentiable output, one cotangent per output position).
+        connected: ``connected_vars(trace, wrt)``, where the caller has it already.
 
     An input of ``wrt`` gets a gradient when a differentiable path joins it to a variable of
     ``cotangents`` (zeros where every rule on the path gives none, as eager's ``floor``);
     otherwise it is left out of ``grad_inputs``: eager's ``None``.
     """
-    connected = connected_vars(trace, wrt)
+    if connected is None:
+        connected = connected_vars(trace, wrt)
     if cotangents is None:
         cotangents = tuple(o for o in trace.outputs if is_differentiable(o))
     builder = TraceBuilder(f"{trace.name}_backward")
@@ -128,9 +132,9 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
 
     with tracing(builder):
         for eqn in reversed(trace.eqns):
-            if not any(o in reached for o in eqn.outs) or eqn.prim in STOP_GRADIENT:
+            if eqn.prim in STOP_GRADIENT or reached.isdisjoint(eqn.outs):
                 continue
-            joined = [a for a in eqn.args if is_differentiable(a) and a in connected]
+            joined = [a for a in eqn.args if a in connected and is_differentiable(a)]
             reached.update(joined)
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
@@ -149,7 +153,7 @@ def vjp(trace: Trace, wrt: Sequence[int], cotangents: Sequence[Var] | None = Non
             else:
                 arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
             for a, g in zip(eqn.args, arg_cts):
-                if g is not None and is_differentiable(a) and a in connected:
+                if g is not None and a in connected and is_differentiable(a):
                     accumulate(a, g, eqn.prim.name)
         grad_inputs = tuple(i for i in wrt if trace.inputs[i] in reached)
         results = []
@@ -291,10 +295,10 @@ class _Program:
         self.backend = backend
         self.n_in = len(trace.inputs)
         self.wrt = [i for i, r in enumerate(requires_grad) if r and is_differentiable(trace.inputs[i])]
-        connected = connected_vars(trace, self.wrt)
+        self.connected = connected = connected_vars(trace, self.wrt)
         position = {v: i for i, v in enumerate(trace.inputs)}
         outs = list(dict.fromkeys(o for o in trace.outputs if is_var(o) and o not in position))
-        first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected])
+        first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected], connected=connected)
         outs += [v for v in dict.fromkeys(first.saved) if v not in position and v not in outs]
         self.outs = tuple(outs)
         self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward", namespace=trace.namespace)
@@ -326,7 +330,8 @@ class _Program:
         found = self.backwards.get(mask)
         if found is not None:
             return found
-        result = vjp(self.forward, self.wrt, [self.outs[j] for j in mask])
+        # self.forward has the trace's inputs and equations: the same connected variables
+        result = vjp(self.forward, self.wrt, [self.outs[j] for j in mask], connected=self.connected)
         index = {v: k for k, v in enumerate(self.saved)}
         missing = [v for v in result.saved if v not in index]
         if missing:

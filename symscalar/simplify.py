@@ -47,16 +47,16 @@ def _integral(x: Any) -> bool:
 
 
 def _mul_identity(a: Atom, b: Atom) -> Atom:
-    if _real(a) and _literal(b, 1.0):
+    if _literal(b, 1.0) and _real(a):  # the literal first: most operands are variables
         return a
-    if _real(b) and _literal(a, 1.0):
+    if _literal(a, 1.0) and _real(b):
         return b
     return None
 
 
 def _add_identity(a: Atom, b: Atom) -> Atom:
     for x, c in ((a, b), (b, a)):
-        if _real(x) and (_literal(c, -0.0) or (_integral(x) and _literal(c, 0.0))):
+        if (_literal(c, -0.0) or (_literal(c, 0.0) and _integral(x))) and _real(x):
             return x
     return None
 
@@ -65,9 +65,9 @@ def _add_identity(a: Atom, b: Atom) -> Atom:
 IDENTITIES: dict[Primitive, Callable[..., Atom]] = {
     mul_p: _mul_identity,
     add_p: _add_identity,
-    sub_p: lambda a, b: a if _real(a) and _literal(b, 0.0, -0.0) else None,
-    div_p: lambda a, b, rounding_mode=None: a if rounding_mode is None and _real(a) and _literal(b, 1.0) else None,
-    pow_p: lambda a, b: a if _real(a) and _literal(b, 1.0) else None,
+    sub_p: lambda a, b: a if _literal(b, 0.0, -0.0) and _real(a) else None,
+    div_p: lambda a, b, rounding_mode=None: a if rounding_mode is None and _literal(b, 1.0) and _real(a) else None,
+    pow_p: lambda a, b: a if _literal(b, 1.0) and _real(a) else None,
     reshape_p: lambda x, *, shape: x if isinstance(x, TensorVar) and tuple(shape) == x.shape else None,
     expand_p: lambda x, *, shape: x if isinstance(x, TensorVar) and tuple(shape) == x.shape else None,
     permute_p: lambda x, *, dims: x if tuple(dims) == tuple(range(len(dims))) else None,

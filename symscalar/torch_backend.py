@@ -20,7 +20,16 @@ import torch
 
 from symscalar.backend import Render, register_backend
 from symscalar.simplify import simplify
-from symscalar.trace import Primitive, Trace, is_var, iter_vars, last_uses, python_source, with_codegen_name
+from symscalar.trace import (
+    Primitive,
+    ScalarVar,
+    TensorVar,
+    Trace,
+    is_var,
+    last_uses,
+    python_source,
+    with_codegen_name,
+)
 
 __all__ = ["compile_trace", "TorchBackend", "BACKEND", "INTERPRET_FIRST_CALL_ABOVE"]
 
@@ -93,33 +102,12 @@ class _TieredProgram:
 
 
 def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any]:
-    """``trace`` as a loop over its equations: each value in a slot of a list (literals in
-    slots of their own), each tensor's slot cleared after its last use as the generated code
-    deletes it."""
-    slot = {v: i for i, v in enumerate(iter_vars(trace))}
-    literals: list[Any] = []
-
-    def index(a: Any) -> int:
-        if is_var(a):
-            return slot[a]
-        literals.append(a)
-        return len(slot) + len(literals) - 1
-
+    """``trace`` as a loop over its equations, each value in a dict by variable, each tensor
+    dropped after its last use as the generated code deletes it. Nothing is prepared per
+    equation beforehand: the loop runs once (the program is compiled for the next call)."""
     dead = last_uses(trace)
-    steps = [
-        (
-            eqn.prim.impl,
-            [index(a) for a in eqn.args],
-            eqn.params,
-            [slot[v] for v in eqn.outs],
-            eqn.prim.multiple_results,
-            [slot[v] for v in dead.get(eqn, ())],
-        )
-        for eqn in trace.eqns
-    ]
-    outputs = [index(a) for a in trace.outputs]
     n_inputs = len(trace.inputs)
-    names = [f"o[{i}]" for i in range(len(outputs))]
+    names = [f"o[{i}]" for i in range(len(trace.outputs))]
     namespace: dict[str, Any] = {"torch": torch}
     if render_outputs is None:
         returned = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
@@ -131,17 +119,20 @@ def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
     def run(*args: Any) -> Any:
         if len(args) != n_inputs:
             raise TypeError(f"{trace.name}() takes {n_inputs} arguments, got {len(args)}")
-        env: list[Any] = [*args, *([None] * (len(slot) - n_inputs)), *literals]
-        for impl, reads, params, writes, multiple, frees in steps:
-            result = impl(*[env[i] for i in reads], **params)
-            if multiple:
-                for i, r in zip(writes, result):
-                    env[i] = r
-            elif writes:
-                env[writes[0]] = result
-            for i in frees:
-                env[i] = None
-        return render([env[i] for i in outputs])
+        env: dict[Any, Any] = dict(zip(trace.inputs, args))
+        for eqn in trace.eqns:
+            prim = eqn.prim
+            result = prim.impl(
+                *[env[a] if isinstance(a, (TensorVar, ScalarVar)) else a for a in eqn.args], **eqn.params
+            )
+            if prim.multiple_results:
+                env.update(zip(eqn.outs, result))
+            elif eqn.outs:
+                env[eqn.outs[0]] = result
+            if eqn in dead:
+                for v in dead[eqn]:
+                    del env[v]
+        return render([env[a] if is_var(a) else a for a in trace.outputs])
 
     return run
 

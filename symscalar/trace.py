@@ -221,7 +221,8 @@ class Primitive(Generic[R]):
         tracer = current_tracer.get()
         if tracer is None:
             return typing.cast(R, self.impl(*args, **params))
-        return typing.cast(R, tracer.bind(self, args, params))
+        result: R = tracer.bind(self, args, params)  # (no typing.cast call: the hot path of tracing)
+        return result
 
 
 PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
@@ -252,7 +253,7 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
         try:
             key = (
                 tuple([_signature_key(a) for a in atoms]),
-                tuple([(k, _signature_key(v)) for k, v in params.items()]),
+                tuple([(k, _signature_key(v)) for k, v in params.items()]) if params else (),
                 torch.get_default_dtype(),
             )
         except TypeError:
@@ -263,7 +264,10 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
         return found
 
     def memo(*atoms: Any, **params: Any) -> Any:
-        return _fresh(template(*atoms, **params))
+        found = template(*atoms, **params)
+        if found is not None and found[0] is TensorVar:  # the common case of ``_fresh``
+            return TensorVar(found[1], found[2], found[3])
+        return _fresh(found)
 
     memo.__wrapped__ = meta  # type: ignore[attr-defined]
     memo.template = template  # type: ignore[attr-defined]
@@ -291,6 +295,8 @@ def _without_autocast(meta: Callable[..., Any], atoms: tuple[Any, ...], params: 
 
 
 def _signature_key(v: Any) -> Any:
+    if type(v) is TensorVar:  # the common case, without a call
+        return (TensorVar, v.shape, v.dtype, v.device)
     key = _SIGNATURE_KEYS.get(type(v))
     if key is None:
         if isinstance(v, Mapping):
@@ -307,8 +313,8 @@ def _sequence_key(v: Any) -> Any:
     return (type(v), tuple([_signature_key(x) for x in v]))
 
 
+# The key of each kind of value by its exact type (a TensorVar's is built in ``_signature_key``).
 _SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
-    TensorVar: lambda v: (TensorVar, v.shape, v.dtype, v.device),
     ScalarVar: lambda v: (ScalarVar, v.dtype),
     float: lambda v: (float, repr(v)),  # -0.0 and NaN by repr
     complex: lambda v: (complex, repr(v)),
@@ -382,8 +388,9 @@ class Trace:
         return python_source(self)
 
     def input_names(self) -> list[str]:
-        names = Namespace.of(self)
-        return [names[v] for v in self.inputs]
+        """The inputs' names. Only they are named now (first, as printing names them): the
+        other values get theirs when the trace is printed, in definition order."""
+        return [self.namespace.define(v) for v in self.inputs]
 
 
 def is_var(x: object) -> TypeIs[TensorVar | ScalarVar]:
@@ -608,29 +615,41 @@ def check_trace(trace: Trace) -> None:
 
     for v in trace.inputs:
         define(v)
+    # One pass, the cheap way where nothing is wrong (messages are built only on failure).
     for i, eqn in enumerate(trace.eqns):
-        where = f"equation {i} ({eqn.prim.name})"
         for a in eqn.args:
-            use(a, where)
-        for key, value in eqn.params.items():
-            if contains_dynamic(value):
-                raise StaticValueRequiredError(
-                    f"{where}: static parameter {key!r} holds a dynamic value ({value!r}). "
-                    "A backend needs a compile-time constant here; whatever produced this trace "
-                    "must compute the parameter from static shapes and static parameters."
-                )
+            if isinstance(a, (TensorVar, ScalarVar)) and a in defined:
+                continue
+            if isinstance(a, (TensorVar, ScalarVar, NumberProxy)):
+                use(a, _where(i, eqn))  # raises: a variable not defined yet, or a proxy
+        if eqn.params:
+            for key, value in eqn.params.items():
+                if contains_dynamic(value):
+                    raise StaticValueRequiredError(
+                        f"{_where(i, eqn)}: static parameter {key!r} holds a dynamic value ({value!r}). "
+                        "A backend needs a compile-time constant here; whatever produced this trace "
+                        "must compute the parameter from static shapes and static parameters."
+                    )
         expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
-            raise TraceCheckError(f"{where}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
+            raise TraceCheckError(f"{_where(i, eqn)}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")
         for exp, out in zip(expected, eqn.outs):
             if exp != _template(out):
                 raise TraceCheckError(
-                    f"{where}: output is {_signature(out)} but the meta function says {_signature(_fresh(exp))}"
+                    f"{_where(i, eqn)}: output is {_signature(out)} but the meta function says "
+                    f"{_signature(_fresh(exp))}"
                 )
-            define(out)
+            if not isinstance(out, (TensorVar, ScalarVar)) or out in defined:
+                define(out)  # raises
+            defined.add(out)
     for a in trace.outputs:
         use(a, "outputs")
     _CHECKED[id(trace.eqns)] = trace
+
+
+def _where(i: int, eqn: Eqn) -> str:
+    """Where a check failed, for its message (built only then)."""
+    return f"equation {i} ({eqn.prim.name})"
 
 
 # The last checked trace for each equation list (by identity): a trace made of the same
@@ -702,8 +721,8 @@ def dce(trace: Trace) -> Trace:
     live = {a for a in trace.outputs if is_var(a)}
     kept: list[Eqn] = []
     for eqn in reversed(trace.eqns):
-        if eqn.outs and not any(o in live for o in eqn.outs):
+        if eqn.outs and live.isdisjoint(eqn.outs):
             continue
         kept.append(eqn)
-        live.update(a for a in eqn.args if is_var(a))
+        live.update([a for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))])
     return dataclasses.replace(trace, eqns=tuple(reversed(kept)))

@@ -231,6 +231,8 @@ class TraceBuilder:
     def unwrap(self, value: Any) -> Atom:
         """A proxy becomes its variable; a static literal stays; a captured tensor becomes an
         extra input read by reference on every call."""
+        if value is None or type(value) in (bool, int, float, complex):  # the common literals first
+            return typing.cast(Atom, value)
         if isinstance(value, (TensorProxy, NumberProxy)):
             if value._tracer is not self:
                 raise DynamicValueError(
@@ -240,8 +242,6 @@ class TraceBuilder:
             return value._var
         if isinstance(value, torch.Tensor):
             return self._capture(value)
-        if value is None or type(value) in (bool, int, float, complex):
-            return typing.cast(Atom, value)
         # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
         # number, so the literal in the program is the plain value
         if isinstance(value, int):
@@ -319,36 +319,43 @@ class TraceBuilder:
             self.depth -= 1
 
     def _bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        atoms = tuple(self.unwrap(a) for a in args)
+        atoms = tuple([self.unwrap(a) for a in args])
         if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-            atoms = tuple(self._cut_no_grad(a) for a in atoms)
-        for key, value in params.items():
-            if contains_dynamic(value):
-                raise StaticValueRequiredError(
-                    f"primitive {prim.name}: static parameter {key!r} got a dynamic value "
-                    f"{value!r}; use a static value or symscalar.specialize()"
-                )
+            atoms = tuple([self._cut_no_grad(a) for a in atoms])
+        if params:
+            for key, value in params.items():
+                if contains_dynamic(value):
+                    raise StaticValueRequiredError(
+                        f"primitive {prim.name}: static parameter {key!r} got a dynamic value "
+                        f"{value!r}; use a static value or symscalar.specialize()"
+                    )
         result = prim.meta(*atoms, **params)
         outs: tuple[Var, ...] = result if prim.multiple_results else (result,)
         if result is None:
             outs = ()
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
-        self._created(*outs)
-        self._propagate_scalar_values(prim, atoms, params, outs)
+        self._unnamed.extend(outs)  # see ``_created``
+        if not isinstance(result, TensorVar):  # only scalar results have values to propagate
+            self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
-        wrapped = tuple(self._wrap(v) for v in outs)
         if prim.multiple_results:
-            return wrapped
-        return wrapped[0] if wrapped else None
+            return tuple([self._wrap(v) for v in outs])
+        return self._wrap(outs[0]) if outs else None
 
     def _propagate_requires_grad(
         self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]
     ) -> tuple[Var, ...]:
         """Record whether each output requires grad, as eager autograd would decide it; in a
         region where the traced function disabled grad, cut the gradient with stop_gradient."""
-        from_grad = any(self.requires_grad.get(a, False) for a in atoms if isinstance(a, TensorVar))
         if prim is stop_gradient_p:
             return outs
+        from_grad = False
+        for a in atoms:
+            if isinstance(a, TensorVar) and self.requires_grad.get(a, False):
+                from_grad = True
+                break
+        if not from_grad and not self._no_grad_values:
+            return outs  # nothing to record, whatever the grad mode
         grad_on = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         if not grad_on and not self.grad_enabled_at_start:
             # a call without grad: values computed from ones that require grad carry none, which
@@ -430,11 +437,12 @@ class TraceBuilder:
         operands become proxies first, so that a handler never computes eagerly on them."""
         if self.depth == 0:
             self.reading = func  # names the op in the message about a captured tensor it reads
-        target = self._inplace_target(func, args)
-        if target is not None:
-            return self._update_in_place(func, target, args, kwargs)
-        args, kwargs = _prepare_arguments(self, func, args, kwargs)
         handler = TORCH_FUNCTIONS.get(func)
+        if handler is None:  # an in-place method is one without a handler of its own
+            target = self._inplace_target(func, args)
+            if target is not None:
+                return self._update_in_place(func, target, args, kwargs)
+        args, kwargs = _prepare_arguments(self, func, args, kwargs, handler is not None)
         if handler is None:
             handler = _proxy_attribute(func, args)
         self.depth += 1
@@ -456,8 +464,7 @@ class TraceBuilder:
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
-        short = public_name(func).rsplit(".", 1)[-1]
-        if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
+        if not args or func in TORCH_FUNCTIONS or not _functional_form(public_name(func).rsplit(".", 1)[-1]):
             return None
         target = args[0]
         if isinstance(target, TensorProxy) and target._tracer is self:
@@ -580,9 +587,11 @@ class TraceBuilder:
         if self.grad_inside:  # run with autograd: what was computed without grad carries none
             out_atoms = tuple(self._cut_no_grad(a) for a in out_atoms)
         # Captured tensors whose metadata was read but no op used are not program inputs.
-        used = {a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar)}
-        used.update(a for a in out_atoms if isinstance(a, TensorVar))
-        used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
+        used: set[Var] = set()
+        if self.captured:  # else nothing to look for
+            used.update(a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar))
+            used.update(a for a in out_atoms if isinstance(a, TensorVar))
+            used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
         kept = [(var, t) for var, t in self.captured.values() if var in used]
         self._kept_captured = tuple(t for _, t in kept)
         captured_vars = tuple(var for var, _ in kept)
@@ -721,16 +730,22 @@ def _is_inplace(func: Any) -> bool:
     return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDERS
 
 
-def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
+def _foldable(builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether a torch call reads only Python values and constants (tensors the traced
     function built from Python values, such as ``torch.arange(T)`` or a causal mask): its
     result is the same on every call, so it runs once, at trace time, and is a constant
     too. Anything reading a traced value or a tensor from outside is traced."""
+    for a in args:
+        if isinstance(a, (TensorProxy, NumberProxy)):
+            return False  # the common case, decided without walking the arguments
     operands = []
-    for t in _tensor_operands(arguments):  # stops at the first traced operand
-        if not (isinstance(t, torch.Tensor) and builder.is_constant(t)):
+    for t in leaves((args, kwargs)):  # stops at the first traced operand
+        if isinstance(t, (TensorProxy, NumberProxy)):
             return False
-        operands.append(t)
+        if isinstance(t, torch.Tensor):
+            if not builder.is_constant(t):
+                return False
+            operands.append(t)
     if operands and _is_inplace(func):
         # writing into a constant the program already reads by reference would change it
         return not any(_storage_of(t) in builder._captured_storages for t in operands)
@@ -740,6 +755,8 @@ def _foldable(builder: TraceBuilder, func: Any, arguments: Any) -> bool:
 def _as_traced(builder: TraceBuilder, value: Any) -> Any:
     """Arguments as handlers receive them: real tensors become captured proxies, numpy
     scalars the Python numbers eager torch treats them as."""
+    if value is None or type(value) in (bool, int, float, complex, str):  # passed as they are
+        return value
     if isinstance(value, (TensorProxy, NumberProxy)):
         return value
     if isinstance(value, torch.Tensor):
@@ -784,8 +801,10 @@ def _resolve_public_name(func: Any) -> str:
 
 
 def _prepare_arguments(
-    builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    builder: TraceBuilder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], handled: bool
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments as ``func``'s handler (``handled``: it has one) receives them, after the
+    checks that refuse ``out=``, data read as Python numbers and in-place methods."""
     name = public_name(func)
     if kwargs.get("out") is not None:
         short = name.rsplit(".", 1)[-1]
@@ -798,8 +817,8 @@ def _prepare_arguments(
         )
     if func in _TENSOR_FROM_DATA and _tensor_operands((args, kwargs)):
         raise _from_data_error(name, args, kwargs)
-    short = name.rsplit(".", 1)[-1]
-    if func not in TORCH_FUNCTIONS and short.endswith("_") and not short.endswith("__"):
+    short = "" if handled else name.rsplit(".", 1)[-1]
+    if short.endswith("_") and not short.endswith("__"):
         detail = "" if _functional_form(short) else f" (its out-of-place form {short[:-1]} is not supported either)"
         raise _inplace_error(name, next((a for a in args if isinstance(a, TensorProxy)), None), detail)
     if kwargs and isinstance(func, _BUILTIN_KINDS):
@@ -807,7 +826,7 @@ def _prepare_arguments(
         for alias, canonical in (("axis", "dim"), ("keepdims", "keepdim")):
             if alias in kwargs and canonical not in kwargs:
                 kwargs = {canonical if k == alias else k: v for k, v in kwargs.items()}
-    args = tuple([_as_traced(builder, a) for a in args])
+    args = tuple([a if isinstance(a, (TensorProxy, NumberProxy)) else _as_traced(builder, a) for a in args])
     if kwargs:
         kwargs = {k: _as_traced(builder, v) for k, v in kwargs.items()}
     return args, kwargs
@@ -879,7 +898,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
         # Handlers (depth > 0) compute shapes with meta tensors and build constants eagerly.
         if builder.depth > 0 or func in _METADATA_READS:
             return func(*args, **kwargs)
-        if _foldable(builder, func, (args, kwargs)):
+        if _foldable(builder, func, args, kwargs):
             result = func(*args, **kwargs)
             builder.add_constants(result)
             return result

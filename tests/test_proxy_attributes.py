@@ -4,9 +4,13 @@ stands for, or raises an error that names the attribute: nothing is left to a de
 The walk covers every name of ``dir(torch.Tensor)`` (except Python object machinery) on an
 input, a computed value and a captured tensor, each with and without requires_grad."""
 
+import builtins
 import copy
 import functools
 import sys
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ from symscalar.errors import DynamicValueError, SymscalarError, UnsupportedOpera
 from symscalar.trace import TensorVar
 from symscalar.tracing import PYTHON_OBJECT_NAMES, TensorProxy, TraceBuilder, tracing
 
+builtins_isinstance = builtins.isinstance  # the builtin itself: no trace runs at import
 NAMES = sorted(set(dir(torch.Tensor)) - PYTHON_OBJECT_NAMES)
 
 
@@ -124,6 +129,36 @@ def test_isinstance_answers_as_for_a_tensor_outside_symscalar():
         assert not eval("isinstance(x, torch.Tensor)", in_symscalar, {"x": x})  # noqa: S307 - our own expression
     assert not isinstance(x, torch.Tensor)  # outside a trace: the builtin again
     assert isinstance.__module__ == "builtins"
+
+
+@typing.runtime_checkable
+class _HasWeights(typing.Protocol):
+    weights: Any  # a data protocol: issubclass() refuses it
+
+
+@typing.runtime_checkable
+class _HasShape(typing.Protocol):
+    shape: Any
+
+
+def test_isinstance_of_a_proxy_against_other_classes_is_the_builtins_answer_everywhere():
+    # the wrapper decides by class before it looks at the caller (symscalar's own walks ask
+    # about (tuple, list) and Mapping on the hot path): where torch.Tensor is not a subclass of
+    # the class, user code and symscalar both get the builtin's answer
+    builder = TraceBuilder("f")
+    in_symscalar = vars(sys.modules["symscalar.trace"])
+    with tracing(builder):
+        x = builder.tensor_input(TensorVar((2,), torch.float32, torch.device("cpu")))
+        for classinfo in ((tuple, list), Mapping, Sequence, int, _HasWeights, _HasShape, (_HasWeights, dict)):
+            expected = builtins_isinstance(x, classinfo)
+            assert isinstance(x, classinfo) == expected, classinfo
+            assert eval("isinstance(x, c)", in_symscalar, {"x": x, "c": classinfo}) == expected  # noqa: S307
+        assert isinstance(x, _HasShape)  # the builtin's answer: a proxy has a shape
+        assert not isinstance(x, (tuple, list, Mapping, _HasWeights))
+        for classinfo in (torch.Tensor, (dict, torch.Tensor)):  # a Tensor's answer: for user code only
+            assert isinstance(x, classinfo)
+            assert not eval("isinstance(x, c)", in_symscalar, {"x": x, "c": classinfo})  # noqa: S307
+    assert not isinstance(x, torch.Tensor)
 
 
 def test_user_code_branching_on_isinstance_matches_eager():

@@ -6,9 +6,11 @@ import torch
 import symscalar
 from symscalar import DynamicFloat, StaticInt
 from symscalar.errors import StaticValueRequiredError, TraceCheckError
+from symscalar.grad import connected_vars
 from symscalar.ops.elementwise import exp_p, mul_p
 from symscalar.ops.reductions import sum_p
-from symscalar.trace import Eqn, ScalarVar, TensorVar, Trace, check_trace, eval_trace
+from symscalar.trace import Eqn, ScalarVar, TensorVar, Trace, check_trace, dce, eval_trace
+from symscalar.tracing import TraceBuilder, tracing
 
 CPU = torch.device("cpu")
 
@@ -78,6 +80,23 @@ def test_check_trace_rejects_use_before_definition_and_wrong_meta():
         check_trace(twice)
 
 
+def test_check_trace_names_the_equation_and_refuses_a_leaked_proxy():
+    # check_trace builds a message only when a check fails: each still names its equation
+    x = TensorVar((2,), torch.float32, CPU)
+    a, b = TensorVar((2,), torch.float32, CPU), TensorVar((2,), torch.float32, CPU)
+    late = Trace((x,), (Eqn(exp_p, (x,), {}, (a,)), Eqn(mul_p, (b, 2.0), {}, (a,))), (a,))
+    with pytest.raises(TraceCheckError, match=r"equation 1 \(mul\): variable used before it is defined"):
+        check_trace(late)
+    wrong = TensorVar((3,), torch.float32, CPU)
+    with pytest.raises(TraceCheckError, match=r"equation 1 \(mul\): output is .*meta function says"):
+        check_trace(Trace((x,), (Eqn(exp_p, (x,), {}, (a,)), Eqn(mul_p, (a, 2.0), {}, (wrong,))), (wrong,)))
+    builder = TraceBuilder("f")
+    proxy = builder.scalar_input(float, 2.0, "a test value")
+    with pytest.raises(TraceCheckError, match=r"equation 0 \(mul\): a tracing proxy .* leaked"):
+        check_trace(Trace((x,), (Eqn(mul_p, (x, proxy), {}, (a,)),), (a,)))
+    check_trace(Trace((x,), (Eqn(mul_p, (x, 2.0), {}, (a,)),), (a,)))  # a literal operand is fine
+
+
 def test_names_never_shadow_builtins():
     @symscalar.jit
     def f(sum: torch.Tensor, max: DynamicFloat) -> torch.Tensor:  # noqa: A002
@@ -140,3 +159,33 @@ def test_names_nobody_asked_for_are_dense_in_definition_order():
         for prefix in "ts":
             mine = [n for n in names if n.startswith(prefix)]
             assert mine == [f"{prefix}{i}" for i in range(len(mine))], str(trace)
+
+
+def test_dce_and_connected_vars_on_a_trace_with_dead_ends_cuts_and_effects():
+    """dce keeps what the outputs read and every equation without outputs (a runtime check);
+    connected_vars follows floating values from the inputs differentiated, not through a
+    stop_gradient (detach) nor into integer results."""
+    builder = TraceBuilder("f")
+    with tracing(builder):
+        x = builder.tensor_input(TensorVar((3,), torch.float32, CPU), True)
+        y = builder.tensor_input(TensorVar((3,), torch.float32, CPU))
+        s = builder.scalar_input(float, 2.0, "s")
+        a = x * s
+        dead = torch.exp(a) * 3  # noqa: F841 - two equations nothing reads
+        symscalar.check(s > 0, "s must be positive")  # a comparison and a check: kept
+        i = a.to(torch.int64)
+        d = a.detach() * y
+        out = a + d
+    trace = builder.build([out, i])
+    kept = dce(trace)
+    names = [e.prim.name for e in trace.eqns]
+    assert names[1:3] == ["exp", "mul"] and "check" in names, names
+    assert [e.prim.name for e in kept.eqns] == names[:1] + names[3:]
+    check_trace(kept)
+
+    connected = connected_vars(trace, [0])
+    by_name = {e.prim.name: e.outs[0] for e in trace.eqns if e.outs}
+    a_var, out_var, i_var, d_var = a._var, out._var, i._var, d._var
+    assert {a_var, out_var, trace.inputs[0], by_name["exp"]} <= connected
+    assert not {i_var, d_var, trace.inputs[1], trace.inputs[2], by_name["stop_gradient"]} & connected
+    assert connected_vars(trace, [1]) == {trace.inputs[1], d_var, out_var}

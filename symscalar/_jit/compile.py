@@ -21,7 +21,7 @@ from symscalar._jit.params import Kind, identifier, qualname
 from symscalar.backend import choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.random import draw_seed
-from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
+from symscalar.trace import ScalarVar, Trace, check_trace
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 
 __all__ = ["compile_entry", "guard_function"]
@@ -169,7 +169,7 @@ def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:
     for eqn in trace.eqns:
         if eqn.prim is stop_gradient_p:  # detach(), a no_grad region: no gradient flows on
             continue
-        if any(a in reached for a in eqn.args if isinstance(a, (TensorVar, ScalarVar))):
+        if not reached.isdisjoint(eqn.args):  # literals are never among the variables reached
             reached.update(eqn.outs)
     return reached
 

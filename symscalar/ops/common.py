@@ -197,24 +197,30 @@ def canonical_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
 def unbroadcast(ct: Any, shape: Sequence[int]) -> Any:
     """Sum a cotangent down to ``shape`` (the inverse of broadcasting ``shape`` to
     ``ct.shape``). The dims come from static shapes, so they are static by construction."""
-    lead = ct.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and ct.shape[lead + i] != 1)
+    ct_shape, shape = tuple(ct.shape), tuple(shape)
+    if ct_shape == shape:  # the common case: nothing was broadcast
+        return ct
+    lead = len(ct_shape) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and ct_shape[lead + i] != 1)
     if dims:
         ct = ct.sum(dims, keepdim=True)
-    if tuple(ct.shape) != tuple(shape):
-        ct = ct.reshape(tuple(shape))
+    if tuple(ct.shape) != shape:
+        ct = ct.reshape(shape)
     return ct
 
 
 def grad_for(ct: Any, arg: Any) -> Any:
     """The cotangent of a broadcasting elementwise operand: None for a scalar operand."""
-    if not hasattr(arg, "shape"):
-        return None
-    return unbroadcast(ct, arg.shape)
+    shape = getattr(arg, "shape", None)  # None for a number or a number proxy
+    return None if shape is None else unbroadcast(ct, shape)
 
 
 def _is_complex(v: Any) -> bool:
-    return hasattr(v, "dtype") and hasattr(v, "shape") and v.dtype.is_complex
+    """Whether ``v`` is a complex tensor (numbers, number proxies and None are not)."""
+    if v is None or type(v) in (bool, int, float, complex):
+        return False
+    dtype = getattr(v, "dtype", None)
+    return isinstance(dtype, torch.dtype) and dtype.is_complex and hasattr(v, "shape")
 
 
 def holomorphic(rule: Callable[..., Any]) -> Callable[..., Any]:

@@ -122,7 +122,9 @@ def _torch_radd(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- sub
 sub_p = elementwise_primitive("sub", torch.sub)
-register_vjp(sub_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b)))
+# A scalar operand gets no cotangent, so sub, mul and div do not compute one: it would only be
+# recorded and dropped (``x - 1``, ``x * 0.5``, ``x / s`` are common; recording is most of a first call).
+register_vjp(sub_p, lambda ct, out, a, b: (grad_for(ct, a), grad_for(-ct, b) if _is_tensor(b) else None))
 register_nvfuser(sub_p, lambda fd, a, b: fd.ops.sub(a, b))
 
 
@@ -157,7 +159,13 @@ def _torch_rsub(input: Tensor, other: NumberLike) -> Tensor:
 
 # ---- mul
 mul_p = elementwise_primitive("mul", torch.mul)
-register_vjp(mul_p, holomorphic(lambda ct, out, a, b: (grad_for(ct * b, a), grad_for(ct * a, b))))
+
+
+def _mul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    return grad_for(ct * b, a) if _is_tensor(a) else None, grad_for(ct * a, b) if _is_tensor(b) else None
+
+
+register_vjp(mul_p, holomorphic(_mul_vjp))
 register_nvfuser(mul_p, lambda fd, a, b: fd.ops.mul(a, b))
 
 
@@ -179,7 +187,7 @@ div_p = elementwise_primitive("div", torch.div)
 def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> tuple[Any, Any]:
     if rounding_mode is not None:  # piecewise constant: zero gradient, as in torch
         return None, None
-    return grad_for(ct / b, a), grad_for(-ct * out / b, b)
+    return grad_for(ct / b, a) if _is_tensor(a) else None, grad_for(-ct * out / b, b) if _is_tensor(b) else None
 
 
 register_vjp(div_p, holomorphic(_div_vjp))
