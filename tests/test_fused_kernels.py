@@ -298,6 +298,7 @@ def test_cpu_attention_double_backward_raises_when_it_runs_as_eagers():
             g.sum().backward()
 
 
+@pytest.mark.slow  # float64 gradgradcheck
 @pytest.mark.parametrize("variant", ["bool mask", "float mask", "5-d"])
 def test_attention_outside_the_kernels_form_is_composed_and_differentiable_twice(variant: str):
     q, k, v = _qkv(1, 2, 2, 4, 5, 3, torch.float64)
