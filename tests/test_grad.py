@@ -163,6 +163,8 @@ SCALAR_OPERAND_CASES = [
 ]
 
 
+# retraces on purpose (filtered here, the xdist controller need not import symscalar to show it)
+@pytest.mark.filterwarnings("ignore::symscalar.explain.UnannotatedNumberWarning")
 @pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("name, scalar_at, fn", SCALAR_OPERAND_CASES)
 def test_scalar_operand_rules_record_only_the_tensor_gradient(name, scalar_at, fn, dynamic):
