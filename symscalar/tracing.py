@@ -998,11 +998,12 @@ def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> Un
 
 def _built_here_error(name: str, tensor: torch.Tensor) -> UnsupportedOperationError:
     return UnsupportedOperationError(
-        f"{name} writes a traced value into a tensor of shape {tuple(tensor.shape)} ({tensor.dtype}) that the "
-        "traced function built from Python values alone (torch.zeros(...), torch.full(...), a clone of one): "
-        "symscalar builds such a tensor once, while tracing, and the compiled program reads it on every call, "
-        "where eager builds a fresh one each call; updated in place, the update would carry over from call to "
-        "call. Write the out-of-place form and use its result: `buf = buf + x` instead of `buf += x`, "
+        f"{name}: an in-place update of a tensor of shape {tuple(tensor.shape)} ({tensor.dtype}) that the traced "
+        "function built from Python values alone (torch.zeros(...), torch.full(...), a clone of one), with a traced "
+        "operand or after a traced op read it: symscalar builds such a tensor once, while tracing, and the compiled "
+        "program reads it on every call, where eager builds a fresh one each call; updated in place, the update "
+        "would carry over from call to call. Write the out-of-place form and use its result: `buf = buf + x` "
+        "instead of `buf += x`, "
         "`buf = torch.where(mask, x, buf)` instead of `buf[mask] = x`, or build the tensor from a traced one "
         "(`x.new_zeros(...)`, `torch.zeros_like(x)`)."
     )
