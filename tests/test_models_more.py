@@ -1,5 +1,5 @@
 """More real models, eager and ``symscalar.jit(model)`` side by side: torchvision's ResNet,
-MobileNetV3 and VisionTransformer, and transformers' T5 and BART (encoder-decoder, labels
+MobileNetV3, VisionTransformer and Swin Transformer, and transformers' T5 and BART (encoder-decoder, labels
 shifted into decoder inputs in place), OPT, ViT, DistilBERT, Phi (partial rotary), Gemma and
 Gemma2 (sliding window, soft-capping), GPT-NeoX and the CLIP text model. Small random-init
 configs, CPU, no downloads.
@@ -133,6 +133,20 @@ def mobilenet_v3() -> nn.Module:
 def vision_transformer() -> nn.Module:
     """nn.MultiheadAttention encoder with a class token and a conv patch embedding."""
     return torchvision_models().VisionTransformer(32, 8, 2, 2, 16, 32, num_classes=10)
+
+
+def swin_transformer() -> nn.Module:
+    """A small Swin Transformer: shifted windows (torch.roll) with the shift mask built by
+    slice assignment, relative position bias gathered by index, padding to whole windows."""
+    return torchvision_models().SwinTransformer(
+        patch_size=[4, 4],
+        embed_dim=24,
+        depths=[1, 1, 1, 1],
+        num_heads=[1, 1, 2, 2],
+        window_size=[4, 4],
+        stochastic_depth_prob=0.0,
+        num_classes=10,
+    )
 
 
 def decoder_config(**extra: Any) -> dict[str, Any]:
@@ -309,6 +323,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], Batch, Callable[[Any], torch.Te
     "torchvision_resnet": (resnet, images(16, 4), classes_loss, FEW_VALUES_PER_CHANNEL),
     "torchvision_mobilenet_v3_small": (mobilenet_v3, images(16, 4), classes_loss, FEW_VALUES_PER_CHANNEL),
     "torchvision_vit": (vision_transformer, images(32, 2), classes_loss, TOLERANCE),  # no autocast: see below
+    "torchvision_swin": (swin_transformer, images(32, 2), classes_loss, TOLERANCE),
     "hf_t5": (hf_t5, seq2seq_batch, model_loss, FLOAT32_INSIDE),
     "hf_bart": (hf_bart, seq2seq_batch, model_loss, FLOAT32_INSIDE),
     "hf_opt": (hf_opt, causal_lm_batch, model_loss, FLOAT32_INSIDE),
