@@ -532,44 +532,49 @@ leaky_relu_p, leaky_relu_backward_p = _piecewise_activation(
 
 
 def _hardsigmoid_nvfuser(fd: Any, a: Any) -> Any:
-    return fd.ops.div(fd.ops.minimum(fd.ops.maximum(fd.ops.add(a, 3.0), 0.0), 6.0), 6.0)
+    x = upcast(fd, a)  # in float32 for half precision, as torch's kernels compute
+    return fd.ops.div(fd.ops.minimum(fd.ops.maximum(fd.ops.add(x, 3.0), 0.0), 6.0), 6.0)
+
+
+def _hardsigmoid_backward_nvfuser(fd: Any, ct: Any, a: Any) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.logical_and(fd.ops.gt(x, -3.0), fd.ops.lt(x, 3.0)), fd.ops.div(g, 6.0), 0.0)
 
 
 def _hardswish_backward_nvfuser(fd: Any, ct: Any, a: Any) -> Any:
-    inner = fd.ops.mul(ct, fd.ops.add(fd.ops.div(a, 3.0), 0.5))
-    return fd.ops.where(fd.ops.lt(a, -3.0), 0.0, fd.ops.where(fd.ops.le(a, 3.0), inner, ct))
+    x, g = upcast(fd, a), upcast(fd, ct)
+    inner = fd.ops.mul(g, fd.ops.add(fd.ops.div(x, 3.0), 0.5))
+    # torch's kernel: 0 up to -3 included, the slope strictly inside, the cotangent from 3 on
+    return fd.ops.where(fd.ops.le(x, -3.0), 0.0, fd.ops.where(fd.ops.lt(x, 3.0), inner, g))
+
+
+def _hardtanh_nvfuser(fd: Any, a: Any, *, min_val: float, max_val: float) -> Any:
+    return fd.ops.minimum(fd.ops.maximum(upcast(fd, a), min_val), max_val)
+
+
+def _hardtanh_backward_nvfuser(fd: Any, ct: Any, a: Any, *, min_val: float, max_val: float) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.logical_and(fd.ops.gt(x, min_val), fd.ops.lt(x, max_val)), g, 0.0)
+
+
+def _leaky_relu_nvfuser(fd: Any, a: Any, *, negative_slope: float) -> Any:
+    x = upcast(fd, a)
+    return fd.ops.where(fd.ops.gt(x, 0.0), x, fd.ops.mul(x, negative_slope))
+
+
+def _leaky_relu_backward_nvfuser(fd: Any, ct: Any, a: Any, *, negative_slope: float) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.gt(x, 0.0), g, fd.ops.mul(g, negative_slope))
 
 
 register_nvfuser(hardsigmoid_p, _hardsigmoid_nvfuser, supports=floating)
-register_nvfuser(
-    hardsigmoid_backward_p,
-    lambda fd, ct, a: fd.ops.where(fd.ops.logical_and(fd.ops.gt(a, -3.0), fd.ops.lt(a, 3.0)), fd.ops.div(ct, 6.0), 0.0),
-    supports=floating,
-)
-register_nvfuser(hardswish_p, lambda fd, a: fd.ops.mul(a, _hardsigmoid_nvfuser(fd, a)), supports=floating)
+register_nvfuser(hardsigmoid_backward_p, _hardsigmoid_backward_nvfuser, supports=floating)
+register_nvfuser(hardswish_p, lambda fd, a: fd.ops.mul(upcast(fd, a), _hardsigmoid_nvfuser(fd, a)), supports=floating)
 register_nvfuser(hardswish_backward_p, _hardswish_backward_nvfuser, supports=floating)
-register_nvfuser(
-    hardtanh_p,
-    lambda fd, a, *, min_val, max_val: fd.ops.minimum(fd.ops.maximum(a, min_val), max_val),
-    supports=floating,
-)
-register_nvfuser(
-    hardtanh_backward_p,
-    lambda fd, ct, a, *, min_val, max_val: fd.ops.where(
-        fd.ops.logical_and(fd.ops.gt(a, min_val), fd.ops.lt(a, max_val)), ct, 0.0
-    ),
-    supports=floating,
-)
-register_nvfuser(
-    leaky_relu_p,
-    lambda fd, a, *, negative_slope: fd.ops.where(fd.ops.gt(a, 0.0), a, fd.ops.mul(a, negative_slope)),
-    supports=floating,
-)
-register_nvfuser(
-    leaky_relu_backward_p,
-    lambda fd, ct, a, *, negative_slope: fd.ops.where(fd.ops.gt(a, 0.0), ct, fd.ops.mul(ct, negative_slope)),
-    supports=floating,
-)
+register_nvfuser(hardtanh_p, _hardtanh_nvfuser, supports=floating)
+register_nvfuser(hardtanh_backward_p, _hardtanh_backward_nvfuser, supports=floating)
+register_nvfuser(leaky_relu_p, _leaky_relu_nvfuser, supports=floating)
+register_nvfuser(leaky_relu_backward_p, _leaky_relu_backward_nvfuser, supports=floating)
 
 
 @defop

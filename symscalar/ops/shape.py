@@ -705,11 +705,11 @@ def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.pr
 
 # ---- roll (Swin Transformer's shifted windows): two slices concatenated per rolled dim
 @defop(torch=(torch.roll, torch.Tensor.roll))
-def roll(input: Tensor, shifts: StaticInt | Sequence[StaticInt], dims: StaticInt | Sequence[StaticInt] = ()) -> Tensor:
+def roll(input: Tensor, shifts: StaticDims, dims: StaticDims = ()) -> Tensor:
     """``input`` shifted cyclically by ``shifts`` (static) along ``dims``; without dims, the
     flattened tensor is rolled and the shape restored, as torch's."""
     shift_list = [shifts] if isinstance(shifts, (int, NumberProxy)) else list(shifts)
-    dim_list = [dims] if isinstance(dims, (int, NumberProxy)) else list(dims)
+    dim_list = [] if dims is None else [dims] if isinstance(dims, (int, NumberProxy)) else list(dims)
     for name, values in (("shifts", shift_list), ("dims", dim_list)):
         for value in values:
             if isinstance(value, NumberProxy):
