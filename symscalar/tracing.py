@@ -460,7 +460,7 @@ class TraceBuilder:
         short = public_name(func).rsplit(".", 1)[-1]
         if not args or func in TORCH_FUNCTIONS or not _functional_form(short):
             return None
-        return self._updatable(args[0], f"torch.Tensor.{short}")
+        return self._updatable(args[0], public_name(func))
 
     def _updatable(self, target: Any, name: str) -> TensorProxy | None:
         """``target`` as a proxy whose value an in-place update ``name`` may replace, or None."""
