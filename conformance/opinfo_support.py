@@ -418,6 +418,16 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         ],
         "unsqueeze": [((t(2, 3), 0), {}), ((t(2, 3), -1), {}), ((t(2, 3, dtype=i64), 2), {}), ((t(), 0), {})],
         "detach": [((t(2, 3),), {}), ((t(3, dtype=f64),), {}), ((t(2, dtype=i64),), {}), ((t(),), {})],
+        "roll": [
+            ((t(4, 5), 2, 1), {}),
+            ((t(2, 3, 4, dtype=f64), (1, -5), (0, 2)), {}),
+            ((t(3, 2, dtype=i64), -1), {}),
+            ((t(2, 3), (1, 1)), {"dims": (1, 1)}),
+        ],
+        # x[i] = v writes into the tensor passed in: refused on an argument of the jitted
+        # function (eager would update the caller's tensor); on a computed value it is traced
+        # (tests/test_ops_indexing.py, test_setitem_*)
+        "setitem": [((t(3, 4), 1, t(4)), {}), ((t(3, 4, dtype=f64), (slice(None), 0), 2.0), {})],
         # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
         "_weight_norm": [
             ((t(4, 3), t(4, 1)), {}),

@@ -77,6 +77,7 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 _PROXY_CLASS: dict[type, type[NumberProxy]] = {
     int: DynamicInt,
@@ -466,65 +467,89 @@ class TraceBuilder:
         eager's semantics (see ``_update_in_place``); else None (the method is refused)."""
         if not args or func in TORCH_FUNCTIONS or not _functional_form(public_name(func).rsplit(".", 1)[-1]):
             return None
-        target = args[0]
+        return self._updatable(args[0], public_name(func))
+
+    def _updatable(self, target: Any, name: str) -> TensorProxy | None:
+        """``target`` as a proxy whose value an in-place update ``name`` may replace, or None."""
+        tensor: torch.Tensor | None
         if isinstance(target, TensorProxy) and target._tracer is self:
-            if target._kind != "computed" and target._var not in self._state_of:
+            if target._kind == "input" and target._var not in self._state_of:
                 return None  # an argument of the jitted function: the caller's tensor
+            tensor = target._captured() if target._kind == "captured" else None
         elif isinstance(target, torch.Tensor):
-            target = self.capture(target)  # state read from outside: a buffer
+            tensor = target
         else:
             return None
+        if tensor is not None and id(tensor) in self.constants:
+            raise _built_here_error(name, tensor)
+        proxy: TensorProxy = target if tensor is None else self.capture(tensor)  # a capture: state, a buffer
         # Eager's update also reaches every alias: a view taken of the target, or the value the
         # target is a view of. Functionalized, either would keep the old value, so a computed
         # value is updated only where no op that may alias (``Primitive.may_alias``) made it
         # or read it; other reads (``s = x.sum(); x /= s``) made new tensors from the old
         # value, as eager's did. State read from outside is updated only before any read: a
         # tensor built at trace time is a constant the program reads on every call.
-        var = target._var
-        computed = target._kind == "computed" and var not in self._state_of
+        var = proxy._var
+        computed = proxy._kind == "computed" and var not in self._state_of
         if var in self.aliased:
             return None
         for eqn in self.eqns:
             if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
                 return None
-        return target
+        return proxy
 
     def _update_in_place(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Functionalize ``target.<op>_(...)``: trace the out-of-place op (cast back to the
-        target's dtype, same shape, as eager's in-place op). A computed value's proxy then
-        stands for the new value (every Python reference to it sees the update, as eager's);
-        state read from outside (``num_batches_tracked.add_(1)``) is written back after
-        every call, and later reads of it in this trace see the new value."""
+        """Functionalize ``target.<op>_(...)``: trace the out-of-place op (see ``_assign_update``)."""
         short = public_name(func).rsplit(".", 1)[-1]
         rest = args[1:]
+
+        def compute(target: TensorProxy) -> Any:
+            if short == "zero_":
+                return self.torch_function(torch.zeros_like, (target,), {})
+            if short == "fill_":
+                return self.torch_function(torch.full_like, (target, *rest), kwargs)
+            if short == "copy_":
+                source = self.torch_function(torch.Tensor.to, (rest[0], target.dtype), {})
+                return self.torch_function(torch.Tensor.expand, (source, tuple(target.shape)), {})
+            return self.torch_function(getattr(torch.Tensor, short[:-1]), (target, *rest), kwargs)
+
+        return self._assign_update(f"torch.Tensor.{short}", target, compute)
+
+    def update_in_place(self, name: str, target: Any, compute: Callable[[TensorProxy], Any]) -> Any:
+        """The in-place spelling ``name`` of a handler (``F.relu(x, inplace=True)``,
+        ``x[i] = v``) whose new value ``compute(target)`` traces out of place: traced under the
+        rules of the in-place methods (``_updatable``), so every reference to ``target``
+        sees the update as in eager, or refused with an error naming ``name``."""
+        proxy = self._updatable(target, name)
+        if proxy is None:
+            raise _inplace_error(name, target if isinstance(target, TensorProxy) else None)
+        return self._assign_update(name, proxy, compute)
+
+    def _assign_update(self, name: str, target: TensorProxy, compute: Callable[[TensorProxy], Any]) -> Any:
+        """``target`` holds ``compute(target)`` from now on (cast back to the target's dtype,
+        same shape, as eager's in-place op). A computed value's proxy then stands for the new
+        value (every Python reference to it sees the update, as eager's); state read from
+        outside (``num_batches_tracked.add_(1)``) is written back after every call, and later
+        reads of it in this trace see the new value."""
         state = self.state_tensor(target)
         if state is not None and state.requires_grad and state.is_leaf:
             if torch.is_grad_enabled():
                 raise RuntimeError(
                     f"a leaf Variable that requires grad is being used in an in-place operation "
-                    f"(torch.Tensor.{short} on a tensor of shape {tuple(state.shape)} read from outside, "
+                    f"({name} on a tensor of shape {tuple(state.shape)} read from outside, "
                     "e.g. a parameter); eager torch refuses this too. Fix: do the update under "
                     "torch.no_grad() (as an optimizer step does), or outside the jitted function."
                 )
             self._updated_leaves.add(id(state))
-        if short == "zero_":
-            new = self.torch_function(torch.zeros_like, (target,), {})
-        elif short == "fill_":
-            new = self.torch_function(torch.full_like, (target, *rest), kwargs)
-        elif short == "copy_":
-            source = self.torch_function(torch.Tensor.to, (rest[0], target.dtype), {})
-            new = self.torch_function(torch.Tensor.expand, (source, tuple(target.shape)), {})
-        else:
-            new = self.torch_function(getattr(torch.Tensor, short[:-1]), (target, *rest), kwargs)
-            if tuple(new.shape) != tuple(target.shape):
-                raise RuntimeError(
-                    f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-                    f"{list(new.shape)} (torch.Tensor.{short})"
-                )
-            if not torch.can_cast(new.dtype, target.dtype):
-                raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
-            if new.dtype != target.dtype:
-                new = self.torch_function(torch.Tensor.to, (new, target.dtype), {})
+        new = compute(target)
+        if tuple(new.shape) != tuple(target.shape):
+            raise RuntimeError(
+                f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(new.shape)} ({name})"
+            )
+        if not torch.can_cast(new.dtype, target.dtype):
+            raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
+        if new.dtype != target.dtype:
+            new = self.torch_function(torch.Tensor.to, (new, target.dtype), {})
         if state is not None:
             self.assign_state(state, new)
             return new
@@ -716,6 +741,16 @@ def _tensor_operands(value: Any) -> list[Any]:
     """The tensors (real or traced) and dynamic numbers among ``value``'s leaves: a torch call
     with any of them is traced."""
     return [v for v in leaves(value) if isinstance(v, (torch.Tensor, TensorProxy, NumberProxy))]
+
+
+def maybe_in_place(name: str, input: Any, inplace: bool, compute: Callable[[Any], R]) -> R:
+    """A handler's ``inplace=`` flag (``F.relu(x, inplace=True)``, ``nn.ReLU(inplace=True)``):
+    ``compute(input)``, written into ``input`` when ``inplace`` is set, as eager's in-place
+    kernel writes it (``TraceBuilder.update_in_place``: every reference sees the new value;
+    refused where an alias would see the old one)."""
+    if not inplace or not isinstance(input, TensorProxy):
+        return compute(input)
+    return typing.cast(R, input._tracer.update_in_place(name, input, compute))
 
 
 def _storage_of(tensor: torch.Tensor) -> int:
@@ -977,6 +1012,19 @@ def _inplace_error(name: str, proxy: TensorProxy | None, detail: str = "") -> Un
         "Write the out-of-place form and use its result: `y = y + 1` instead of `y += 1` or "
         "`y.add_(1)`, `y = torch.where(mask, value, y)` instead of `y[mask] = value`, "
         "`F.relu(x)` instead of `F.relu(x, inplace=True)`."
+    )
+
+
+def _built_here_error(name: str, tensor: torch.Tensor) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        f"{name}: an in-place update of a tensor of shape {tuple(tensor.shape)} ({tensor.dtype}) that the traced "
+        "function built from Python values alone (torch.zeros(...), torch.full(...), a clone of one), with a traced "
+        "operand or after a traced op read it: symscalar builds such a tensor once, while tracing, and the compiled "
+        "program reads it on every call, where eager builds a fresh one each call; updated in place, the update "
+        "would carry over from call to call. Write the out-of-place form and use its result: `buf = buf + x` "
+        "instead of `buf += x`, "
+        "`buf = torch.where(mask, x, buf)` instead of `buf[mask] = x`, or build the tensor from a traced one "
+        "(`x.new_zeros(...)`, `torch.zeros_like(x)`)."
     )
 
 
@@ -1389,6 +1437,8 @@ class TensorProxy(Traced):
         locals()[_attr] = _forward(_attr)
     for _attr in _INPLACE_DUNDERS:
         locals()[_attr] = _raise_inplace(_attr)
+    # x[i] = v: traced where an in-place update can be (ops/indexing.py)
+    locals()["__setitem__"] = _forward("__setitem__")
     # x += y is x.add_(y): traced where an in-place method can be
     for _attr, _method in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_")):
         locals()[_attr] = _inplace_method(_method)

@@ -147,6 +147,22 @@ def gelu_tanh_fn(a: torch.Tensor) -> Any:
     return F.gelu(a, approximate="tanh")
 
 
+def hardsigmoid_fn(a: torch.Tensor) -> Any:
+    return F.hardsigmoid(a * 4)
+
+
+def hardswish_fn(a: torch.Tensor) -> Any:
+    return F.hardswish(a * 4)
+
+
+def hardtanh_fn(a: torch.Tensor) -> Any:
+    return F.hardtanh(a, -0.5, 0.75)
+
+
+def leaky_relu_fn(a: torch.Tensor) -> Any:
+    return F.leaky_relu(a, 0.2)
+
+
 def erf_fn(a: torch.Tensor) -> Any:
     return torch.erf(a)
 
@@ -417,6 +433,10 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "silu": (silu_fn, (x(*A),), ("fd.ops.silu(",)),
     "gelu": (gelu_fn, (x(*A), S), ("fd.ops.erf(",)),
     "gelu_tanh": (gelu_tanh_fn, (x(*A),), ("fd.ops.tanh(",)),
+    "hardsigmoid": (hardsigmoid_fn, (x(*A),), ("fd.ops.minimum(", "fd.ops.maximum(")),
+    "hardswish": (hardswish_fn, (x(*A),), ("fd.ops.minimum(", "fd.ops.maximum(")),
+    "hardtanh": (hardtanh_fn, (x(*A),), ("fd.ops.minimum(", "fd.ops.maximum(")),
+    "leaky_relu": (leaky_relu_fn, (x(*A),), ("fd.ops.where(",)),
     "erf": (erf_fn, (x(*A),), ("fd.ops.erf(",)),
     "floor": (floor_fn, (x(*A),), ("fd.ops.floor(",)),
     "ceil": (ceil_fn, (x(*A),), ("fd.ops.ceil(",)),
@@ -531,6 +551,8 @@ def test_every_lowered_primitive_has_a_case() -> None:
     covered = set().union(*(_prims_in(_case_trace(name)) for name in CASE_IDS))
     covered |= _prims_in(arange_trace(0, 4, 1, torch.int64))
     covered |= _prims_in(gelu_backward_trace("none"))
+    for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu"):  # their backward primitives
+        covered |= _prims_in(grad_traces(_case_trace(name))[1])
     assert lowered - covered == set(), "lowered primitives without a test case"
 
 

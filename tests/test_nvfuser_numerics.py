@@ -1029,6 +1029,11 @@ UNSAMPLED: dict[str, str] = {
 BACKWARD_ONLY: dict[str, str] = {
     "gelu_backward": "gelu's vjp: in the backward fusions of the gelu cases (its own vjp, a double "
     "backward, by gradgradcheck in tests/test_fused_kernels.py)",
+    **{
+        f"{name}_backward": f"{name}'s vjp: in the backward fusions of the {name} case (its own vjp, a double "
+        "backward, against eager in tests/test_ops_elementwise.py)"
+        for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu")
+    },
 }
 
 

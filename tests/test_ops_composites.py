@@ -1,5 +1,7 @@
 """matmul (with its vjp) and the composite layers, against torch eager and autograd."""
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -125,3 +127,50 @@ def test_static_parameters_of_composites_reject_dynamic_values():
     h = symscalar.jit(lambda q, p: F.scaled_dot_product_attention(q, q, q, dropout_p=p), dynamic=["p"])
     with pytest.raises(StaticValueRequiredError, match="dropout_p"):
         h(torch.randn(1, 2, 3), 0.1)
+
+
+@pytest.mark.parametrize("groups, affine", [(3, True), (1, True), (6, False), (2, False)])
+def test_group_norm_forward_grads_and_gradcheck(groups, affine):
+    x, w, b = D(2, 6, 3, 4), D(6), D(6)
+    f = symscalar.jit(lambda x, w, b: F.group_norm(x, groups, w, b))
+    args = (x, w, b) if affine else (x, None, None)
+    torch.testing.assert_close(f(*args), F.group_norm(x, groups, *args[1:]), rtol=0, atol=1e-14)
+    assert torch.autograd.gradcheck(lambda *a: f(*a, *(None,) * (3 - len(a))), args[: 3 if affine else 1])
+
+
+def test_group_norm_dynamic_eps_one_trace_half_precision_and_errors():
+    def fn(x, eps: FloatLike):
+        return F.group_norm(x, 2, None, None, eps)
+
+    f = symscalar.jit(fn)
+    x = D(2, 4, 5)
+    for eps in (1e-5, 0.5):
+        torch.testing.assert_close(f(x, eps), F.group_norm(x, 2, eps=eps))
+    assert f.cache_info().misses == 1
+    xb, wb = torch.randn(2, 4, 3, dtype=torch.bfloat16), torch.randn(4)  # float32 weight: as autocast's
+    g = symscalar.jit(lambda x, w: F.group_norm(x, 4, w))
+    torch.testing.assert_close(g(xb, wb), F.group_norm(xb, 4, wb), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="divisible by num_groups"):
+        symscalar.jit(lambda x: F.group_norm(x, 3))(x)
+    with pytest.raises(StaticValueRequiredError, match="num_groups"):
+        symscalar.jit(lambda x, g: F.group_norm(x, g), dynamic=["g"])(x, 2)
+
+
+def test_group_norm_module_trains_like_eager():
+    torch.manual_seed(0)
+    eager = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.GroupNorm(4, 8), torch.nn.SiLU()).double()
+    mine = copy.deepcopy(eager)
+    f = symscalar.jit(mine)
+    opt_e, opt_m = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, mine))
+    for step in range(3):
+        x = torch.randn(2, 3, 6, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(step))
+        out_e, out_m = eager(x), f(x)
+        torch.testing.assert_close(out_m, out_e)
+        out_e.pow(2).sum().backward()
+        out_m.pow(2).sum().backward()
+        for pe, pm in zip(eager.parameters(), mine.parameters()):
+            torch.testing.assert_close(pm.grad, pe.grad)
+        for opt in (opt_e, opt_m):
+            opt.step()
+            opt.zero_grad()
+    assert f.cache_info().misses == 1

@@ -416,3 +416,101 @@ def test_max_with_dim_none_raises_as_eager() -> None:
         torch.max(x, dim=None)
     with pytest.raises(RuntimeError, match="look up dimensions by name"):
         jit(lambda x: torch.max(x, dim=None))(x)
+
+
+# ----------------------------------------------------------------------------------------
+# x[indices] = value on a value computed in the function (transformers' shift_tokens_right:
+# `shifted[:, 1:] = ids[:, :-1].clone(); shifted[:, 0] = start`): functionalized, eager's
+# values and gradients (the overwritten elements get none, the value its slice)
+
+SETITEM: dict[str, Callable[[torch.Tensor, torch.Tensor], Any]] = {
+    "int": lambda y, v: y.__setitem__(1, v),
+    "slices": lambda y, v: y.__setitem__((slice(None), slice(1, 3)), v[:2]),
+    "steps": lambda y, v: y.__setitem__((slice(None, None, 2), slice(None, None, 3)), v.sum()),
+    "negative": lambda y, v: y.__setitem__((-1, slice(-2, None)), v[-2:]),
+    "ellipsis_none": lambda y, v: y.__setitem__((Ellipsis, None, 0), v[:3, None]),
+    "number": lambda y, v: y.__setitem__((0, 0), 7.5),
+    "leading_ones": lambda y, v: y.__setitem__(2, v[None, None]),
+    "list": lambda y, v: y.__setitem__([0, 2], v),
+    "constant_index_tensor": lambda y, v: y.__setitem__((torch.tensor([2, 0, 2]), 1), v[:3]),
+    "traced_index_tensor": lambda y, v: y.__setitem__(((v[:3] > 0).long(), 3), v[:3]),
+    "traced_mask_number": lambda y, v: y.__setitem__(y > 0, 0.5),
+    "traced_mask_row": lambda y, v: y.__setitem__(y.sum(1) > 0, v),
+    "traced_mask_value": lambda y, v: y.__setitem__(y > 0, v[0]),
+    "constant_mask": lambda y, v: y.__setitem__(torch.tensor([True, False, True]), v),
+    "twice_then_add": lambda y, v: (y.__setitem__(1, v), y.__setitem__((slice(None), 0), 0.0), y.add_(1)),
+}
+
+
+@pytest.mark.parametrize("name", list(SETITEM))
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_setitem_on_a_computed_value_matches_eager_values_and_grads(name: str, dtype: torch.dtype) -> None:
+    write = SETITEM[name]
+
+    def f(x: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = x * 2
+        s = y.sum()  # read before the write: the old value
+        write(y, v)
+        return y, s
+
+    jf = symscalar.jit(f)
+    for step in range(3):
+        g = torch.Generator().manual_seed(step)
+        x, v = torch.randn(3, 4, dtype=dtype, generator=g), torch.randn(4, dtype=dtype, generator=g)
+        xe, ve, xm, vm = (t.clone().requires_grad_() for t in (x, v, x, v))
+        (ye, se), (ym, sm) = f(xe, ve), jf(xm, vm)
+        assert ym.dtype == ye.dtype
+        torch.testing.assert_close(ym, ye, rtol=0, atol=0)
+        torch.testing.assert_close(sm, se, rtol=0, atol=0)
+        ct = torch.randn(3, 4, dtype=dtype, generator=g)
+        expected = torch.autograd.grad((ye * ct).sum() + se, (xe, ve), allow_unused=True)
+        got = torch.autograd.grad((ym * ct).sum() + sm, (xm, vm), allow_unused=True)
+        for gm, ge in zip(got, expected):
+            assert (gm is None) == (ge is None)
+            if ge is not None:
+                torch.testing.assert_close(gm, ge)
+    assert jf.cache_info().misses == 1
+
+
+def test_setitem_integer_value_into_a_float_casts_and_float_into_int_truncates_as_eager() -> None:
+    def f(ids: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        shifted = ids.new_zeros(ids.shape)
+        shifted[:, 1:] = ids[:, :-1].clone()
+        shifted[:, 0] = 2
+        shifted.masked_fill_(shifted == -100, 0)
+        y = x * 1
+        y[0] = ids[0, :3]
+        shifted[1] = x[1, 0] * 10
+        return shifted, y
+
+    jf = symscalar.jit(f)
+    for step in range(3):
+        g = torch.Generator().manual_seed(step)
+        ids = torch.randint(-100, 50, (2, 3), generator=g)
+        x = torch.randn(2, 3, generator=g)
+        for got, expected in zip(jf(ids, x), f(ids, x)):
+            assert got.dtype == expected.dtype
+            assert torch.equal(got, expected)
+
+
+SETITEM_REFUSED = {
+    "argument": lambda x, v: x.__setitem__(0, v),
+    "through_a_view": lambda x, v: (x * 2)[None].__setitem__((0, 1), v),
+    "view_of_it_taken": lambda x, v: (lambda y: (y[0], y.__setitem__(1, v)))(x * 2),
+}
+
+
+@pytest.mark.parametrize("name", list(SETITEM_REFUSED))
+def test_setitem_where_an_alias_would_see_it_is_refused(name: str) -> None:
+    with pytest.raises(UnsupportedOperationError, match=r"torch.Tensor.__setitem__"):
+        symscalar.jit(SETITEM_REFUSED[name])(torch.randn(3, 4), torch.randn(4))
+
+
+def test_setitem_with_a_traced_mask_and_one_value_per_selected_row_is_refused_with_the_fix() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        y[x[:, 0] > 0] = x[:2]  # the rows eager writes: as many as the mask selects
+        return y
+
+    with pytest.raises(UnsupportedOperationError, match=r"one row per True.*torch.where"):
+        symscalar.jit(f)(torch.randn(3, 4))

@@ -503,3 +503,27 @@ def test_cuda_values_devices_and_grads() -> None:
         assert g.device == r.device
         torch.testing.assert_close(g, r)
     assert torch.autograd.gradcheck(jf, (x, y))
+
+
+ROLLS = [(2, 1), ((1, -2), (0, 2)), (3,), (-7, 1), (0, 1), ((5,), (1,)), (4, -1), ((1, 1), (1, 1))]
+
+
+@pytest.mark.parametrize("args", ROLLS, ids=str)
+def test_roll_matches_eager_bit_for_bit_with_gradcheck(args):
+    x = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
+    for spelling in (lambda x: torch.roll(x, *args), lambda x: x.roll(*args)):
+        f = symscalar.jit(spelling)
+        assert torch.equal(f(x), spelling(x))
+        assert torch.autograd.gradcheck(f, (x,))
+    out = symscalar.jit(lambda x: torch.roll(x, 0, 1))(x)
+    assert out.requires_grad  # a new tensor, as eager's (never the input itself)
+
+
+def test_roll_shift_is_static_and_mismatched_dims_raise_as_eager():
+    def f(x, s: symscalar.DynamicInt):
+        return torch.roll(x, s, 0)
+
+    with pytest.raises(symscalar.StaticValueRequiredError, match="shifts"):
+        symscalar.jit(f)(torch.ones(3), 1)
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        symscalar.jit(lambda x: torch.roll(x, (1, 2), 0))(torch.ones(3))

@@ -272,3 +272,64 @@ def test_register_buffer_persistence_and_order_follow_eager_on_every_call():
     # one trace per mode, and one more: the first call registered z, a, m, so the module holds
     # more buffers than when it was traced (a structure change retraces)
     assert jitted.cache_info().misses == 3
+
+
+# ----------------------------------------------------------------------------------------
+# A tensor the function builds from Python values is built once, while tracing; an in-place
+# update of it with a traced value would carry over from call to call (it was written back
+# into that constant, so `buf = torch.zeros(3); buf += x` returned x, 2x, 3x...). Refused.
+
+BUILT_HERE_UPDATES = {
+    "iadd": lambda buf, x: buf.__iadd__(x),
+    "add_": lambda buf, x: buf.add_(x),
+    "copy_": lambda buf, x: buf.copy_(x),
+    "masked_fill_": lambda buf, x: buf.masked_fill_(x > 0, 1.0),
+    "setitem": lambda buf, x: buf.__setitem__(slice(0, 2), x[:2]),
+    "mul_": lambda buf, x: buf.mul_(x),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILT_HERE_UPDATES))
+def test_updating_a_tensor_built_from_python_values_with_a_traced_value_is_refused(name):
+    update = BUILT_HERE_UPDATES[name]
+
+    def f(x):
+        buf = torch.zeros(3)
+        update(buf, x)
+        return buf * 1
+
+    x = torch.ones(3)
+    assert [f(x).tolist() for _ in range(2)] == [f(x).tolist()] * 2  # eager: a fresh buffer per call
+    with pytest.raises(UnsupportedOperationError, match=r"built from Python values alone.*out-of-place"):
+        symscalar.jit(f)(x)
+
+
+def test_updating_a_tensor_built_from_a_traced_one_matches_eager_on_every_call():
+    def f(x):
+        buf = x.new_zeros(3)
+        buf += x
+        buf[1:] = x[:2] * 2
+        return buf
+
+    jf = symscalar.jit(f)
+    for _ in range(3):
+        x = torch.randn(3)
+        torch.testing.assert_close(jf(x), f(x), rtol=0, atol=0)
+    assert jf.cache_info().misses == 1
+
+
+def test_updating_a_constant_after_a_traced_op_read_it_is_refused():
+    """Once a traced op has read it, the constant is an input of the program, read on every
+    call: an update even with constants only would be written into it (the second call read
+    2.0 where eager reads 0.0)."""
+
+    def f(x):
+        buf = torch.zeros(3)
+        y = x + buf
+        buf.fill_(2.0)
+        return y + buf
+
+    jf = symscalar.jit(f)
+    with pytest.raises(UnsupportedOperationError, match="built from Python values alone"):
+        for _ in range(2):
+            torch.testing.assert_close(jf(torch.ones(3)), f(torch.ones(3)))

@@ -118,6 +118,72 @@ def method_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dyn
 X = torch.ones(2, 3, 4)
 # The torch.special spellings (typed Any by torch's stubs, see above) are not called: mypy
 # cannot flag them, while the jit does raise StaticValueRequiredError.
+@symscalar.jit
+def F_hardswish_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.hardswish(x, b)  # E: torch.nn.functional.hardswish: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "hardswish" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_hardsigmoid_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.hardsigmoid(x, b)  # E: torch.nn.functional.hardsigmoid: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "hardsigmoid" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_relu6_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.relu6(x, b)  # E: torch.nn.functional.relu6: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "relu6" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_hardtanh_min_val(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.hardtanh(x, f)  # E: torch.nn.functional.hardtanh: parameter "min_val" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "hardtanh" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_hardtanh_max_val(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.hardtanh(x, -1.0, f)  # E: torch.nn.functional.hardtanh: parameter "max_val" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 3 to "hardtanh" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_hardtanh_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.hardtanh(x, inplace=b)  # E: torch.nn.functional.hardtanh: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "inplace" to "hardtanh" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_leaky_relu_negative_slope(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.leaky_relu(x, f)  # E: torch.nn.functional.leaky_relu: parameter "negative_slope" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "leaky_relu" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_leaky_relu_inplace(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.leaky_relu(x, inplace=b)  # E: torch.nn.functional.leaky_relu: parameter "inplace" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument "inplace" to "leaky_relu" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def F_group_norm_num_groups(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return F.group_norm(x, n)  # E: torch.nn.functional.group_norm: parameter "num_groups" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "group_norm" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_hardtanh_min_val(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.hardtanh(x, f)  # E: symscalar.ops.hardtanh: parameter "min_val" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "hardtanh" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_hardtanh_max_val(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.hardtanh(x, -1.0, f)  # E: symscalar.ops.hardtanh: parameter "max_val" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 3 to "hardtanh" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_leaky_relu_negative_slope(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.leaky_relu(x, f)  # E: symscalar.ops.leaky_relu: parameter "negative_slope" must be static (a compile-time constant) but got dynamic value "f" (DynamicFloat)...  [symscalar-static-required]  # plain-E: Argument 2 to "leaky_relu" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_group_norm_num_groups(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.group_norm(x, n)  # E: symscalar.ops.group_norm: parameter "num_groups" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "group_norm" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
+
+
+
 CALLS = [
     (ops_layer_norm_normalized_shape, (X, 1, True, 0.5)),
     (ops_rms_norm_normalized_shape, (X, 1, True, 0.5)),
@@ -138,4 +204,17 @@ CALLS = [
     (ops_round_decimals, (X, 1, True, 0.5)),
     (torch_round_decimals, (X, 1, True, 0.5)),
     (method_round_decimals, (X, 1, True, 0.5)),
+    (F_hardswish_inplace, (X, 1, True, 0.5)),
+    (F_hardsigmoid_inplace, (X, 1, True, 0.5)),
+    (F_relu6_inplace, (X, 1, True, 0.5)),
+    (F_hardtanh_min_val, (X, 1, True, 0.5)),
+    (F_hardtanh_max_val, (X, 1, True, 0.5)),
+    (F_hardtanh_inplace, (X, 1, True, 0.5)),
+    (F_leaky_relu_negative_slope, (X, 1, True, 0.5)),
+    (F_leaky_relu_inplace, (X, 1, True, 0.5)),
+    (F_group_norm_num_groups, (X, 1, True, 0.5)),
+    (ops_hardtanh_min_val, (X, 1, True, 0.5)),
+    (ops_hardtanh_max_val, (X, 1, True, 0.5)),
+    (ops_leaky_relu_negative_slope, (X, 1, True, 0.5)),
+    (ops_group_norm_num_groups, (X, 1, True, 0.5)),
 ]

@@ -383,6 +383,37 @@ def method_expand_size(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dynami
 
 
 X = torch.ones(2, 3, 4)
+@symscalar.jit
+def torch_roll_shifts(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return torch.roll(x, n, 0)  # E: torch.roll: parameter "shifts" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "roll" has incompatible type "DynamicInt"; expected "int | SymInt | Sequence[int | SymInt]"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def torch_roll_dims(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return torch.roll(x, 1, n)  # E: torch.roll: parameter "dims" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "roll" has incompatible type "DynamicInt"; expected "int | Size | list[int] | tuple[int, ...]"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def method_roll_shifts(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return x.roll(n, 0)  # E: torch.Tensor.roll: parameter "shifts" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 1 to "roll" of "TensorBase" has incompatible type "DynamicInt"; expected "int | SymInt | Sequence[int | SymInt]"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def method_roll_dims(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return x.roll(1, n)  # E: torch.Tensor.roll: parameter "dims" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "roll" of "TensorBase" has incompatible type "DynamicInt"; expected "int | Size | list[int] | tuple[int, ...]"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_roll_shifts(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.roll(x, n, 0)  # E: symscalar.ops.roll: parameter "shifts" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "roll" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_roll_dims(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
+    return ops.roll(x, 1, n)  # E: symscalar.ops.roll: parameter "dims" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "roll" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]  # pyright-E: reportArgumentType
+
+
+
 CALLS = [
     (ops_broadcast_in_dim_shape, (X, 1, True, 0.5)),
     (ops_broadcast_in_dim_broadcast_dims, (X, 1, True, 0.5)),
@@ -458,4 +489,10 @@ CALLS = [
     (method_reshape_shape, (X, 1, True, 0.5)),
     (method_view_size, (X, 1, True, 0.5)),
     (method_expand_size, (X, 1, True, 0.5)),
+    (torch_roll_shifts, (X, 1, True, 0.5)),
+    (torch_roll_dims, (X, 1, True, 0.5)),
+    (method_roll_shifts, (X, 1, True, 0.5)),
+    (method_roll_dims, (X, 1, True, 0.5)),
+    (ops_roll_shifts, (X, 1, True, 0.5)),
+    (ops_roll_dims, (X, 1, True, 0.5)),
 ]

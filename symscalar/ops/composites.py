@@ -24,7 +24,7 @@ from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import defop, implements
 from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
-__all__ = ["matmul", "linear", "layer_norm", "rms_norm", "scaled_dot_product_attention"]
+__all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
 
 
 # ---- matmul (the primitive takes operands with at least 2 dims; batch dims broadcast)
@@ -300,6 +300,41 @@ def rms_norm(
         eps = torch.finfo(xf.dtype).eps
     out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(input.dtype)
     return out * weight if weight is not None else out
+
+
+# ---- group normalization (diffusion UNets, ConvNeXt-style blocks): a composite like layer_norm
+@defop(torch=(F.group_norm,))
+def group_norm(
+    input: Tensor,
+    num_groups: StaticInt,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: FloatLike = 1e-5,
+) -> Tensor:
+    """The channels (dim 1) in ``num_groups`` groups, each normalized over its channels and
+    every other dim but the batch; then the per-channel ``weight``/``bias``. ``eps`` may be
+    dynamic. Half-precision inputs compute in float32 and are rounded once, as torch's."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    batch, channels = input.shape[0], input.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{list(input.shape)} and num_groups={num_groups}"
+        )
+    if math.prod(input.shape[2:]) * (batch * channels // num_groups) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+    xf = _upcast(input)
+    grouped = xf.reshape(batch, num_groups, channels // num_groups * math.prod(input.shape[2:]))
+    centered = grouped - grouped.mean(-1, keepdim=True)
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered * torch.rsqrt(var + eps)).reshape(tuple(input.shape))
+    affine = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * _upcast(weight).reshape(affine)
+    if bias is not None:
+        out = out + _upcast(bias).reshape(affine)
+    return out.to(input.dtype)
 
 
 # ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from

@@ -10,14 +10,15 @@ import math
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from symscalar.errors import UnsupportedOperationError
 from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
 from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
 from symscalar.ops.factories import full, to
-from symscalar.trace import register_vjp
-from symscalar.tracing import data_dependent_shape_error, defop, implements
-from symscalar.types import NumberLike, StaticBool, StaticInt, is_static
+from symscalar.trace import Primitive, register_vjp
+from symscalar.tracing import data_dependent_shape_error, defop, implements, maybe_in_place
+from symscalar.types import NumberLike, StaticBool, StaticFloat, StaticInt, is_static
 
 __all__ = [
     "add",
@@ -43,6 +44,10 @@ __all__ = [
     "sigmoid",
     "relu",
     "silu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
     "gelu",
     "erf",
     "floor",
@@ -268,14 +273,6 @@ def _is_tensor(x: object) -> bool:
     return hasattr(x, "shape")
 
 
-def _no_inplace(op: str, inplace: bool) -> None:
-    if inplace:
-        raise NotImplementedError(
-            f"{op}(..., inplace=True) is not supported inside a jitted function: in-place "
-            "updates of traced tensors are not traced; use the out-of-place form and the result"
-        )
-
-
 def _zero_grad(ct: Any, out: Any, *args: Any, **params: Any) -> tuple[None, ...]:
     # Piecewise-constant ops (floor, sign, div with rounding...): torch's gradient is zero,
     # i.e. no contribution; the inputs' gradients are zeros unless another use adds to them.
@@ -471,8 +468,7 @@ def relu(input: Tensor) -> Tensor:
 
 @implements(torch.nn.functional.relu)
 def _torch_f_relu(input: Tensor, inplace: StaticBool = False) -> Tensor:
-    _no_inplace("torch.nn.functional.relu", inplace)
-    return relu(input)
+    return maybe_in_place("torch.nn.functional.relu(..., inplace=True)", input, inplace, relu)
 
 
 # ---- silu
@@ -496,8 +492,156 @@ def silu(a: Tensor) -> Tensor:
 
 @implements(torch.nn.functional.silu)
 def _torch_silu(input: Tensor, inplace: StaticBool = False) -> Tensor:
-    _no_inplace("torch.nn.functional.silu", inplace)
-    return silu(input)
+    return maybe_in_place("torch.nn.functional.silu(..., inplace=True)", input, inplace, silu)
+
+
+# ---- hardsigmoid, hardswish, hardtanh (relu6), leaky_relu: the piecewise-linear activations
+# of CNNs (MobileNet, YOLO, GANs). Forward and backward are torch's own kernels (bit-equal
+# values and gradients, e.g. torch's float32 constant 1/6 in float64); each backward is a
+# primitive whose vjp gives the double backward.
+def _piecewise_activation(name: str, forward: Any, backward: Any, second: Any) -> tuple[Primitive, Primitive]:
+    """The primitive of activation ``name`` and of its backward ``backward(ct, a, **params)``;
+    ``second(ct2, ct, a, **params)`` is the derivative of the backward in ``a`` (None: zero)."""
+    prim = elementwise_primitive(name, forward)
+    backward_p = elementwise_primitive(f"{name}_backward", backward)
+    register_vjp(prim, lambda ct, out, a, **params: (backward_p.bind(ct, a, **params),))
+    register_vjp(
+        backward_p, lambda ct2, out, ct, a, **params: (backward_p.bind(ct2, a, **params), second(ct2, ct, a, **params))
+    )
+    return prim, backward_p
+
+
+def _inside(a: Any, lo: float, hi: float) -> Any:
+    return torch.logical_and(a > lo, a < hi)
+
+
+hardsigmoid_p, hardsigmoid_backward_p = _piecewise_activation(
+    "hardsigmoid", F.hardsigmoid, torch.ops.aten.hardsigmoid_backward, lambda ct2, ct, a: None
+)
+hardswish_p, hardswish_backward_p = _piecewise_activation(
+    "hardswish",
+    F.hardswish,
+    torch.ops.aten.hardswish_backward,
+    # torch's double backward: ct2 * ct / 3 inside (-3, 3)
+    lambda ct2, ct, a: torch.where(_inside(a, -3.0, 3.0), ct2 * ct / 3.0, 0),
+)
+hardtanh_p, hardtanh_backward_p = _piecewise_activation(
+    "hardtanh",
+    lambda a, *, min_val, max_val: F.hardtanh(a, min_val, max_val),
+    lambda ct, a, *, min_val, max_val: torch.ops.aten.hardtanh_backward(ct, a, min_val, max_val),
+    lambda ct2, ct, a, **params: None,
+)
+leaky_relu_p, leaky_relu_backward_p = _piecewise_activation(
+    "leaky_relu",
+    lambda a, *, negative_slope: F.leaky_relu(a, negative_slope),
+    lambda ct, a, *, negative_slope: torch.ops.aten.leaky_relu_backward(ct, a, negative_slope, False),
+    lambda ct2, ct, a, **params: None,
+)
+
+
+def _hardsigmoid_nvfuser(fd: Any, a: Any) -> Any:
+    x = upcast(fd, a)  # in float32 for half precision, as torch's kernels compute
+    return fd.ops.div(fd.ops.minimum(fd.ops.maximum(fd.ops.add(x, 3.0), 0.0), 6.0), 6.0)
+
+
+def _hardsigmoid_backward_nvfuser(fd: Any, ct: Any, a: Any) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.logical_and(fd.ops.gt(x, -3.0), fd.ops.lt(x, 3.0)), fd.ops.div(g, 6.0), 0.0)
+
+
+def _hardswish_backward_nvfuser(fd: Any, ct: Any, a: Any) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    inner = fd.ops.mul(g, fd.ops.add(fd.ops.div(x, 3.0), 0.5))
+    # torch's kernel: 0 up to -3 included, the slope strictly inside, the cotangent from 3 on
+    return fd.ops.where(fd.ops.le(x, -3.0), 0.0, fd.ops.where(fd.ops.lt(x, 3.0), inner, g))
+
+
+def _hardtanh_nvfuser(fd: Any, a: Any, *, min_val: float, max_val: float) -> Any:
+    return fd.ops.minimum(fd.ops.maximum(upcast(fd, a), min_val), max_val)
+
+
+def _hardtanh_backward_nvfuser(fd: Any, ct: Any, a: Any, *, min_val: float, max_val: float) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.logical_and(fd.ops.gt(x, min_val), fd.ops.lt(x, max_val)), g, 0.0)
+
+
+def _leaky_relu_nvfuser(fd: Any, a: Any, *, negative_slope: float) -> Any:
+    x = upcast(fd, a)
+    return fd.ops.where(fd.ops.gt(x, 0.0), x, fd.ops.mul(x, negative_slope))
+
+
+def _leaky_relu_backward_nvfuser(fd: Any, ct: Any, a: Any, *, negative_slope: float) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    return fd.ops.where(fd.ops.gt(x, 0.0), g, fd.ops.mul(g, negative_slope))
+
+
+register_nvfuser(hardsigmoid_p, _hardsigmoid_nvfuser, supports=floating)
+register_nvfuser(hardsigmoid_backward_p, _hardsigmoid_backward_nvfuser, supports=floating)
+register_nvfuser(hardswish_p, lambda fd, a: fd.ops.mul(upcast(fd, a), _hardsigmoid_nvfuser(fd, a)), supports=floating)
+register_nvfuser(hardswish_backward_p, _hardswish_backward_nvfuser, supports=floating)
+register_nvfuser(hardtanh_p, _hardtanh_nvfuser, supports=floating)
+register_nvfuser(hardtanh_backward_p, _hardtanh_backward_nvfuser, supports=floating)
+register_nvfuser(leaky_relu_p, _leaky_relu_nvfuser, supports=floating)
+register_nvfuser(leaky_relu_backward_p, _leaky_relu_backward_nvfuser, supports=floating)
+
+
+@defop
+def hardsigmoid(input: Tensor) -> Tensor:
+    """``relu6(input + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3), as torch's."""
+    return hardsigmoid_p.bind(input)
+
+
+@defop
+def hardswish(input: Tensor) -> Tensor:
+    """``input * relu6(input + 3) / 6`` (MobileNetV3's swish)."""
+    return hardswish_p.bind(input)
+
+
+@defop
+def hardtanh(input: Tensor, min_val: StaticFloat = -1.0, max_val: StaticFloat = 1.0) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]`` (static); gradient strictly inside, as torch's."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return hardtanh_p.bind(input, min_val=float(min_val), max_val=float(max_val))
+
+
+@defop
+def leaky_relu(input: Tensor, negative_slope: StaticFloat = 0.01) -> Tensor:
+    """``input`` where positive, else ``negative_slope * input`` (static)."""
+    return leaky_relu_p.bind(input, negative_slope=float(negative_slope))
+
+
+@implements(F.hardsigmoid)
+def _torch_hardsigmoid(input: Tensor, inplace: StaticBool = False) -> Tensor:
+    return maybe_in_place("torch.nn.functional.hardsigmoid(..., inplace=True)", input, inplace, hardsigmoid)
+
+
+@implements(F.hardswish)
+def _torch_hardswish(input: Tensor, inplace: StaticBool = False) -> Tensor:
+    return maybe_in_place("torch.nn.functional.hardswish(..., inplace=True)", input, inplace, hardswish)
+
+
+@implements(F.hardtanh)
+def _torch_hardtanh(
+    input: Tensor, min_val: StaticFloat = -1.0, max_val: StaticFloat = 1.0, inplace: StaticBool = False
+) -> Tensor:
+    return maybe_in_place(
+        "torch.nn.functional.hardtanh(..., inplace=True)", input, inplace, lambda x: hardtanh(x, min_val, max_val)
+    )
+
+
+@implements(F.relu6)
+def _torch_relu6(input: Tensor, inplace: StaticBool = False) -> Tensor:
+    return maybe_in_place(
+        "torch.nn.functional.relu6(..., inplace=True)", input, inplace, lambda x: hardtanh(x, 0.0, 6.0)
+    )
+
+
+@implements(F.leaky_relu)
+def _torch_leaky_relu(input: Tensor, negative_slope: StaticFloat = 0.01, inplace: StaticBool = False) -> Tensor:
+    return maybe_in_place(
+        "torch.nn.functional.leaky_relu(..., inplace=True)", input, inplace, lambda x: leaky_relu(x, negative_slope)
+    )
 
 
 # ---- gelu

@@ -33,7 +33,7 @@ from symscalar.ops.factories import full, to
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
 from symscalar.trace import Primitive, TensorVar, register_vjp
-from symscalar.tracing import TensorProxy, defop, implements, static_message
+from symscalar.tracing import TensorProxy, defop, implements, maybe_in_place, static_message
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
@@ -638,3 +638,68 @@ def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:
     before = advanced[0]
     order = list(range(n_b, n_b + before)) + list(range(n_b)) + list(range(n_b + before, out.ndim))
     return out.permute(order)
+
+
+# ---- x[indices] = value: the in-place write, functionalized. The new value is ``x`` with
+# ``value`` written where ``x[indices]`` reads, traced out of place (index_put at the flat
+# positions ``x[indices]`` reads, or a where for a bool mask) and assigned to ``x`` under the
+# rules of every in-place update (``TraceBuilder.update_in_place``: refused on an argument of
+# the jitted function, a view, or a value a view was taken of).
+@implements(torch.Tensor.__setitem__)
+def _tensor_setitem(input: Tensor, indices: Any, value: Any) -> None:
+    maybe_in_place("torch.Tensor.__setitem__", input, True, lambda x: _written(x, indices, value))
+
+
+def _written(x: Any, indices: Any, value: Any) -> Tensor:
+    """``x`` with ``value`` (broadcast and cast as ``copy_`` does) written at ``x[indices]``."""
+    if not isinstance(value, (TensorProxy, torch.Tensor)):
+        value = full((), value, dtype=x.dtype, device=x.device)
+    elif value.dtype != x.dtype:
+        value = to(typing.cast(Tensor, value), x.dtype)
+    items = indices if isinstance(indices, tuple) else (indices,)
+    if len(items) == 1 and isinstance(items[0], TensorProxy) and items[0].dtype == torch.bool:
+        return _written_where(x, items[0], value)
+    if x.ndim == 0:
+        return _written_where(x, full((), True, dtype=torch.bool, device=x.device), value)
+    positions = torch.arange(x.numel(), device=x.device).reshape(x.shape)
+    if any(isinstance(i, TensorProxy) for i in items):
+        selected = _tensor_getitem(x._tracer.capture(positions), indices)  # traced indices: read per call
+    else:
+        selected = positions[indices]  # static: the positions are a constant
+    target = tuple(selected.shape)
+    while value.ndim > len(target) and value.shape[0] == 1:  # as copy_: leading ones dropped
+        value = squeeze(value, 0)
+    if broadcast_shapes(tuple(value.shape), target) != target:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+            f"result of shape {list(target)}"
+        )
+    # the coordinates of each position along every dim of x: index_put's result is x's shape
+    # and a new value (no view of x, so later in-place writes see no alias)
+    coordinates: list[Any] = []
+    stride = 1
+    for size in reversed(x.shape):
+        coordinates.insert(0, selected // stride % size if size > 1 else selected * 0)
+        stride *= size
+    return index_put(x, tuple(coordinates), expand(value, target))
+
+
+def _written_where(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """``x[mask] = value`` for a traced bool ``mask`` over x's leading dims: a where, when
+    ``value`` broadcasts to every selected row (a number, one row); else the number of rows
+    it must have depends on the mask's values."""
+    rest = tuple(x.shape[mask.ndim :])
+    if tuple(mask.shape) != tuple(x.shape[: mask.ndim]):
+        raise IndexError(
+            f"The shape of the mask {list(mask.shape)} does not match the shape of the indexed tensor {list(x.shape)}"
+        )
+    while value.ndim > len(rest) and value.shape[0] == 1:
+        value = squeeze(value, 0)
+    if value.ndim > len(rest) or broadcast_shapes(tuple(value.shape), rest) != rest:
+        raise UnsupportedOperationError(
+            f"torch.Tensor.__setitem__: x[mask] = value with a traced bool mask of shape {list(mask.shape)} and a "
+            f"value of shape {list(value.shape)}: the value must have one row per True in the mask, a number "
+            "that depends on the mask's values. Write `x = torch.where(mask[..., None], values, x)` with `values` "
+            "of x's shape, or assign a number or one row."
+        )
+    return torch.where(reshape(mask, tuple(mask.shape) + (1,) * len(rest)), value, x)

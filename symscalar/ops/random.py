@@ -26,7 +26,7 @@ from symscalar.ops.common import Tensor
 from symscalar.ops.factories import full
 from symscalar.ops.shape import shape_arg
 from symscalar.trace import Primitive, TensorVar
-from symscalar.tracing import TraceBuilder, defop, implements
+from symscalar.tracing import TraceBuilder, defop, implements, maybe_in_place
 from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
 
 __all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout"]
@@ -221,10 +221,7 @@ def _torch_bernoulli(input: Tensor, p: FloatLike | None = None, *, generator: An
 def _torch_f_dropout(
     input: Tensor, p: FloatLike = 0.5, training: StaticBool = True, inplace: StaticBool = False
 ) -> Tensor:
-    if inplace and training and not (is_static(p) and p == 0.0):  # p == 0 leaves `input` as it is
-        raise NotImplementedError(
-            "torch.nn.functional.dropout(..., inplace=True) is not supported inside a jitted "
-            "function: in-place updates of traced tensors are not traced; use inplace=False "
-            "(nn.Dropout(inplace=False)) and the result"
-        )
-    return dropout(input, p, training)
+    inplace = inplace and training and not (is_static(p) and p == 0.0)  # p == 0 leaves `input` as it is
+    return maybe_in_place(
+        "torch.nn.functional.dropout(..., inplace=True)", input, inplace, lambda x: dropout(x, p, training)
+    )

@@ -41,6 +41,7 @@ __all__ = [
     "narrow",
     "select",
     "flip",
+    "roll",
     "getitem",
     "clone",
     "contiguous",
@@ -700,3 +701,30 @@ def detach(input: Tensor) -> Tensor:
 @implements(torch.clone, torch.Tensor.clone)
 def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.preserve_format) -> Tensor:
     return clone(input, memory_format)
+
+
+# ---- roll (Swin Transformer's shifted windows): two slices concatenated per rolled dim
+@defop(torch=(torch.roll, torch.Tensor.roll))
+def roll(input: Tensor, shifts: StaticDims, dims: StaticDims = ()) -> Tensor:
+    """``input`` shifted cyclically by ``shifts`` (static) along ``dims``; without dims, the
+    flattened tensor is rolled and the shape restored, as torch's."""
+    shift_list = [shifts] if isinstance(shifts, (int, NumberProxy)) else list(shifts)
+    dim_list = [] if dims is None else [dims] if isinstance(dims, (int, NumberProxy)) else list(dims)
+    for name, values in (("shifts", shift_list), ("dims", dim_list)):
+        for value in values:
+            if isinstance(value, NumberProxy):
+                raise StaticValueRequiredError(static_message("torch.roll", name, value))
+    if not dim_list:
+        if len(shift_list) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:0")
+        return reshape(roll(flatten(input), shift_list, (0,)), tuple(input.shape))
+    if len(shift_list) != len(dim_list):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:{len(dim_list)}")
+    out = input
+    for shift, dim in zip(shift_list, dim_list):
+        d = canonical_dim(dim, input.ndim)
+        size = input.shape[d]
+        k = shift % size if size else 0
+        if k:
+            out = cat([narrow(out, d, size - k, k), narrow(out, d, 0, size - k)], d)
+    return out if out is not input else clone(input)
