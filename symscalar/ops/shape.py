@@ -708,7 +708,7 @@ def _torch_clone(input: Tensor, *, memory_format: torch.memory_format = torch.pr
 def roll(input: Tensor, shifts: StaticDims, dims: StaticDims = ()) -> Tensor:
     """``input`` shifted cyclically by ``shifts`` (static) along ``dims``; without dims, the
     flattened tensor is rolled and the shape restored, as torch's."""
-    shift_list = [shifts] if isinstance(shifts, (int, NumberProxy)) else list(shifts)
+    shift_list = [shifts] if isinstance(shifts, (int, NumberProxy)) else list(shifts or ())
     dim_list = [] if dims is None else [dims] if isinstance(dims, (int, NumberProxy)) else list(dims)
     for name, values in (("shifts", shift_list), ("dims", dim_list)):
         for value in values:
