@@ -35,6 +35,7 @@ from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.trace import Trace
+from symscalar.tracing import check_tensor_class
 
 __all__ = ["jit", "JitFunction", "JitModule", "CacheInfo", "grad", "value_and_grad"]
 
@@ -275,7 +276,7 @@ def value_and_grad(
                     f"its gradient, got {type(value).__name__}"
                     + (f" of dtype {value.dtype}" if isinstance(value, torch.Tensor) else "")
                 )
-            args_list[i] = value.detach().requires_grad_(True)
+            args_list[i] = _grad_leaf(value, f"argument {i} of {qualname(fn)}")
             inputs.append(args_list[i])
         return args_list, inputs
 
@@ -301,6 +302,19 @@ def value_and_grad(
     _share_inspection(value_and_grad_fn, jitted)
     value_and_grad_fn.would_trace = would_trace  # type: ignore[attr-defined]
     return value_and_grad_fn
+
+
+def _grad_leaf(value: torch.Tensor, where: str) -> torch.Tensor:
+    """``value`` detached and requiring grad, of its own class: ``fn`` sees a ``Parameter`` as
+    a ``Parameter`` (``isinstance`` branches, ``value_and_grad``'s value as ``fn(*args)``'s),
+    which ``detach()`` would turn into a plain tensor. A class that overrides torch calls is
+    refused here as ``jit`` refuses it (``detach()`` would silently drop it too)."""
+    check_tensor_class(value, where)
+    leaf = value.detach().requires_grad_(True)
+    if type(value) is not torch.Tensor:  # a Parameter (subclass): its class and attributes
+        leaf = torch.Tensor._make_subclass(type(value), leaf, True)
+        leaf.__dict__.update(value.__dict__)
+    return leaf
 
 
 def grad(

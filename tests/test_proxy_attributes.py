@@ -209,10 +209,47 @@ def test_isinstance_of_a_parameter_argument_answers_its_class(annotated):
     assert "class Tensor → Parameter" in str(jf.explain()) or "class Parameter → Tensor" in str(jf.explain())
 
 
+def _loss_branching_on_parameter(x, y):
+    return _branch_on_parameter(x, [y]).pow(2).sum()
+
+
+@pytest.mark.parametrize("api", ["value_and_grad", "grad"])
+def test_value_and_grad_of_a_parameter_sees_a_parameter(api):
+    # value_and_grad(fn)(*args) is fn(*args) and its gradient: fn sees each argument's class.
+    # Its detached leaf was a plain tensor, so an isinstance(x, Parameter) branch took the
+    # other side than fn(*args) (value and gradient silently 3x instead of 2x).
+    jf = getattr(symscalar, api)(_loss_branching_on_parameter, argnums=(0, 1))
+    for _ in range(3):  # the programs cached for each class, called again
+        for x, y in [
+            (torch.nn.Parameter(torch.randn(3)), torch.randn(3)),
+            (torch.randn(3), _MyParameter(torch.randn(3))),
+            (torch.randn(3), torch.randn(3)),
+        ]:
+            xe, ye = (
+                type(t)(t.detach()) if type(t) is not torch.Tensor else t.detach().requires_grad_(True) for t in (x, y)
+            )
+            value = _loss_branching_on_parameter(xe, ye)
+            expected = torch.autograd.grad(value, (xe, ye))
+            got = jf(x, y)
+            if api == "value_and_grad":
+                torch.testing.assert_close(got[0], value.detach())
+                got = got[1]
+            for g, ge in zip(got, expected):
+                torch.testing.assert_close(g, ge)
+            assert x.grad is None and y.grad is None  # the arguments themselves are left alone
+
+
 class _AddsOnMul(torch.Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         out = super().__torch_function__(func, types, args, kwargs or {})
+        return out + 100 if func is torch.Tensor.mul else out
+
+
+class _ParameterAddsOnMul(torch.nn.Parameter):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = torch.Tensor.__torch_function__.__func__(cls, func, types, args, kwargs or {})
         return out + 100 if func is torch.Tensor.mul else out
 
 
@@ -229,13 +266,13 @@ class _Holder(torch.nn.Module):
         return self.w * x
 
 
-@pytest.mark.parametrize("cls", [_AddsOnMul, _Plain])
+@pytest.mark.parametrize("cls", [_AddsOnMul, _ParameterAddsOnMul, _Plain])
 def test_tensor_subclasses_that_change_torch_calls_are_refused(cls):
     # Their __torch_function__ decides what a call does or returns; a trace of torch's own ops
     # would silently drop that (it did: w * x gave x without the +100), so they are refused
     # wherever they enter: an argument, a tensor inside a container argument, captured state.
     x = torch.randn(3)
-    sub = torch.randn(3).as_subclass(cls)
+    sub = cls(torch.randn(3)) if issubclass(cls, torch.nn.Parameter) else torch.randn(3).as_subclass(cls)
     match = rf"{cls.__qualname__}.*torch\.Tensor subclass.*as_subclass\(torch\.Tensor\)"
 
     def annotated(t: torch.Tensor) -> torch.Tensor:
@@ -247,6 +284,8 @@ def test_tensor_subclasses_that_change_torch_calls_are_refused(cls):
         symscalar.jit(lambda ts: ts[0] * 2)([sub])
     with pytest.raises(UnsupportedOperationError, match=r"read by torch\.Tensor\.mul.*" + match):
         symscalar.jit(_Holder(sub))(x)
+    with pytest.raises(UnsupportedOperationError, match=r"argument 0 of .*" + match):  # detach() dropped it
+        symscalar.grad(lambda t: (t * 2).sum())(sub)
     plain = symscalar.jit(_Holder(sub.as_subclass(torch.Tensor)))  # the fix the message gives
     torch.testing.assert_close(plain(x), sub.as_subclass(torch.Tensor) * x)
 
