@@ -6,6 +6,8 @@ rows saved instead of the attention weights). Compared with eager torch and torc
 parameters changing in between, and with finite differences (gradcheck, gradgradcheck) in
 float64."""
 
+import functools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -296,6 +298,33 @@ def test_cpu_attention_double_backward_raises_when_it_runs_as_eagers():
         assert g.requires_grad
         with pytest.raises(RuntimeError, match="derivative for aten::_scaled_dot_product_flash_attention_for_cpu"):
             g.sum().backward()
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("shapes", [((2, 2, 5, 4), (2, 2, 0, 4)), ((2, 2, 5, 0), (2, 2, 6, 0)), ((5, 0), (0, 0))])
+def test_attention_with_no_keys_or_an_empty_head_dim_matches_eager(shapes, is_causal: bool):
+    # outside the kernel's form (a zero-size dim): no keys gave an amax over nothing, an empty
+    # head dim 1 / sqrt(0) while tracing; eager gives zeros / an empty output and zero gradients
+    (q_shape, kv_shape) = shapes
+    fn = functools.partial(F.scaled_dot_product_attention, is_causal=is_causal)
+    f = symscalar.jit(lambda q, k, v: fn(q, k, v))
+    for _ in range(2):
+        q, k, v = (torch.randn(s, dtype=torch.float64, requires_grad=True) for s in (q_shape, kv_shape, kv_shape))
+        out, expected = f(q, k, v), fn(q, k, v)
+        torch.testing.assert_close(out, expected, rtol=0, atol=0)
+        ct = torch.randn_like(expected)
+        for g, ge in zip(torch.autograd.grad(out, (q, k, v), ct), torch.autograd.grad(expected, (q, k, v), ct)):
+            torch.testing.assert_close(g, ge, rtol=0, atol=0)
+
+
+def test_attention_of_mixed_dtypes_raises_eagers_error_while_tracing():
+    # it raised at run time from inside the generated program ("expected scalar type Double")
+    q, k, v = torch.randn(1, 2, 4, 3, dtype=torch.float64), torch.randn(1, 2, 4, 3), torch.randn(1, 2, 4, 3)
+    f = symscalar.jit(lambda q, k, v: F.scaled_dot_product_attention(q, k, v))
+    for fn in (f, F.scaled_dot_product_attention):
+        with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same dtype"):
+            fn(q, k, v)
+    assert f.cache_info().misses == 0  # refused while tracing: no program
 
 
 @pytest.mark.slow  # float64 gradgradcheck

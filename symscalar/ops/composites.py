@@ -465,12 +465,17 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """``softmax(q @ k^T * scale + mask) @ v``; ``scale`` may be dynamic. A nonzero
     ``dropout_p`` drops attention weights with the program's RNG (see ``ops/random.py``)."""
+    if not query.dtype == key.dtype == value.dtype:  # eager's check (the kernels would fail at run time)
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
+        )
     if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
         key, value = _grouped_heads(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
-    if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
+    if scale is None:  # eager's 1 / sqrt(0) for an empty head dim is inf (the output is empty)
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else math.inf
     if attn_mask is None and dropout_p == 0.0 and _flash_cpu_form(query, key, value):
         return sdpa_flash_cpu_p.bind(query, key, value, scale, is_causal=is_causal)[0]
     scores = (query @ key.mT) * scale
@@ -485,9 +490,11 @@ def scaled_dot_product_attention(
     # torch's "safe softmax": a query whose every score is -inf (a fully masked row) attends
     # to nothing and gets zeros, not the NaN of a plain softmax. Its scores are replaced
     # before the softmax so that no NaN reaches the gradient either.
-    fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
-    weights = torch.softmax(torch.where(fully_masked, 0.0, scores), -1)
-    weights = torch.where(fully_masked, 0.0, weights)
+    if key.shape[-2]:
+        fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
+        weights = torch.where(fully_masked, 0.0, torch.softmax(torch.where(fully_masked, 0.0, scores), -1))
+    else:  # no keys: empty weights and a zero output, as eager's (an amax over nothing raises)
+        weights = torch.softmax(scores, -1)
     if dropout_p != 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ value
