@@ -1155,7 +1155,7 @@ class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
 
-    __slots__ = ("_kind", "_class")
+    __slots__ = ("_kind", "_class", "_attributes")
     _tracer: TraceBuilder
     _var: TensorVar
 
@@ -1167,6 +1167,9 @@ class TensorProxy(Traced):
         self._kind = kind  # "input" (an argument), "captured" (read from outside) or "computed"
         # the class isinstance answers for (compiling.py): an argument's own (a Parameter)
         self._class = tensor_class
+        # the Python attributes set on the argument's tensor object (`p._no_weight_decay = True`,
+        # nn.Buffer's `_is_buffer`): read on the proxy, they raise (see __getattr__)
+        self._attributes: dict[str, str] = {}  # name -> the argument's description
 
     def __repr__(self) -> str:
         return f"TensorProxy({self._name}: {self._var.type_str()})"
@@ -1239,6 +1242,14 @@ class TensorProxy(Traced):
             return pytypes.MethodType(_inplace_method(name), self)
         if name in _REFUSED:
             raise _unknowable(self, name, _REFUSED[name])
+        if name in self._attributes:  # getattr(x, name, default)/hasattr would silently say "absent"
+            raise UnsupportedOperationError(
+                f"{self._attributes[name]} ({self._describe()}) has {name!r}, a Python attribute set on "
+                "its tensor object, which a traced tensor does not carry (getattr(x, name, default), hasattr and "
+                "isinstance(x, nn.Buffer) would silently take the other answer than eager). Pass its value "
+                "as an argument of its own (static where it picks a code path), or read it outside the "
+                "jitted function."
+            )
         if name.startswith("_"):
             raise AttributeError(
                 f"'TensorProxy' (a traced torch.Tensor) has no attribute {name!r}: private "

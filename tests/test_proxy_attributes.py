@@ -239,6 +239,30 @@ def test_value_and_grad_of_a_parameter_sees_a_parameter(api):
             assert x.grad is None and y.grad is None  # the arguments themselves are left alone
 
 
+def test_a_python_attribute_on_an_argument_tensor_is_refused_not_defaulted():
+    # eager reads attributes set on the tensor object (`p._no_weight_decay = True`, nn.Buffer's
+    # `_is_buffer` behind isinstance(x, nn.Buffer)); the proxy has none, so getattr with a default,
+    # hasattr and isinstance(x, nn.Buffer) silently took the other answer
+    tagged = torch.ones(2)
+    tagged.scale = 3.0
+
+    def with_default(x):
+        return x * getattr(x, "scale", 5.0)
+
+    def probed(x):
+        return x * (2.0 if hasattr(x, "scale") else 7.0)
+
+    def buffer_branch(x):
+        return x * (2.0 if isinstance(x, torch.nn.Buffer) else 3.0)
+
+    match = r"parameter 'x' of .* has '(scale|_is_buffer)', a Python attribute set on its tensor object"
+    for fn, arg in [(with_default, tagged), (probed, tagged), (buffer_branch, torch.nn.Buffer(torch.ones(2)))]:
+        with pytest.raises(UnsupportedOperationError, match=match):
+            symscalar.jit(fn)(arg)
+        plain = torch.ones(2)  # without the attribute: eager's answer
+        torch.testing.assert_close(symscalar.jit(fn)(plain), fn(plain))
+
+
 class _AddsOnMul(torch.Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):

@@ -127,7 +127,9 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
 
 def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str) -> TensorProxy:
     check_tensor_class(t, where)
-    return builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad, type(t))
+    proxy = builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad, type(t))
+    proxy._attributes = dict.fromkeys(t.__dict__, where)
+    return proxy
 
 
 def proxy(builder: TraceBuilder, kind: Kind, where: str, value: Any) -> Any:
