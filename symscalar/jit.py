@@ -305,15 +305,16 @@ def value_and_grad(
 
 
 def _grad_leaf(value: torch.Tensor, where: str) -> torch.Tensor:
-    """``value`` detached and requiring grad, of its own class: ``fn`` sees a ``Parameter`` as
-    a ``Parameter`` (``isinstance`` branches, ``value_and_grad``'s value as ``fn(*args)``'s),
-    which ``detach()`` would turn into a plain tensor. A class that overrides torch calls is
-    refused here as ``jit`` refuses it (``detach()`` would silently drop it too)."""
+    """``value`` detached and requiring grad, of its own class and with its Python attributes:
+    ``fn`` sees a ``Parameter`` as a ``Parameter`` (``isinstance`` branches, ``value_and_grad``'s
+    value as ``fn(*args)``'s) and ``jit`` refuses reads of the attributes as for ``fn(*args)``;
+    ``detach()`` would give a bare plain tensor. A class that overrides torch calls is refused
+    here as ``jit`` refuses it (``detach()`` would silently drop it too)."""
     check_tensor_class(value, where)
     leaf = value.detach().requires_grad_(True)
-    if type(value) is not torch.Tensor:  # a Parameter (subclass): its class and attributes
+    if type(value) is not torch.Tensor:  # a Parameter (subclass)
         leaf = torch.Tensor._make_subclass(type(value), leaf, True)
-        leaf.__dict__.update(value.__dict__)
+    leaf.__dict__.update(value.__dict__)
     return leaf
 
 

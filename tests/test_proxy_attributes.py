@@ -259,6 +259,8 @@ def test_a_python_attribute_on_an_argument_tensor_is_refused_not_defaulted():
     for fn, arg in [(with_default, tagged), (probed, tagged), (buffer_branch, torch.nn.Buffer(torch.ones(2)))]:
         with pytest.raises(UnsupportedOperationError, match=match):
             symscalar.jit(fn)(arg)
+        with pytest.raises(UnsupportedOperationError, match=match):
+            symscalar.grad(lambda x: fn(x).sum())(arg)  # its detached leaf keeps the attributes
         plain = torch.ones(2)  # without the attribute: eager's answer
         torch.testing.assert_close(symscalar.jit(fn)(plain), fn(plain))
 
