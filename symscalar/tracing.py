@@ -16,6 +16,7 @@ import difflib
 import functools
 import inspect
 import math
+import sys
 import types as pytypes
 import typing
 import weakref
@@ -147,6 +148,9 @@ class TraceBuilder:
         # Whether each tensor input requires grad at the call being traced (from the call's
         # arguments; the cache key holds it), read by ``TensorProxy.requires_grad``.
         self.requires_grad: dict[TensorVar, bool] = {}
+        # Python attributes user code found absent on an argument tensor (hasattr, getattr with a
+        # default): the program holds only while they stay absent (jit checks them on every call)
+        self.absent_attributes: dict[TensorVar, set[str]] = {}
         # State the traced function writes, in order: (real tensor outside the trace, traced
         # value it must hold after each call). jit makes each value an output of the program
         # and copies it into the real tensor after every call (functionalized state writes:
@@ -1250,6 +1254,8 @@ class TensorProxy(Traced):
                 "as an argument of its own (static where it picks a code path), or read it outside the "
                 "jitted function."
             )
+        if self._kind == "input" and not sys._getframe(1).f_globals.get("__name__", "").startswith("symscalar"):
+            self._tracer.absent_attributes.setdefault(self._var, set()).add(name)
         if name.startswith("_"):
             raise AttributeError(
                 f"'TensorProxy' (a traced torch.Tensor) has no attribute {name!r}: private "

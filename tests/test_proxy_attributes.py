@@ -261,8 +261,13 @@ def test_a_python_attribute_on_an_argument_tensor_is_refused_not_defaulted():
             symscalar.jit(fn)(arg)
         with pytest.raises(UnsupportedOperationError, match=match):
             symscalar.grad(lambda x: fn(x).sum())(arg)  # its detached leaf keeps the attributes
-        plain = torch.ones(2)  # without the attribute: eager's answer
-        torch.testing.assert_close(symscalar.jit(fn)(plain), fn(plain))
+        # without the attribute: eager's answer; the program holds only while it stays absent
+        jf, plain = symscalar.jit(fn), torch.ones(2)
+        for _ in range(2):
+            torch.testing.assert_close(jf(plain), fn(plain))
+            with pytest.raises(UnsupportedOperationError, match=match):  # a cache hit kept the default
+                jf(arg)
+        assert jf.cache_info().misses == 1
 
 
 class _AddsOnMul(torch.Tensor):

@@ -101,7 +101,7 @@ def compile_entry(
         watch.roots,
         captured,
         [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
-        guard,
+        _with_absent_attributes(guard, trace, builder),
         writes,
         MISS,
         qualname(fn),
@@ -182,6 +182,27 @@ def _append_rng_seed(run: Callable[..., Any]) -> Callable[..., Any]:
         return run(*args, draw_seed())
 
     return run_with_rng_seed
+
+
+def _with_absent_attributes(
+    guard: Callable[..., bool] | None, trace: Trace, builder: TraceBuilder
+) -> Callable[..., bool] | None:
+    """``guard``, and the argument tensors still lack the Python attributes the traced code
+    found absent on them (``getattr(x, "scale", 1.0)``): one set later retraces, where reading
+    it raises (TensorProxy.__getattr__), instead of the program silently keeping the default."""
+    if not builder.absent_attributes:
+        return guard
+    position = {var: i for i, var in enumerate(trace.inputs)}
+    absent = [(position[var], tuple(names)) for var, names in builder.absent_attributes.items()]
+
+    def holds(*args: Any) -> bool:
+        for i, names in absent:
+            attributes = args[i].__dict__
+            if any(name in attributes for name in names):
+                return False
+        return guard is None or guard(*args)
+
+    return holds
 
 
 def guard_function(
