@@ -48,7 +48,7 @@ import torch
 
 from symscalar.types import current_tracer
 
-__all__ = ["reporting_compiling", "answer_isinstance_for", "patch_while_tracing"]
+__all__ = ["reporting_compiling", "answer_isinstance_for", "patch_while_tracing", "called_from_symscalar"]
 
 _torch_is_compiling = torch.compiler.is_compiling
 _lock = threading.Lock()
@@ -89,8 +89,14 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
         return False
     if not as_tensor:
         return False
-    caller = sys._getframe(1).f_globals.get("__name__", "")
-    return not (caller == "symscalar" or caller.startswith("symscalar."))
+    return not called_from_symscalar(sys._getframe(1))
+
+
+def called_from_symscalar(frame: Any) -> bool:
+    """Whether ``frame`` runs code of symscalar's own modules (which tell proxies from tensors),
+    not user or library code."""
+    module = frame.f_globals.get("__name__", "")
+    return module == "symscalar" or module.startswith("symscalar.")
 
 
 def _is_compiling() -> bool:

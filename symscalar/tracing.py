@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from symscalar import autocast
-from symscalar.compiling import answer_isinstance_for, reporting_compiling
+from symscalar.compiling import answer_isinstance_for, called_from_symscalar, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
     StaticValueRequiredError,
@@ -1254,7 +1254,7 @@ class TensorProxy(Traced):
                 "as an argument of its own (static where it picks a code path), or read it outside the "
                 "jitted function."
             )
-        if self._kind == "input" and not sys._getframe(1).f_globals.get("__name__", "").startswith("symscalar"):
+        if self._kind == "input" and not called_from_symscalar(sys._getframe(1)):
             self._tracer.absent_attributes.setdefault(self._var, set()).add(name)
         if name.startswith("_"):
             raise AttributeError(

@@ -399,12 +399,12 @@ def _sdpa_flash_cpu_backward_impl(
     )
 
 
-def _like_q_k_v(ct: Any, q: Any, k: Any, v: Any, *rest: Any, **params: Any) -> tuple[TensorVar, ...]:
-    return tuple(TensorVar(t.shape, t.dtype, t.device) for t in (q, k, v))
-
-
 def _like_operands(*operands: Any) -> tuple[TensorVar, ...]:
     return tuple(TensorVar(t.shape, t.dtype, t.device) for t in operands)
+
+
+def _like_q_k_v(ct: Any, q: Any, k: Any, v: Any, *rest: Any, **params: Any) -> tuple[TensorVar, ...]:
+    return _like_operands(q, k, v)
 
 
 sdpa_flash_cpu_backward_p = Primitive(
