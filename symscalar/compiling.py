@@ -42,6 +42,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import torch
@@ -92,10 +93,10 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     return not called_from_symscalar(sys._getframe(1))
 
 
-def called_from_symscalar(frame: Any) -> bool:
+def called_from_symscalar(frame: FrameType) -> bool:
     """Whether ``frame`` runs code of symscalar's own modules (which tell proxies from tensors),
     not user or library code."""
-    module = frame.f_globals.get("__name__", "")
+    module: str = frame.f_globals.get("__name__", "")
     return module == "symscalar" or module.startswith("symscalar.")
 
 
