@@ -23,8 +23,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
 import torch
+
+try:
+    import numpy as np
+except ImportError:  # torch runs without numpy (not a dependency); then no numpy scalars arrive
+    np = None  # type: ignore[assignment]
 
 from symscalar import autocast
 from symscalar.compiling import answer_isinstance_for, called_from_symscalar, reporting_compiling
@@ -800,9 +804,9 @@ def _as_traced(builder: TraceBuilder, value: Any) -> Any:
         return value
     if isinstance(value, torch.Tensor):
         return builder.read_captured(value)
-    if isinstance(value, np.bool_):  # torch's argument parser promotes numpy.bool_ like a float
+    if np is not None and isinstance(value, np.bool_):  # torch's parser promotes numpy.bool_ like a float
         return float(value)
-    if isinstance(value, np.generic) and isinstance(value, (np.integer, np.floating)):
+    if np is not None and isinstance(value, (np.integer, np.floating)):
         return value.item()
     if type(value) in (list, tuple):
         return type(value)(_as_traced(builder, v) for v in value)
