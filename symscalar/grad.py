@@ -30,6 +30,7 @@ from typing_extensions import TypeIs
 
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
+from symscalar.generated import exec_generated
 from symscalar.ops.factories import full
 from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
@@ -417,7 +418,7 @@ def autograd_runner(
         for kind, i in program.output_sources
     ]
     namespace: dict[str, Any] = {"torch": torch}
-    exec(f"def unflatten(a, o):\n    return {render(exprs)}\n", namespace)  # noqa: S102
+    exec_generated(f"def unflatten(a, o):\n    return {render(exprs)}\n", f"outputs of {trace.name}", namespace)
     unflatten = namespace["unflatten"]
     apply = program.function.apply if program.outs else (lambda *args: ())
 

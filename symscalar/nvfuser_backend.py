@@ -38,6 +38,7 @@ import torch
 
 from symscalar.backend import register_backend
 from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
+from symscalar.generated import exec_generated
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import (
     Eqn,
@@ -501,7 +502,7 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
         lines.append(f"    {eqn_source(eqn, names, fn_name)}  # {kind}")
     lines.append(return_source(trace, names, render_outputs))
     source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<symscalar nvfuser backend: {trace.name}>", "exec"), namespace)  # noqa: S102
+    exec_generated(source, f"nvfuser program {trace.name}", namespace)
     run: Callable[..., Any] = namespace[trace.name]
     run.__source__ = source  # type: ignore[attr-defined]
     plan = Plan(trace, tuple(regions), tuple(steps), run)

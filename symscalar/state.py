@@ -36,6 +36,7 @@ from torch.utils.hooks import RemovableHandle
 
 from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
+from symscalar.generated import exec_generated
 from symscalar.tracing import TensorProxy, TraceBuilder, is_trace_constant, public_name
 from symscalar.types import current_tracer
 
@@ -930,7 +931,7 @@ def _ss_accepts(*_ss_a):
         return False
 {guard_src.replace("_ss_MISS", "False")}    return True
 """
-    exec(compile(source, f"<symscalar.jit entry of {label}>", "exec"), ns)  # noqa: S102
+    exec_generated(source, f"entry of {label}", ns)
     entry: Callable[..., Any] = ns["_ss_entry"]
     entry.__source__ = source  # type: ignore[attr-defined]
     # the checks alone, without running the program: for would_trace()

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from symscalar.backend import Render, register_backend
+from symscalar.generated import exec_generated
 from symscalar.simplify import simplify
 from symscalar.trace import (
     Primitive,
@@ -68,8 +69,7 @@ def _generated(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
 
     source = python_source(trace, callee=callee, header=False, render_outputs=render_outputs, free=True)
     namespace["torch"] = torch
-    code = compile(source, f"<symscalar torch backend: {trace.name}>", "exec")
-    exec(code, namespace)  # noqa: S102 - our own generated code
+    exec_generated(source, f"program {trace.name}", namespace)
     fn: Callable[..., Any] = namespace[trace.name]
     fn.__source__ = source  # type: ignore[attr-defined]
     return fn
@@ -113,7 +113,7 @@ def _interpret(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
         returned = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     else:
         returned = render_outputs(names)
-    exec(f"def render(o):\n    return {returned}\n", namespace)  # noqa: S102 - our own generated code
+    exec_generated(f"def render(o):\n    return {returned}\n", f"outputs of {trace.name}", namespace)
     render = namespace["render"]
 
     def run(*args: Any) -> Any:

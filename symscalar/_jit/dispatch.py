@@ -20,6 +20,7 @@ from symscalar import autocast
 from symscalar._jit import tree
 from symscalar._jit.cache import MISS
 from symscalar._jit.params import Kind
+from symscalar.generated import exec_generated
 from symscalar.types import current_tracer
 
 __all__ = ["dispatch_source", "dispatch_namespace", "generate_dispatch"]
@@ -200,7 +201,7 @@ def generate_dispatch(label: str, state: Any) -> Callable[..., Any]:
     ``inner``, ``key_and_args`` and ``namespace`` (the hook epoch seen lives there)."""
     source, extra = dispatch_source(state.sig, state.kinds, state.optional)
     namespace = {**dispatch_namespace(state), **extra}
-    exec(compile(source, f"<symscalar.jit dispatch of {label}>", "exec"), namespace)  # noqa: S102
+    exec_generated(source, f"dispatch of {label}", namespace)
     state.namespace = namespace
     state.key_and_args = namespace["_ss_key_and_args"]
     state.inner = namespace["_ss_inner"]
