@@ -117,6 +117,7 @@ from mypy.types import (
     get_proper_type,
 )
 
+from symscalar import messages
 from symscalar._static_params import STATIC_PARAMS
 
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
@@ -233,11 +234,6 @@ TORCH_PREFIXES = {
 SYMSCALAR_OPS = "symscalar.ops."
 TENSOR = "torch._tensor.Tensor"
 TENSOR_BASE = "torch._C.TensorBase"
-
-FIX = (
-    "declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or "
-    "jit(..., static=[...])) or pass symscalar.specialize(...)"
-)
 
 
 def op_name(fullname: str) -> str | None:
@@ -505,10 +501,7 @@ def check_static_arguments(
 
 def static_message(op: str, params: list[str], parts: list[str]) -> str:
     """The text of a [symscalar-static-required] error."""
-    values = ", ".join(parts)
-    names = ", ".join(f'"{p}"' for p in dict.fromkeys(params))
-    which = f"parameter {names} must" if len(set(params)) == 1 else f"parameters {names} must"
-    return f"{op}: {which} be static (a compile-time constant) but got dynamic value {values}; {FIX}"
+    return messages.static_required(op, params, ", ".join(parts), one_line=True)
 
 
 def check_function_call(op: str, ctx: FunctionContext) -> Type:
@@ -684,10 +677,7 @@ def check_dynamic_condition(index: ConditionIndex, ctx: MethodContext) -> Type:
     if isinstance(expr, (ComparisonExpr, OpExpr, UnaryExpr)) and index.is_condition(expr, ctx.api):
         fail_unfiltered(
             ctx.api,
-            f'Dynamic value used as a condition: "{describe(expr)}" is a DynamicBool, '
-            "whose value is only known when the compiled program runs; use torch.where(...) "
-            "to select values or symscalar.check(cond, msg) for a runtime check, or make the "
-            "operands static (StaticInt, or symscalar.specialize(...))",
+            messages.dynamic_condition(describe(expr), one_line=True),
             expr,
             code=DYNAMIC_CONDITION,
         )
@@ -731,13 +721,7 @@ def dynamic_equality(lookup: Lookup, index: ConditionIndex, ctx: MethodContext) 
 def concretization_message(what: str, value: str) -> str:
     """The text of a [symscalar-concretization] error (DynamicValueError's twin); ``value``
     names the dynamic value and its type."""
-    return (
-        f"{what} needs the Python value of {value}, "
-        "which is only known when the compiled program runs; declare the value static "
-        "(annotate it StaticInt/StaticFloat/StaticBool, or jit(..., static=[...])) or call "
-        "symscalar.specialize(...) on it; to keep it dynamic use symscalar/torch ops "
-        "(torch.where, symscalar.check)"
-    )
+    return messages.concretization(what, value, one_line=True)
 
 
 def dynamic_arguments(

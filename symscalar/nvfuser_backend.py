@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from symscalar import messages
 from symscalar.backend import register_backend
 from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
 from symscalar.generated import exec_generated
@@ -341,9 +342,8 @@ def check_static_params(eqn: Eqn) -> None:
     for key, value in eqn.params.items():
         if contains_dynamic(value):
             raise StaticValueRequiredError(
-                f"nvFuser lowering of {eqn.prim.name}: static parameter {key!r} holds a dynamic "
-                f"value ({value!r}); nvFuser needs a compile-time constant here. Make the value "
-                "static (StaticInt / jit(static=...)) or call symscalar.specialize() on it."
+                f"nvFuser lowering of {eqn.prim.name}: static parameter {key!r} holds a dynamic value "
+                f"({value!r}), where nvFuser needs a compile-time constant" + messages.two_fixes()
             )
 
 

@@ -30,7 +30,7 @@ try:
 except ImportError:  # torch runs without numpy (not a dependency); then no numpy scalars arrive
     np = None  # type: ignore[assignment]
 
-from symscalar import autocast
+from symscalar import autocast, messages
 from symscalar.compiling import answer_isinstance_for, called_from_symscalar, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
@@ -335,8 +335,7 @@ class TraceBuilder:
             for key, value in params.items():
                 if contains_dynamic(value):
                     raise StaticValueRequiredError(
-                        f"primitive {prim.name}: static parameter {key!r} got a dynamic value "
-                        f"{value!r}; use a static value or symscalar.specialize()"
+                        messages.static_required(f"primitive {prim.name}", [key], repr(value))
                     )
         result = prim.meta(*atoms, **params)
         outs: tuple[Var, ...] = result if prim.multiple_results else (result,)
@@ -1559,14 +1558,7 @@ def static_message(op: str, param: str, value: Any) -> str:
     it names the value, where it came from, and the two fixes."""
     proxies = _find_proxies(value)
     what = ", ".join(f"{p._name} ({type(p).__name__}, {p._origin})" for p in proxies)
-    return (
-        f"{op}: parameter '{param}' must be static (a compile-time constant), but got dynamic "
-        f"value {what}.\n"
-        "Fix it in one of two ways:\n"
-        "  - declare the value static where it enters the jitted function (annotate the "
-        "parameter `StaticInt`, or jit(fn, static=[...])): a new value compiles a new program;\n"
-        "  - or pass symscalar.specialize(value): the program is guarded on its current value."
-    )
+    return messages.static_required(op, [param], what)
 
 
 def _find_proxies(value: Any) -> list[NumberProxy]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast, overload
 
 from typing_extensions import TypeAliasType, TypeIs
 
+from symscalar import messages
 from symscalar.errors import CheckFailedError, DynamicValueError
 
 __all__ = [
@@ -199,16 +200,9 @@ class NumberProxy(Traced):
 
 def _concretization_error(proxy: NumberProxy, what: str, purpose: str) -> DynamicValueError:
     return DynamicValueError(
-        f"{what} called on dynamic value {proxy._name} ({type(proxy).__name__}, {proxy._origin}): "
-        f"cannot {purpose} while tracing, because a dynamic value is only known when the "
-        "compiled program runs.\n"
-        "Fix it in one of two ways:\n"
-        "  - declare the value static (annotate the parameter `StaticInt`/`StaticFloat`, or pass "
-        "it in jit(fn, static=[...])): each new value then compiles a new program;\n"
-        "  - or call symscalar.specialize(value) to use its current value explicitly: the "
-        "program is guarded on that value and recompiles when it changes.\n"
-        "To keep it dynamic, express the computation with symscalar/torch ops instead, "
-        "e.g. torch.where(...) instead of `if`, or symscalar.check(cond, msg) for a runtime check."
+        messages.concretization(
+            f"{what}, to {purpose},", f"dynamic value {proxy._name} ({type(proxy).__name__}, {proxy._origin})"
+        )
     )
 
 

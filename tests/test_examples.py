@@ -30,6 +30,6 @@ def test_readme_tour_runs_and_says_the_truth(capsys: pytest.CaptureFixture[str])
     with pytest.raises(symscalar.StaticValueRequiredError) as info:
         namespace["g"](torch.ones(2, 2), 1)
     assert str(info.value).startswith(
-        "torch.Tensor.sum: parameter 'dim' must be static (a compile-time constant), but got "
+        'torch.Tensor.sum: parameter "dim" must be static (a compile-time constant) but got '
         "dynamic value s0 (DynamicInt, parameter 'n' of g)"
     )

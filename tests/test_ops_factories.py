@@ -172,7 +172,7 @@ def test_dynamic_value_in_static_parameter_raises(spelling: str, param: str, fn:
     with pytest.raises(StaticValueRequiredError) as info:
         _n(fn)(torch.randn(2, 3), 2)
     message = str(info.value)
-    assert message.startswith(f"{spelling}: parameter '{param}' must be static"), message
+    assert message.startswith(f'{spelling}: parameter "{param}" must be static'), message
     assert "parameter 'n'" in message
 
 
@@ -240,9 +240,9 @@ def test_size_keyword_forms() -> None:
     x = torch.randn(2)
     _same(jit(lambda x: x.new_zeros(size=(2, 3)))(x), x.new_zeros(size=(2, 3)))
     _same(jit(lambda x: x.new_ones(size=[3]))(x), x.new_ones(size=[3]))
-    with pytest.raises(StaticValueRequiredError, match=r"torch\.ones: parameter 'size'"):
+    with pytest.raises(StaticValueRequiredError, match=r'torch\.ones: parameter "size"'):
         _n(lambda x, n: torch.ones(size=(n, 2)))(x, 2)
-    with pytest.raises(StaticValueRequiredError, match=r"torch\.Tensor\.new_zeros: parameter 'size'"):
+    with pytest.raises(StaticValueRequiredError, match=r'torch\.Tensor\.new_zeros: parameter "size"'):
         _n(lambda x, n: x.new_zeros(size=(n,)))(x, 2)
 
 

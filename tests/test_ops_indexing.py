@@ -334,7 +334,7 @@ STATIC_CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...], str]] = [
 def test_static_parameters_refuse_dynamic_values(name: str, fn: Any, args: Any, param: str) -> None:
     jit(fn)(*args)  # static: fine
     f = jit(fn, dynamic=[list(inspect.signature(fn).parameters)[-1]])
-    with pytest.raises(StaticValueRequiredError, match=f"'{param}' must be static"):
+    with pytest.raises(StaticValueRequiredError, match=f'"{param}" must be static'):
         f(*args)
 
 

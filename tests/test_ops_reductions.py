@@ -499,7 +499,7 @@ def test_dynamic_value_in_static_parameter_raises(op: str, param: str, call: Any
     with pytest.raises(symscalar.StaticValueRequiredError) as info:
         jf(torch.randn(3, 4, dtype=torch.float64), value)
     message = str(info.value)
-    assert message.startswith(f"{op}: parameter '{param}' must be static"), message
+    assert message.startswith(f'{op}: parameter "{param}" must be static'), message
     assert "'v' of f" in message or "parameter 'v'" in message, message  # names where it came from
 
 

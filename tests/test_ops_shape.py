@@ -268,7 +268,7 @@ def test_dynamic_value_in_static_parameter_raises(spelling: str, param: str, fn:
     with pytest.raises(StaticValueRequiredError) as info:
         _n_only(fn)(x, 1)
     message = str(info.value)
-    assert message.startswith(f"{spelling}: parameter '{param}' must be static"), message
+    assert message.startswith(f'{spelling}: parameter "{param}" must be static'), message
     assert "parameter 'n' of f" in message
 
 

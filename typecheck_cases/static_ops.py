@@ -9,7 +9,7 @@ from symscalar import DynamicBool, DynamicFloat, DynamicInt, StaticInt, ops
 
 @symscalar.jit
 def sum_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return ops.sum(x, n)  # E: symscalar.ops.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or jit(..., static=[...])) or pass symscalar.specialize(...)  [symscalar-static-required] # plain-E: Argument 2 to "sum" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]  # pyright-E: reportArgumentType
+    return ops.sum(x, n)  # E: symscalar.ops.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required] # plain-E: Argument 2 to "sum" has incompatible type "DynamicInt"; expected "int | tuple[int, ...] | list[int] | None"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit

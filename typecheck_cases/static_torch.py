@@ -9,7 +9,7 @@ from symscalar import DynamicBool, DynamicFloat, DynamicInt
 
 @symscalar.jit
 def torch_sum_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return torch.sum(x, n)  # E: torch.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static (annotate it StaticInt/StaticFloat/StaticBool, or jit(..., static=[...])) or pass symscalar.specialize(...)  [symscalar-static-required] # plain-E: No overload variant of "sum" matches argument types "Tensor", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+    return torch.sum(x, n)  # E: torch.sum: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required] # plain-E: No overload variant of "sum" matches argument types "Tensor", "DynamicInt"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 
 @symscalar.jit

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from symscalar import messages
 from symscalar._jit import tree
 from symscalar._jit.params import DYNAMIC_TYPES, NUMPY_SCALARS, Kind
 from symscalar.errors import StaticValueRequiredError
@@ -118,9 +119,8 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
         if traced:
             what = ", ".join(repr(v) for v in traced)
             raise StaticValueRequiredError(
-                f"{where} is static (a compile-time constant), but got the traced value "
-                f"{what}. Declare it static where it enters the outer jitted function, or pass "
-                "symscalar.specialize(value)."
+                f"{where} is static (a compile-time constant), but got the traced value {what} of the "
+                "outer jitted function" + messages.two_fixes()
             )
     return value
 
