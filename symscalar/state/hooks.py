@@ -1,0 +1,152 @@
+"""Module hooks: which jit can honour, and running the jitted module's own around the program.
+
+The jitted module's forward (pre-)hooks run eagerly around the compiled program on every call
+(``call_with_hooks``); any other hook would run once, at trace time, on traced values, so it
+is refused (``refused_hooks``) while tracing (``_Recorder``) and whenever the hook epoch moves
+(``HookWatch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import torch
+from torch.nn.modules import module as nn_module
+from torch.utils.hooks import RemovableHandle
+
+from symscalar.errors import UnsupportedOperationError
+from symscalar.types import current_tracer
+
+
+def hook_epoch() -> int:
+    """A number that changes whenever any hook is registered anywhere in torch (every
+    ``register_*hook`` returns a ``RemovableHandle``, which takes the next id): jit compares it
+    on every call and re-checks the hooks of the modules it traced only when it moved."""
+    return RemovableHandle.next_id
+
+
+def describe_module(module: torch.nn.Module, names: dict[int, str]) -> str:
+    name = names.get(id(module))
+    return f"{type(module).__name__} {name!r}" if name else type(module).__name__
+
+
+def hook_names(hooks: dict[int, Any]) -> str:
+    return ", ".join(getattr(h, "__qualname__", repr(h)) for h in hooks.values())
+
+
+_MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_GLOBAL_HOOKS = {
+    "register_module_forward_pre_hook": "_global_forward_pre_hooks",
+    "register_module_forward_hook": "_global_forward_hooks",
+    "register_module_full_backward_pre_hook": "_global_backward_pre_hooks",
+    "register_module_full_backward_hook": "_global_backward_hooks",
+}
+
+
+def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: dict[int, str]) -> str | None:
+    """Why ``module``'s hooks cannot be honoured, or None. The jitted module's own forward
+    (pre-)hooks run eagerly around the compiled program; every other hook would run once, at
+    trace time, on traced values."""
+    for attr in _MODULE_HOOKS:
+        hooks = getattr(module, attr)
+        if not hooks or (module is top and attr in ("_forward_pre_hooks", "_forward_hooks")):
+            continue
+        kind = attr.strip("_").replace("_hooks", " hook").replace("_", " ")
+        where = "the jitted module" if module is top else f"submodule {describe_module(module, names)}"
+        return (
+            f"{where} has a {kind} ({hook_names(hooks)}); symscalar.jit runs the forward "
+            "(pre-)hooks of the jitted module itself around the program on every call, but cannot "
+            "honour hooks of submodules or backward hooks: they would run once, while tracing, on "
+            "traced values. Fix: remove the hook (handle.remove()), or call the hooked module "
+            "outside the jitted function."
+        )
+    for register, attr in _GLOBAL_HOOKS.items():
+        hooks = {k: h for k, h in getattr(nn_module, attr).items() if not isinstance(h, _Recorder)}
+        if hooks:
+            return (
+                f"a global module hook is registered with torch.nn.modules.module.{register} "
+                f"({hook_names(hooks)}); it would run once, while tracing, on traced values. Fix: "
+                "remove it while calling jitted functions that call modules."
+            )
+    return None
+
+
+class _Watch(Protocol):
+    """What ``_Recorder`` needs of the ``watch.TraceWatch`` it reports to."""
+
+    builder: Any
+
+    def called(self, module: torch.nn.Module) -> None: ...
+
+
+class _Recorder:
+    """A global forward pre-hook installed while tracing: it records every module the traced
+    function calls and refuses, at once, a module whose hooks cannot be honoured."""
+
+    def __init__(self, watch: _Watch) -> None:
+        self.watch = watch
+
+    def __call__(self, module: torch.nn.Module, args: Any) -> None:
+        if current_tracer.get() is not self.watch.builder:
+            return  # another thread, or an eager call
+        self.watch.called(module)
+
+
+# ----------------------------------------------------------------------------------------
+# Hooks of the jitted module, run eagerly around the compiled program
+
+
+def call_with_hooks(
+    module: torch.nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``module(*args, **kwargs)`` with ``forward`` replaced by ``call`` (the compiled program):
+    the module's forward pre-hooks and forward hooks run eagerly, exactly as
+    ``torch.nn.Module._call_impl`` runs them (a pre-hook may replace the arguments, a forward
+    hook the output)."""
+    for hook_id, hook in list(module._forward_pre_hooks.items()):
+        if hook_id in module._forward_pre_hooks_with_kwargs:
+            result = hook(module, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        else:
+            result = hook(module, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+    out = call(*args, **kwargs)
+    for hook_id, hook in list(module._forward_hooks.items()):
+        if hook_id in module._forward_hooks_with_kwargs:
+            result = hook(module, args, kwargs, out)
+        else:
+            result = hook(module, args, out)
+        if result is not None:
+            out = result
+    return out
+
+
+class HookWatch:
+    """The modules a jitted function's traces called, re-checked for hooks whenever the hook
+    epoch moves (see ``hook_epoch``)."""
+
+    def __init__(self, top: torch.nn.Module | None) -> None:
+        self.top = top
+        self.modules: dict[int, torch.nn.Module] = {}
+        self.names: dict[int, str] = {}
+
+    def add(self, modules: dict[int, torch.nn.Module], names: dict[int, str]) -> None:
+        self.modules.update(modules)
+        self.names.update(names)
+
+    def check(self) -> bool:
+        """Raise if a traced module now has a hook jit cannot honour; return whether the
+        jitted module has forward (pre-)hooks to run around the program."""
+        for module in self.modules.values():
+            reason = refused_hooks(module, self.top, self.names)
+            if reason:
+                raise UnsupportedOperationError(reason)
+        top = self.top
+        return top is not None and bool(top._forward_pre_hooks or top._forward_hooks)
