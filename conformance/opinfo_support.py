@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 import symscalar
-from symscalar.tracing import OPS, TORCH_FUNCTIONS, public_name
+from symscalar.frontend import OPS, TORCH_FUNCTIONS, public_name
 from symscalar.types import (
     BoolLike,
     DynamicBool,

@@ -1,7 +1,7 @@
 """Generate the supported-op table from symscalar's registry.
 
 The table is derived, never written by hand: the torch spellings and the static/dynamic
-parameters come from ``symscalar.tracing.TORCH_FUNCTIONS`` / ``OPS`` and the handlers'
+parameters come from ``symscalar.frontend.TORCH_FUNCTIONS`` / ``OPS`` and the handlers'
 annotations; the primitives an op lowers to (and whether they have a vjp and an nvFuser
 lowering) come from tracing the op on its OpInfo samples (``conformance/opinfo_support.py``).
 ``tests/test_opinfo_conformance.py`` checks that docs/ops_table.md is up to date, and that
@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 import symscalar  # noqa: E402 - after the path set-up above
 from conformance import opinfo_support as support  # noqa: E402
+from symscalar.frontend import OPS, TORCH_FUNCTIONS  # noqa: E402
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS  # noqa: E402
 from symscalar.trace import PRIMITIVES, VJPS  # noqa: E402
-from symscalar.tracing import OPS, TORCH_FUNCTIONS  # noqa: E402
 
 TABLE_PATH = ROOT / "docs" / "ops_table.md"
 

@@ -26,10 +26,10 @@ if not _LAZY:
         UnsupportedOperationError,
     )
     from symscalar.explain import config, no_retrace
+    from symscalar.frontend import TORCH_FUNCTIONS as TORCH_FUNCTIONS
+    from symscalar.frontend import supported_torch_functions
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
     from symscalar.trace import Trace, check_trace, eval_trace, prims
-    from symscalar.tracing import TORCH_FUNCTIONS as TORCH_FUNCTIONS
-    from symscalar.tracing import supported_torch_functions
     from symscalar.types import (
         BoolLike,
         DynamicBool,
@@ -105,7 +105,7 @@ def __getattr__(name: str) -> Any:
         "symscalar.types",
         "symscalar.errors",
         "symscalar.trace",
-        "symscalar.tracing",
+        "symscalar.frontend",
         "symscalar.explain",
         "symscalar.jit",
     ):

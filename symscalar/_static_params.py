@@ -1,6 +1,6 @@
 """The static/dynamic contract of every op, for the mypy plugin (which must not import torch).
 
-Generated from ``symscalar.tracing.OPS`` by ``python -m symscalar export-static-params``; do not
+Generated from ``symscalar.frontend.OPS`` by ``python -m symscalar export-static-params``; do not
 edit. ``tests/test_mypy_static_params.py`` fails when this file is stale.
 """
 

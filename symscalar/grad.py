@@ -34,7 +34,7 @@ from symscalar.generated import exec_generated
 from symscalar.ops.factories import full
 from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
-from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
+from symscalar.tracer import TraceBuilder, stop_gradient_p, tracing
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 

@@ -35,7 +35,7 @@ from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.trace import Trace
-from symscalar.tracing import check_tensor_class
+from symscalar.tracer import check_tensor_class
 
 __all__ = ["jit", "JitFunction", "JitModule", "CacheInfo", "grad", "value_and_grad"]
 

@@ -8,7 +8,7 @@ from symscalar import DynamicFloat, StaticInt
 from symscalar.grad import vjp_traces
 from symscalar.ops.common import torch_meta
 from symscalar.trace import PRIMITIVES, VJPS, Primitive, ScalarVar, TensorVar, Trace, check_trace, dce
-from symscalar.tracing import TraceBuilder, tracing
+from symscalar.tracer import TraceBuilder, tracing
 
 
 def f_ref(x, b, s, d):

@@ -12,7 +12,7 @@ import pytest
 import symscalar.ops  # noqa: F401 - registers every op
 from symscalar.__main__ import STATIC_PARAMS_PATH, static_params_source
 from symscalar._static_params import STATIC_PARAMS
-from symscalar.tracing import OPS
+from symscalar.frontend import OPS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CASES = ROOT / "typecheck_cases"

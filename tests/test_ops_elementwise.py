@@ -14,8 +14,8 @@ import torch.nn.functional as F
 
 import symscalar
 from symscalar import ops
+from symscalar.frontend import TORCH_FUNCTIONS
 from symscalar.ops import elementwise
-from symscalar.tracing import TORCH_FUNCTIONS
 
 Tensor = torch.Tensor
 

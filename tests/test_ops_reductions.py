@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import symscalar
 from symscalar import DynamicBool, DynamicFloat, DynamicInt, StaticBool, StaticDims, ops
+from symscalar.frontend import OPS
 from symscalar.trace import ScalarVar, contains_dynamic
-from symscalar.tracing import OPS
 
 F = torch.nn.functional
 DIMS: list[Any] = [None, 0, -1, (0, 2), (-1, 1)]

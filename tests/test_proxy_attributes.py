@@ -18,8 +18,9 @@ import torch
 
 import symscalar
 from symscalar.errors import DynamicValueError, SymscalarError, UnsupportedOperationError
+from symscalar.proxy import PYTHON_OBJECT_NAMES, TensorProxy
 from symscalar.trace import TensorVar
-from symscalar.tracing import PYTHON_OBJECT_NAMES, TensorProxy, TraceBuilder, tracing
+from symscalar.tracer import TraceBuilder, tracing
 
 builtins_isinstance = builtins.isinstance  # the builtin itself: no trace runs at import
 NAMES = sorted(set(dir(torch.Tensor)) - PYTHON_OBJECT_NAMES)
@@ -125,7 +126,7 @@ def test_isinstance_answers_as_for_a_tensor_outside_symscalar():
         assert not isinstance(x, torch.nn.Parameter)  # a computed value is not a Parameter
         assert not isinstance(x, int)
         assert isinstance(x, TensorProxy)
-        in_symscalar = vars(sys.modules["symscalar.tracing"])
+        in_symscalar = vars(sys.modules["symscalar.proxy"])
         assert not eval("isinstance(x, torch.Tensor)", in_symscalar, {"x": x})  # noqa: S307 - our own expression
     assert not isinstance(x, torch.Tensor)  # outside a trace: the builtin again
     assert isinstance.__module__ == "builtins"

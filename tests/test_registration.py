@@ -16,11 +16,12 @@ import symscalar
 from symscalar import DynamicFloat
 from symscalar import nvfuser_backend as nb
 from symscalar.errors import RegistrationError
+from symscalar.frontend import OPS, TORCH_FUNCTIONS
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS, register_nvfuser
 from symscalar.ops.common import torch_meta
+from symscalar.ops.define import defop, implements
 from symscalar.ops.elementwise import exp_p
 from symscalar.trace import PRIMITIVES, VJPS, Primitive, Registry, register_vjp
-from symscalar.tracing import OPS, TORCH_FUNCTIONS, defop, implements
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
 TABLES: tuple[Registry[Any, Any], ...] = (PRIMITIVES, VJPS, NVFUSER_LOWERINGS, OPS, TORCH_FUNCTIONS)

@@ -14,7 +14,7 @@ from torch import nn
 
 import symscalar
 from symscalar.errors import UnsupportedOperationError
-from symscalar.tracing import TensorProxy
+from symscalar.proxy import TensorProxy
 from symscalar.types import current_tracer
 
 DTYPES = [torch.float32, torch.float64]

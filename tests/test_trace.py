@@ -10,7 +10,7 @@ from symscalar.grad import connected_vars
 from symscalar.ops.elementwise import exp_p, mul_p
 from symscalar.ops.reductions import sum_p
 from symscalar.trace import Eqn, ScalarVar, TensorVar, Trace, check_trace, dce, eval_trace
-from symscalar.tracing import TraceBuilder, tracing
+from symscalar.tracer import TraceBuilder, tracing
 
 CPU = torch.device("cpu")
 

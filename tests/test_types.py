@@ -16,7 +16,7 @@ from symscalar import (
     is_dynamic,
     is_static,
 )
-from symscalar.tracing import TraceBuilder, tracing
+from symscalar.tracer import TraceBuilder, tracing
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ from symscalar import messages
 from symscalar._jit import tree
 from symscalar._jit.params import DYNAMIC_TYPES, NUMPY_SCALARS, Kind
 from symscalar.errors import StaticValueRequiredError
+from symscalar.proxy import TensorProxy
 from symscalar.trace import TensorVar
-from symscalar.tracing import TensorProxy, TraceBuilder, check_tensor_class
+from symscalar.tracer import TraceBuilder, check_tensor_class
 from symscalar.types import NumberProxy
 
 __all__ = ["check_argument", "check_dynamic_value", "check_inlined_argument", "proxy"]

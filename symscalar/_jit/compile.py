@@ -22,7 +22,7 @@ from symscalar.backend import choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, Trace, check_trace
-from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
+from symscalar.tracer import TraceBuilder, stop_gradient_p, tracing
 
 __all__ = ["compile_entry", "guard_function"]
 

@@ -12,8 +12,8 @@ import torch
 from symscalar._jit import tree
 from symscalar._jit.cache import MISS
 from symscalar._jit.params import NUMPY_SCALARS
+from symscalar.proxy import TensorProxy
 from symscalar.trace import format_static
-from symscalar.tracing import TensorProxy
 from symscalar.types import NumberProxy
 
 __all__ = ["Output", "with_state_outputs", "finish_with_state"]

@@ -28,11 +28,19 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, broadcast_shapes, canonical_dim
 from symscalar.ops.composites import matmul
-from symscalar.tracing import TensorProxy, implements
-from symscalar.types import NumberLike, StaticInt, StaticShape, is_static
+from symscalar.ops.define import (
+    NumberLike,
+    StaticInt,
+    StaticShape,
+    Tensor,
+    TensorProxy,
+    UnsupportedOperationError,
+    broadcast_shapes,
+    canonical_dim,
+    implements,
+    is_static,
+)
 
 __all__: list[str] = []
 

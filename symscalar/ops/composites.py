@@ -15,14 +15,29 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.nvfuser_lowering import is_broadcast, register_nvfuser, upcast
-from symscalar.ops.common import Tensor, broadcast_shapes, holomorphic, small_meta, unbroadcast
+from symscalar.ops.define import (
+    FloatLike,
+    Primitive,
+    StaticBool,
+    StaticFloat,
+    StaticInt,
+    StaticShape,
+    Tensor,
+    TensorVar,
+    broadcast_shapes,
+    defop,
+    holomorphic,
+    implements,
+    is_broadcast,
+    register_nvfuser,
+    register_vjp,
+    small_meta,
+    unbroadcast,
+    upcast,
+)
 from symscalar.ops.factories import arange
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
-from symscalar.trace import Primitive, TensorVar, register_vjp
-from symscalar.tracing import defop, implements
-from symscalar.types import FloatLike, StaticBool, StaticFloat, StaticInt, StaticShape
 
 __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
 

@@ -22,12 +22,23 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor, torch_meta
+from symscalar.ops.define import (
+    FloatLike,
+    Primitive,
+    StaticBool,
+    StaticInt,
+    StaticShape,
+    Tensor,
+    TraceBuilder,
+    UnsupportedOperationError,
+    current_tracer,
+    defop,
+    implements,
+    is_static,
+    register_vjp,
+    torch_meta,
+)
 from symscalar.ops.shape import zero_pad_p
-from symscalar.trace import Primitive, register_vjp
-from symscalar.tracing import TraceBuilder, defop, implements
-from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, current_tracer, is_static
 
 __all__ = [
     "convolution",

@@ -12,13 +12,29 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.nvfuser_lowering import floating, register_nvfuser, upcast
-from symscalar.ops.common import Tensor, elementwise_primitive, grad_for, holomorphic, result_dtype
+from symscalar.ops.define import (
+    NumberLike,
+    Primitive,
+    StaticBool,
+    StaticFloat,
+    StaticInt,
+    Tensor,
+    UnsupportedOperationError,
+    data_dependent_shape_error,
+    defop,
+    elementwise_primitive,
+    floating,
+    grad_for,
+    holomorphic,
+    implements,
+    is_static,
+    maybe_in_place,
+    register_nvfuser,
+    register_vjp,
+    result_dtype,
+    upcast,
+)
 from symscalar.ops.factories import full, to
-from symscalar.trace import Primitive, register_vjp
-from symscalar.tracing import data_dependent_shape_error, defop, implements, maybe_in_place
-from symscalar.types import NumberLike, StaticBool, StaticFloat, StaticInt, is_static
 
 __all__ = [
     "add",

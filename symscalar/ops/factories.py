@@ -13,13 +13,22 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.nvfuser_lowering import register_nvfuser
-from symscalar.ops.common import Tensor, torch_meta
+from symscalar.ops.define import (
+    NumberLike,
+    Primitive,
+    StaticFloat,
+    StaticInt,
+    StaticShape,
+    Tensor,
+    TensorProxy,
+    UnsupportedOperationError,
+    defop,
+    implements,
+    register_nvfuser,
+    register_vjp,
+    torch_meta,
+)
 from symscalar.ops.shape import expand, reshape, shape_arg
-from symscalar.trace import Primitive, register_vjp
-from symscalar.tracing import TensorProxy, defop, implements
-from symscalar.types import NumberLike, StaticFloat, StaticInt, StaticShape
 
 __all__ = [
     "full",

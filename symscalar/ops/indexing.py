@@ -25,16 +25,35 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
-from symscalar.nvfuser_lowering import floating, register_nvfuser
-from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta, unbroadcast
+from symscalar.ops.define import (
+    NumberLike,
+    NumberProxy,
+    Primitive,
+    StaticBool,
+    StaticFloat,
+    StaticInt,
+    StaticValueRequiredError,
+    Tensor,
+    TensorProxy,
+    TensorVar,
+    UnsupportedOperationError,
+    canonical_dim,
+    canonical_dims,
+    defop,
+    floating,
+    implements,
+    is_static,
+    maybe_in_place,
+    register_nvfuser,
+    register_vjp,
+    static_message,
+    torch_meta,
+    unbroadcast,
+)
 from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
-from symscalar.trace import Primitive, TensorVar, register_vjp
-from symscalar.tracing import TensorProxy, defop, implements, maybe_in_place, static_message
-from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
 
 _slice = builtins.slice
 

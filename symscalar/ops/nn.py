@@ -20,15 +20,24 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.ops.common import Tensor
 from symscalar.ops.composites import matmul
+from symscalar.ops.define import (
+    FloatLike,
+    NumberLike,
+    StaticBool,
+    StaticInt,
+    Tensor,
+    TensorProxy,
+    UnsupportedOperationError,
+    check,
+    defop,
+    implements,
+    is_static,
+)
 from symscalar.ops.factories import arange, full, to
 from symscalar.ops.indexing import broadcast_shapes, gather, index_select
 from symscalar.ops.reductions import log_softmax
 from symscalar.ops.shape import permute, reshape
-from symscalar.tracing import TensorProxy, defop, implements
-from symscalar.types import FloatLike, NumberLike, StaticBool, StaticInt, check, is_static
 
 __all__ = [
     "masked_fill",

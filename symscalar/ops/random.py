@@ -20,14 +20,26 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.errors import UnsupportedOperationError
-from symscalar.nvfuser_lowering import register_nvfuser
-from symscalar.ops.common import Tensor
+from symscalar.ops.define import (
+    FloatLike,
+    Primitive,
+    StaticBool,
+    StaticInt,
+    StaticShape,
+    Tensor,
+    TensorVar,
+    TraceBuilder,
+    UnsupportedOperationError,
+    check,
+    current_tracer,
+    defop,
+    implements,
+    is_static,
+    maybe_in_place,
+    register_nvfuser,
+)
 from symscalar.ops.factories import full
 from symscalar.ops.shape import shape_arg
-from symscalar.trace import Primitive, TensorVar
-from symscalar.tracing import TraceBuilder, defop, implements, maybe_in_place
-from symscalar.types import FloatLike, StaticBool, StaticInt, StaticShape, check, current_tracer, is_static
 
 __all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout"]
 

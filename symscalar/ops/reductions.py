@@ -17,19 +17,29 @@ from typing import Any
 
 import torch
 
-from symscalar.nvfuser_lowering import floating_reduction, has_axes, numel, register_nvfuser, unreduce, upcast
-from symscalar.ops.common import (
+from symscalar.ops.define import (
+    Primitive,
+    StaticBool,
+    StaticDims,
+    StaticFloat,
+    StaticInt,
     Tensor,
     canonical_dim,
     canonical_dims,
+    defop,
+    floating_reduction,
+    has_axes,
     holomorphic,
+    implements,
+    numel,
     reduced_shape,
+    register_nvfuser,
+    register_vjp,
     same_shape,
     small_meta,
+    unreduce,
+    upcast,
 )
-from symscalar.trace import Primitive, register_vjp
-from symscalar.tracing import defop, implements
-from symscalar.types import StaticBool, StaticDims, StaticFloat, StaticInt
 
 __all__ = [
     "sum",

@@ -17,12 +17,29 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
-from symscalar.nvfuser_lowering import register_nvfuser
-from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
-from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
-from symscalar.tracing import defop, implements, static_message, stop_gradient_p
-from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
+from symscalar.ops.define import (
+    NumberProxy,
+    Primitive,
+    StaticDims,
+    StaticInt,
+    StaticShape,
+    StaticValueRequiredError,
+    Tensor,
+    TensorVar,
+    UnsupportedOperationError,
+    canonical_dim,
+    contains_dynamic,
+    defop,
+    implements,
+    register_nvfuser,
+    register_vjp,
+    same_shape,
+    small_meta,
+    static_message,
+    stop_gradient_p,
+    torch_meta,
+    unbroadcast,
+)
 
 __all__ = [
     "reshape",

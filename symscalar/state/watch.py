@@ -19,9 +19,11 @@ from torch.utils.hooks import RemovableHandle
 
 from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
+from symscalar.frontend import public_name
+from symscalar.proxy import TensorProxy
 from symscalar.state.hooks import _Recorder, refused_hooks
 from symscalar.state.paths import _MISSING, Captured, Path, Roots
-from symscalar.tracing import TensorProxy, TraceBuilder, is_trace_constant, public_name
+from symscalar.tracer import TraceBuilder, is_trace_constant
 from symscalar.types import current_tracer
 
 # ----------------------------------------------------------------------------------------
