@@ -32,9 +32,10 @@ from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.generated import exec_generated
 from symscalar.ops.factories import full
+from symscalar.recorder import Recorder, recording
 from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
-from symscalar.tracer import TraceBuilder, stop_gradient_p, tracing
+from symscalar.tracer import stop_gradient_p
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 
@@ -94,7 +95,7 @@ def vjp(
         connected = connected_vars(trace, wrt)
     if cotangents is None:
         cotangents = tuple(o for o in trace.outputs if is_differentiable(o))
-    builder = TraceBuilder(f"{trace.name}_backward")
+    builder = Recorder(f"{trace.name}_backward")
     residual_of: dict[Var, Any] = {}  # forward var -> backward input proxy
     forward_of: dict[Var, Var] = {}  # backward input var -> forward var
     grads: dict[Var, Any] = {}  # forward var -> accumulated cotangent proxy
@@ -131,7 +132,7 @@ def vjp(
             reached.add(v)
             accumulate(v, ct, "an output")
 
-    with tracing(builder):
+    with recording(builder):
         for eqn in reversed(trace.eqns):
             if eqn.prim in STOP_GRADIENT or reached.isdisjoint(eqn.outs):
                 continue

@@ -9,11 +9,9 @@ the RNG seed, state writes, naming, autocast's casts and the checks of its opera
 
 from __future__ import annotations
 
-import collections
 import types as pytypes
-import typing
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -31,44 +29,32 @@ try:
 except ImportError:  # torch runs without numpy (not a dependency); then no numpy scalars arrive
     np = None  # type: ignore[assignment]
 
-from symscalar import autocast, messages
+from symscalar import autocast
 from symscalar.compiling import reporting_compiling
-from symscalar.errors import DynamicValueError, StaticValueRequiredError, UnsupportedOperationError
+from symscalar.errors import DynamicValueError, UnsupportedOperationError
 from symscalar.frontend import (
     _MAY_RETURN_INPUT,
     _METADATA_READS,
-    _PROPERTY_GETTERS,
     _RANDOM_FUNCTIONS,
     _TENSOR_FROM_DATA,
     TORCH_FUNCTIONS,
     _functional_form,
-    _unsupported,
     public_name,
 )
 from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.proxy import _INPLACE_DUNDERS, TensorProxy, _inplace_error
-from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
+from symscalar.recorder import Recorder, _proxy_attribute
 from symscalar.trace import (
     Atom,
     Eqn,
-    Namespace,
     Primitive,
     ScalarVar,
     TensorVar,
-    Trace,
     Var,
-    contains_dynamic,
     leaves,
     register_vjp,
 )
-from symscalar.types import DynamicBool, DynamicFloat, DynamicInt, NumberProxy, current_tracer
-
-_PROXY_CLASS: dict[type, type[NumberProxy]] = {
-    int: DynamicInt,
-    float: DynamicFloat,
-    bool: DynamicBool,
-}
-
+from symscalar.types import DynamicInt, NumberProxy, current_tracer
 
 # Every tensor any trace built from Python values alone (by id, weakly): a later trace may read
 # one again from a cache the first trace filled (``functools.lru_cache`` around a mask maker),
@@ -109,31 +95,16 @@ def check_tensor_class(tensor: torch.Tensor, what: str) -> None:
         )
 
 
-class TraceBuilder:
-    """Records equations while a Python function runs on proxies (implements ``Tracer``)."""
+class TraceBuilder(Recorder):
+    """Records equations while a Python function runs on proxies: a ``Recorder`` that also
+    traces what user code does besides calling ops (captured tensors, grad regions, in-place
+    writes, the RNG seed, state writes, autocast, the checks of torch calls)."""
 
     def __init__(self, name: str = "f") -> None:
-        self.name = name
-        self.inputs: list[Var] = []
-        self.eqns: list[Eqn] = []
-        # Concrete trace-time values of scalar variables (inputs and values computed only
-        # from scalars), for specialize() and guards. Never read by the program itself.
-        self.scalar_values: dict[ScalarVar, Any] = {}
-        # Where each dynamic scalar came from, e.g. "parameter 'n' of f".
-        self.roots: dict[ScalarVar, frozenset[str]] = {}
-        # Guards added by specialize(): (variable, value it must equal).
-        self.guards: list[tuple[ScalarVar, Any]] = []
-        # Tensors captured from the enclosing scope, passed by reference on every call.
-        self.captured: dict[int, tuple[TensorVar, torch.Tensor]] = {}
+        super().__init__(name)
         # The torch function that first read each captured tensor (by id), for messages.
         self.read_by: dict[int, Any] = {}
         self.reading: Any = None
-        # Whether each tensor input requires grad at the call being traced (from the call's
-        # arguments; the cache key holds it), read by ``TensorProxy.requires_grad``.
-        self.requires_grad: dict[TensorVar, bool] = {}
-        # Python attributes user code found absent on an argument tensor (hasattr, getattr with a
-        # default): the program holds only while they stay absent (jit checks them on every call)
-        self.absent_attributes: dict[TensorVar, set[str]] = {}
         # State the traced function writes, in order: (real tensor outside the trace, traced
         # value it must hold after each call). jit makes each value an output of the program
         # and copies it into the real tensor after every call (functionalized state writes:
@@ -144,9 +115,6 @@ class TraceBuilder:
         # input of the built trace, after the captured tensors.
         self.rng_seed: NumberProxy | None = None
         self._rng_offsets = 0
-        # The proxy standing for each captured tensor (by id; ``captured`` keeps it alive).
-        self._captured_proxies: dict[int, TensorProxy] = {}
-        self._kept_captured: tuple[torch.Tensor, ...] = ()
         # Constants: tensors the traced function built from Python values alone (by id; the
         # dict keeps them alive). Torch calls on constants only are folded (run eagerly).
         self.constants: dict[int, torch.Tensor] = {}
@@ -171,97 +139,20 @@ class TraceBuilder:
         # their stop_gradient where an enable_grad() region or an output of such a call uses them.
         self._no_grad_values: set[TensorVar] = set()
         self._cuts: dict[TensorVar, TensorVar] = {}
-        # How many torch functions are being handled: only the outermost call of user code
-        # (depth 0) is seen by the tracing mode and autocast; handlers run at depth > 0.
-        self.depth = 0
-        # The names of the values: given when first asked for (by a message or by printing
-        # the trace, whose namespace this is), the same everywhere after. Values not named
-        # yet, in order of creation: asking for one's name names those before it first, so
-        # names follow the order of definition.
-        self.namespace = Namespace()
-        self._unnamed: collections.deque[Var] = collections.deque()
 
     # -- inputs and proxies -------------------------------------------------------------
 
-    def name_of(self, var: Var) -> str:
-        """``var``'s name, in messages as in the printed trace (see ``Namespace``)."""
-        while self._unnamed and var in self._unnamed:
-            self.namespace.define(self._unnamed.popleft())
-        return self.namespace.define(var)
-
-    def _created(self, *variables: Var) -> None:
-        self._unnamed.extend(variables)
-
-    def tensor_input(
-        self, var: TensorVar, requires_grad: bool = False, tensor_class: type = torch.Tensor
-    ) -> TensorProxy:
-        self.inputs.append(var)
-        self._created(var)
-        self.requires_grad[var] = requires_grad
-        return TensorProxy(self, var, "input", tensor_class)
-
-    def scalar_input(self, python_type: type, value: Any, origin: str) -> NumberProxy:
-        var = ScalarVar(python_type)
-        self.inputs.append(var)
-        self._created(var)
-        if value is not None:
-            self.scalar_values[var] = value
-        self.roots[var] = frozenset([origin])
-        return _PROXY_CLASS[python_type](self, var, origin)
-
-    def _wrap(self, var: Var) -> Any:
-        if isinstance(var, TensorVar):
-            return TensorProxy(self, var, "computed")
-        roots = self.roots.get(var, frozenset())
-        origin = "computed from " + ", ".join(sorted(roots)) if roots else "computed in the trace"
-        return _PROXY_CLASS[var.dtype](self, var, origin)
-
-    def unwrap(self, value: Any) -> Atom:
-        """A proxy becomes its variable; a static literal stays; a captured tensor becomes an
-        extra input read by reference on every call."""
-        if value is None or type(value) in (bool, int, float, complex):  # the common literals first
-            return typing.cast(Atom, value)
-        if isinstance(value, (TensorProxy, NumberProxy)):
-            if value._tracer is not self:
-                raise DynamicValueError(
-                    f"{value!r} belongs to another trace; traced values cannot be stored "
-                    "between calls of a jitted function. Return them instead."
-                )
-            return value._var
-        if isinstance(value, torch.Tensor):
-            return self._capture(value)
-        # IntEnum, numpy.float64...: torch reads a subclass of a Python number as that
-        # number, so the literal in the program is the plain value
-        if isinstance(value, int):
-            return int(value)
-        if isinstance(value, float):
-            return float(value)
-        if isinstance(value, complex):
-            return complex(value)
-        raise TypeError(
-            f"cannot use a value of type {type(value).__name__} as an operand in a traced "
-            "function; operands are tensors and numbers"
-        )
-
-    def _capture(self, tensor: torch.Tensor) -> TensorVar:
-        return self.capture(tensor)._var
-
     def capture(self, tensor: torch.Tensor) -> TensorProxy:
-        """The proxy of a tensor read from outside the trace (a parameter, a buffer, a
-        closed-over or newly created constant tensor): an extra input of the program, passed
-        by reference on every call, so that nothing computed from it is baked in."""
+        """``Recorder.capture``, checking the tensor's class and remembering, for messages and
+        in-place rules, which torch call read it and its storage; a tensor first read inside a
+        handler is a constant."""
         proxy = self._captured_proxies.get(id(tensor))
         if proxy is None:
             read_by = f", read by {public_name(self.reading)}," if self.reading is not None else ""
             check_tensor_class(
                 tensor, f"a tensor the traced function reads from outside (a parameter, buffer or global){read_by}"
             )
-            var = TensorVar(tuple(tensor.shape), tensor.dtype, tensor.device)
-            self._created(var)
-            self.captured[id(tensor)] = (var, tensor)
-            self.requires_grad[var] = tensor.requires_grad
-            proxy = TensorProxy(self, var, "captured")
-            self._captured_proxies[id(tensor)] = proxy
+            proxy = super().capture(tensor)
             self.read_by[id(tensor)] = self.reading
             self._captured_storages.add(_storage_of(tensor))
             if self.depth > 0:
@@ -297,37 +188,6 @@ class TraceBuilder:
                 self.add_constants(r)
 
     # -- the Tracer protocol -------------------------------------------------------------
-
-    def bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        # Meta functions run torch on meta tensors: not user code, so not traced.
-        self.depth += 1
-        try:
-            return self._bind(prim, args, params)
-        finally:
-            self.depth -= 1
-
-    def _bind(self, prim: Primitive[Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        atoms = tuple([self.unwrap(a) for a in args])
-        if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-            atoms = tuple([self._cut_no_grad(a) for a in atoms])
-        if params:
-            for key, value in params.items():
-                if contains_dynamic(value):
-                    raise StaticValueRequiredError(
-                        messages.static_required(f"primitive {prim.name}", [key], repr(value))
-                    )
-        result = prim.meta(*atoms, **params)
-        outs: tuple[Var, ...] = result if prim.multiple_results else (result,)
-        if result is None:
-            outs = ()
-        self.eqns.append(Eqn(prim, atoms, dict(params), outs))
-        self._unnamed.extend(outs)  # see ``_created``
-        if not isinstance(result, TensorVar):  # only scalar results have values to propagate
-            self._propagate_scalar_values(prim, atoms, params, outs)
-        outs = self._propagate_requires_grad(prim, atoms, outs)
-        if prim.multiple_results:
-            return tuple([self._wrap(v) for v in outs])
-        return self._wrap(outs[0]) if outs else None
 
     def _propagate_requires_grad(
         self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]
@@ -392,33 +252,6 @@ class TraceBuilder:
         self.requires_grad[out] = False
         return out
 
-    def _propagate_scalar_values(
-        self, prim: Primitive[Any], atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
-    ) -> None:
-        scalar_outs = [v for v in outs if isinstance(v, ScalarVar)]
-        if not scalar_outs:
-            return
-        roots = frozenset().union(*(self.roots.get(a, frozenset()) for a in atoms if isinstance(a, ScalarVar)))
-        for v in scalar_outs:
-            self.roots[v] = roots
-        if any(isinstance(a, TensorVar) for a in atoms):
-            return
-        if any(isinstance(a, ScalarVar) and a not in self.scalar_values for a in atoms):
-            return
-        try:
-            value = prim.impl(
-                *(self.scalar_values.get(a, a) if isinstance(a, ScalarVar) else a for a in atoms), **params
-            )
-        except Exception:  # noqa: BLE001 - trace-time value only feeds specialize()
-            return
-        values = value if prim.multiple_results else (value,)
-        self.scalar_values.update(zip(scalar_outs, values))
-
-    def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
-        """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
-        prim = SCALAR_BINARY[name] if len(args) == 2 else SCALAR_UNARY[name]
-        return typing.cast(NumberProxy, self.bind(prim, args, {}))
-
     def torch_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Trace ``func(*args, **kwargs)`` through its handler. Captured tensors among the
         operands become proxies first, so that a handler never computes eagerly on them."""
@@ -445,6 +278,27 @@ class TraceBuilder:
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
         return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
+
+    # -- the recorder's seams -------------------------------------------------------------
+
+    def _operands(self, atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
+        if self._no_grad_values and torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            atoms = tuple([self._cut_no_grad(a) for a in atoms])
+        return atoms
+
+    def _results(self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]) -> tuple[Var, ...]:
+        return self._propagate_requires_grad(prim, atoms, outs)
+
+    def _outputs(self, atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
+        if self.grad_inside:  # run with autograd: what was computed without grad carries none
+            atoms = tuple(self._cut_no_grad(a) for a in atoms)
+        return atoms
+
+    def _written(self) -> list[TensorVar]:
+        return [self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured]
+
+    def _extra_inputs(self) -> tuple[Var, ...]:
+        return (self.rng_seed._var,) if self.rng_seed is not None else ()
 
     # -- in-place updates of state read from outside (buffers) --------------------------------
 
@@ -559,20 +413,6 @@ class TraceBuilder:
         self._captured_proxies[id(target)] = value
         self._state_of[value._var] = target
 
-    def specialize(self, proxy: NumberProxy) -> Any:
-        var = proxy._var
-        if var not in self.scalar_values:
-            raise DynamicValueError(
-                f"cannot specialize {proxy._name} ({proxy._origin}): its value depends on tensor "
-                "data, which is not known while tracing"
-            )
-        value = self.scalar_values[var]
-        self.guards.append((var, value))
-        return value
-
-    def check(self, pred: NumberProxy, message: str) -> None:
-        self.bind(check_p, (pred,), {"message": message})
-
     def write_back(self, target: torch.Tensor, value: Any) -> None:
         """Record that after every call the real tensor ``target`` (state read from outside
         the trace, e.g. a module buffer) must hold the traced ``value`` (see ``write_backs``)."""
@@ -592,32 +432,6 @@ class TraceBuilder:
         return self.rng_seed, offset
 
     # -- result ---------------------------------------------------------------------------
-
-    def build(self, outputs: Sequence[Any]) -> Trace:
-        out_atoms = tuple(self.unwrap(o) for o in outputs)
-        if self.grad_inside:  # run with autograd: what was computed without grad carries none
-            out_atoms = tuple(self._cut_no_grad(a) for a in out_atoms)
-        # Captured tensors whose metadata was read but no op used are not program inputs.
-        used: set[Var] = set()
-        if self.captured:  # else nothing to look for
-            used.update(a for eqn in self.eqns for a in eqn.args if isinstance(a, TensorVar))
-            used.update(a for a in out_atoms if isinstance(a, TensorVar))
-            used.update(self.captured[id(t)][0] for t, _ in self.write_backs if id(t) in self.captured)
-        kept = [(var, t) for var, t in self.captured.values() if var in used]
-        self._kept_captured = tuple(t for _, t in kept)
-        captured_vars = tuple(var for var, _ in kept)
-        rng = (self.rng_seed._var,) if self.rng_seed is not None else ()
-        return Trace(
-            tuple(self.inputs) + captured_vars + rng,
-            tuple(self.eqns),
-            out_atoms,
-            self.name,
-            namespace=self.namespace,
-        )
-
-    def captured_tensors(self) -> tuple[torch.Tensor, ...]:
-        """The tensors passed by reference for the captured inputs of the built trace."""
-        return self._kept_captured
 
 
 def _tensor_proxies(tree: Any) -> list[TensorProxy]:
@@ -749,23 +563,6 @@ def _from_data_error(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -
         f"{name}() of a traced tensor is not supported: it copies the data outside autograd. "
         "Use x.detach().clone() (or x.clone()) instead."
     )
-
-
-def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
-    """For a torch callable without a handler: the TensorProxy attribute it stands for
-    (``Tensor.shape.__get__``, ``Tensor.size``, ``torch.numel``...), if the proxy defines
-    it itself; otherwise the unsupported-operation error is raised."""
-    if not args or not isinstance(args[0], TensorProxy):
-        raise _unsupported(func)
-    prop = _PROPERTY_GETTERS.get(func)
-    if prop is not None:
-        return lambda proxy: getattr(proxy, prop)
-    name = getattr(func, "__name__", "")
-    if getattr(torch.Tensor, name, None) is func or getattr(torch, name, None) is func:
-        attr = TensorProxy.__dict__.get(name)
-        if callable(attr) and not getattr(attr, "_forwarded", False):
-            return attr  # type: ignore[no-any-return]
-    raise _unsupported(func)
 
 
 class _TraceMode(torch.overrides.TorchFunctionMode):
