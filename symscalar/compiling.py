@@ -42,11 +42,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
 from typing import Any
 
 import torch
 
+from symscalar.generated import called_from_symscalar
 from symscalar.types import current_tracer
 
 __all__ = ["reporting_compiling", "answer_isinstance_for", "patch_while_tracing", "called_from_symscalar"]
@@ -91,13 +91,6 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     if not as_tensor:
         return False
     return not called_from_symscalar(sys._getframe(1))
-
-
-def called_from_symscalar(frame: FrameType) -> bool:
-    """Whether ``frame`` runs code of symscalar's own modules (which tell proxies from tensors),
-    not user or library code."""
-    module: str = frame.f_globals.get("__name__", "")
-    return module == "symscalar" or module.startswith("symscalar.")
 
 
 def _is_compiling() -> bool:

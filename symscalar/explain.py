@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from symscalar.errors import RetraceError
+from symscalar.generated import called_from_symscalar
 
 __all__ = [
     "Config",
@@ -63,17 +64,13 @@ def _configure_logging_from_env() -> None:
 
 _configure_logging_from_env()
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
 
 def _user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the user's call: the first frame
     outside symscalar (its modules and the code it generates)."""
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or frame.f_code.co_filename.startswith("<symscalar")
-    ):
+    while frame is not None and called_from_symscalar(frame, generated=True):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level

@@ -165,7 +165,7 @@ class OpSignature:
 
 
 # Every user-facing op and every torch spelling, by name: the single source of truth of which
-# parameters are static (exported for the mypy plugin by ``symscalar.export``).
+# parameters are static (exported for the mypy plugin by ``python -m symscalar export-static-params``).
 OPS: Registry[str, OpSignature] = Registry("op")
 # torch callable -> handler, consulted by __torch_function__.
 TORCH_FUNCTIONS: Registry[Any, Callable[..., Any]] = Registry(

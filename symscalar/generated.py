@@ -3,7 +3,9 @@
 Every ``exec`` of generated source goes through ``exec_generated``, which compiles it under a
 readable file name (``<symscalar program f#2>``) and registers the source with ``linecache``
 (as torch.fx's ``_exec_with_source`` does), so a traceback through generated code shows the
-generated line, and ``inspect.getsource`` of a generated function works. Torch-free.
+generated line, and ``inspect.getsource`` of a generated function works. ``called_from_symscalar``
+is the one answer to "is this frame symscalar's own code?" (its modules, and with
+``generated=True`` the code they generate). Torch-free.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from __future__ import annotations
 import itertools
 import linecache
 import threading
+from types import FrameType
 from typing import Any
 
-__all__ = ["exec_generated"]
+__all__ = ["called_from_symscalar", "exec_generated"]
+
+# How every file name of generated code starts.
+_PREFIX = "<symscalar "
 
 _counter = itertools.count(1)
 _lock = threading.Lock()
@@ -29,8 +35,18 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
         namespace: the globals the code runs in; its definitions land there.
     """
     with _lock:
-        filename = f"<symscalar {what}#{next(_counter)}>"
+        filename = f"{_PREFIX}{what}#{next(_counter)}>"
     # mtime None: linecache.checkcache keeps the entry (there is no file to compare with)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
     return filename
+
+
+def called_from_symscalar(frame: FrameType, *, generated: bool = False) -> bool:
+    """Whether ``frame`` runs code of symscalar's own modules (which tell proxies from tensors),
+    not user or library code; with ``generated``, code symscalar generated counts as its own
+    too (the dispatcher, a program: for a warning's stack level, which should name the user's line)."""
+    module: str = frame.f_globals.get("__name__", "")
+    if module == "symscalar" or module.startswith("symscalar."):
+        return True
+    return generated and frame.f_code.co_filename.startswith(_PREFIX)

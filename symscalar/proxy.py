@@ -16,8 +16,9 @@ from typing import Any, Protocol
 
 import torch
 
-from symscalar.compiling import answer_isinstance_for, called_from_symscalar
+from symscalar.compiling import answer_isinstance_for
 from symscalar.errors import DynamicValueError, TraceCheckError, UnsupportedOperationError
+from symscalar.generated import called_from_symscalar
 from symscalar.trace import TensorVar
 from symscalar.types import Traced, Tracer
 
@@ -207,7 +208,9 @@ class TensorTracer(Tracer, Protocol):
 
 class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
-    functions, methods and operators are recorded through the frontend table."""
+    functions, methods and operators are recorded through the frontend table. The class is
+    long because it answers, one property or method each, every attribute of ``torch.Tensor``
+    it does not forward (metadata, autograd state, views, the refusals of value reads)."""
 
     __slots__ = ("_kind", "_class", "_attributes")
     _tracer: TensorTracer

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import sys
 import traceback
+import types
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from torch import Tensor
 import symscalar
 from symscalar import DynamicFloat
 from symscalar.errors import CheckFailedError
-from symscalar.generated import exec_generated
+from symscalar.generated import called_from_symscalar, exec_generated
 
 
 def test_exec_generated_names_each_version_and_registers_its_lines() -> None:
@@ -55,3 +57,23 @@ def test_traceback_through_a_jitted_program_shows_the_generated_lines() -> None:
         assert fr.line == linecache.getline(fr.filename, fr.lineno).strip()
     assert by_kind["program"].line.endswith("check(s1, message='s must be positive')")
     assert by_kind["program"].name == "f"
+
+
+def test_one_answer_to_whose_frame_this_is() -> None:
+    """symscalar's modules are its own code; generated code counts only where asked (a
+    warning's stack level skips it, isinstance's answer does not)."""
+    namespace: dict[str, object] = {"sys": sys}
+    exec_generated("def frame():\n    return sys._getframe(0)\n", "program frame", namespace)
+    generated = namespace["frame"]()  # type: ignore[operator]
+    assert not called_from_symscalar(generated)
+    assert called_from_symscalar(generated, generated=True)
+    assert not called_from_symscalar(sys._getframe(0), generated=True)  # this test is user code
+    assert called_from_symscalar(generated_module_frame())
+
+
+def generated_module_frame() -> types.FrameType:
+    """A frame whose globals are a symscalar module's (``__name__`` ``symscalar.*``)."""
+    frames: list[types.FrameType] = []
+    namespace: dict[str, object] = {"__name__": "symscalar.example", "frames": frames, "sys": sys}
+    exec("frames.append(sys._getframe(0))", namespace)  # noqa: S102 - a stand-in module's frame
+    return frames[0]
