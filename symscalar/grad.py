@@ -31,11 +31,11 @@ from typing_extensions import TypeIs
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.generated import exec_generated
+from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.factories import full
 from symscalar.recorder import Recorder, recording
 from symscalar.simplify import simplify
 from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
-from symscalar.tracer import stop_gradient_p
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 

@@ -18,9 +18,10 @@ from symscalar.frontend import (
     public_name,
     supported_torch_functions,
 )
+from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.define import defop, implements, is_static_annotation, maybe_in_place, static_message
 from symscalar.proxy import PYTHON_OBJECT_NAMES, TensorProxy
-from symscalar.tracer import TraceBuilder, check_tensor_class, is_trace_constant, stop_gradient_p, tracing
+from symscalar.tracer import TraceBuilder, check_tensor_class, is_trace_constant, tracing
 
 __all__ = [
     "OPS",

@@ -20,9 +20,10 @@ from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
 from symscalar.backend import choose_backend
 from symscalar.errors import UnsupportedOperationError
+from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.random import draw_seed
 from symscalar.trace import ScalarVar, Trace, check_trace
-from symscalar.tracer import TraceBuilder, stop_gradient_p, tracing
+from symscalar.tracer import TraceBuilder, tracing
 
 __all__ = ["compile_entry", "guard_function"]
 

@@ -22,6 +22,7 @@ from symscalar import messages
 # The rest of the definition API, re-exported: one import line per op module.
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.frontend import OPS, TORCH_FUNCTIONS, OpSignature, data_dependent_shape_error, public_name
+from symscalar.grad_regions import stop_gradient_p
 from symscalar.nvfuser_lowering import (
     floating,
     floating_reduction,
@@ -51,7 +52,7 @@ from symscalar.ops.common import (
 )
 from symscalar.proxy import TensorProxy
 from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, register_vjp
-from symscalar.tracer import TraceBuilder, _find_proxies, stop_gradient_p
+from symscalar.tracer import TraceBuilder, _find_proxies
 from symscalar.types import (
     FloatLike,
     NumberLike,
