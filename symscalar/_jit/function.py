@@ -50,7 +50,8 @@ class Limits:
 
 class FunctionState:
     """A jitted function's state; the generated per-call function calls ``miss``, ``inline``
-    and ``hooked_call`` and reads ``cache.table``."""
+    and ``hooked_call`` and reads ``cache.table``. It is long because a cache miss (tracing,
+    the limits, the explain facts of the retrace) is one sequence over this state."""
 
     def __init__(
         self,
