@@ -21,7 +21,7 @@ symscalar traces or refuses as usual. The branch taken is fixed in the trace, li
 other Python decision; it is the same on every call, so no guard is needed.
 
 ``isinstance``: a traced tensor (``TensorProxy``) is not a ``torch.Tensor`` subclass (see the
-comment above it in ``tracing.py``: faking ``__class__`` crashes torch's C++ argument parser).
+comment above it in ``proxy.py``: faking ``__class__`` crashes torch's C++ argument parser).
 Yet user and library code branches on ``isinstance(x, torch.Tensor)`` / ``torch.is_tensor(x)``
 (``x * 2 if isinstance(x, torch.Tensor) else x``, transformers' mask helpers), and answering
 False there silently computes something other than eager. So while a trace runs,
@@ -72,7 +72,7 @@ _proxy_type: type | None = None
 
 
 def answer_isinstance_for(proxy_type: type) -> None:
-    """Declare the traced-tensor class (tracing.py's ``TensorProxy``; set once, at import)."""
+    """Declare the traced-tensor class (proxy.py's ``TensorProxy``; set once, at import)."""
     global _proxy_type
     _proxy_type = proxy_type
 
@@ -106,7 +106,7 @@ patch_while_tracing("builtins", "isinstance", lambda original: _isinstance)
 def reporting_compiling() -> Iterator[None]:
     """Install every ``patch_while_tracing`` replacement for the trace running in this context:
     ``torch.compiler.is_compiling()`` True there, ``isinstance(proxy, torch.Tensor)`` True
-    outside symscalar, and whatever other modules registered (``state.py``'s RNG refusals)."""
+    outside symscalar, and whatever other modules registered (``state/watch.py``'s RNG refusals)."""
     global _active
     with _lock:
         if _active == 0:

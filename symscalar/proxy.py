@@ -151,7 +151,7 @@ PYTHON_OBJECT_NAMES = frozenset(
 
 
 def _inplace_method(name: str) -> Callable[..., Any]:
-    """A proxy's in-place method: traced when it can be (``TraceBuilder._update_in_place``),
+    """A proxy's in-place method: traced when it can be (``inplace.InPlaceWrites.update_method``),
     refused otherwise."""
     func = getattr(torch.Tensor, name)
 

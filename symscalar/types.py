@@ -59,7 +59,7 @@ StaticShape = TypeAliasType("StaticShape", "tuple[int, ...] | list[int]")
 
 
 class Tracer(Protocol):
-    """What a dynamic number needs from the tracer that created it (see ``tracing.py``)."""
+    """What a dynamic number needs from the tracer that created it (see ``recorder.py``)."""
 
     def bind(self, prim: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any: ...
 

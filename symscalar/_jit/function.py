@@ -80,7 +80,7 @@ class FunctionState:
             ) from None
         self.kinds, self.unresolved, self.optional = param_kinds(signature_of, self.sig, static, dynamic, frame_locals)
         self.declared_at = declared_at(signature_of)
-        # What the traces read outside the arguments (see symscalar/state.py)
+        # What the traces read outside the arguments (see symscalar/state/)
         self.top = fn if isinstance(fn, torch.nn.Module) else None
         self._traced = fn.forward if isinstance(fn, torch.nn.Module) else fn
         self.roots = outside.Roots(fn)

@@ -116,7 +116,7 @@ def _torch_baddbmm(
 # ---- nn.Transformer*Layer's one isinstance check on traced masks
 # ``F._none_or_dtype(mask)`` (the dtype of an optional mask, called by the layers' forward
 # before the attention) raises for anything that is not a torch.Tensor, and a TensorProxy is
-# not one (see tracing.py). The replacement answers a traced mask's dtype and is torch's own
+# not one (see proxy.py). The replacement answers a traced mask's dtype and is torch's own
 # function for everything else, so eager behaviour is unchanged.
 _torch_none_or_dtype = F._none_or_dtype
 
