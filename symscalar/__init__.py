@@ -104,7 +104,8 @@ def lint_thunder(target: Any) -> "LintReport":
     ``symscalar.thunder_lint.LintReport`` (see that module and docs/thunder_lint.md). ``target``
     is a function returned by ``thunder.jit`` that has run, a thunder trace, or a list of traces.
     thunder is optional: it is imported here, on first use, never by ``import symscalar``."""
-    return importlib.import_module("symscalar.thunder_lint").lint_thunder(target)
+    report: LintReport = importlib.import_module("symscalar.thunder_lint").lint_thunder(target)
+    return report
 
 
 def __getattr__(name: str) -> Any:

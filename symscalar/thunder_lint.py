@@ -13,13 +13,16 @@ symscalar imports this module, and importing it without thunder raises ``Missing
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+import torch
 
 from symscalar._static_params import STATIC_PARAMS
 from symscalar.errors import MissingDependencyError
@@ -172,8 +175,10 @@ def symbol_name(sym: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(abc.ABC):
     """One place a thunder trace breaks symscalar's static/dynamic contract."""
+
+    kind: ClassVar[str]  # the report's name for the class: "proxy", "baked", "pinned"
 
     trace: str  # "prologue", "computation" or "backward"
     indices: tuple[int, ...]  # the positions in that trace list where it occurs
@@ -189,12 +194,9 @@ class Finding:
     def where(self) -> str:
         return f"{self.trace} {_ranges(self.indices)}"
 
-    @property
-    def kind(self) -> str:
-        raise NotImplementedError
-
+    @abc.abstractmethod
     def explain(self) -> str:
-        raise NotImplementedError
+        """One sentence: what the argument holds, where it comes from, why it matters."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.explain()}\n    {self.line}"
@@ -206,9 +208,7 @@ class ProxyInStaticArgument(Finding):
     constant (nvFuser's reduction axes) rejects it, and a transform that needs its value (grad)
     folds it in without a guard."""
 
-    @property
-    def kind(self) -> str:
-        return "proxy"
+    kind = "proxy"
 
     def explain(self) -> str:
         return (
@@ -226,9 +226,7 @@ class BakedLiteral(Finding):
 
     evidence: str = ""  # where the dynamic argument reaches a static argument as a proxy
 
-    @property
-    def kind(self) -> str:
-        return "baked"
+    kind = "baked"
 
     def explain(self) -> str:
         return (
@@ -242,9 +240,7 @@ class PinnedArgument(Finding):
     """A number argument of a function jitted with ``cache="symbolic values"`` whose value the
     prologue checks: thunder made it static (correct, but every new value retraces)."""
 
-    @property
-    def kind(self) -> str:
-        return "pinned"
+    kind = "pinned"
 
     def explain(self) -> str:
         return f"the prologue pins {self.origin} to {self.value}: thunder made it static, every new value retraces"
@@ -294,7 +290,7 @@ class LintReport:
         head = f"lint_thunder: {len(self.findings)} finding(s) in {linted} trace(s) of {self.subject}"
         if not self.findings:
             return head
-        details = "\n".join(f"  {f.where}: {f.line}" for f in self.findings)
+        details = "\n".join(dict.fromkeys(f"  {f.where}: {f.line}" for f in self.findings))
         return f"{head}\n{self.table()}\n\nthe lines:\n{details}"
 
 
@@ -309,6 +305,7 @@ class _Provenance:
     pinned: dict[str, Any] = field(default_factory=dict)  # name -> the value the prologue checks
     producers: dict[str, tuple[str, Any]] = field(default_factory=dict)  # name -> (trace kind, bsym)
     saved: set[str] = field(default_factory=set)  # names the backward unpacks from saved_for_backward
+    prologue: bool = False  # whether a prologue trace was read (it names the function's arguments)
 
     def roots(self, name: str, seen: frozenset[str] = frozenset()) -> set[str]:
         """The argument and size names ``name`` is computed from."""
@@ -350,6 +347,8 @@ class _Provenance:
         if roots:
             producer = symbol_name(self.producers[name][1].sym)
             return f"{producer} of {', '.join(roots)}"
+        if name in self.saved:
+            return "saved for backward by the forward (lint the jitted function to see its origin)"
         return "no producer in the linted traces"
 
 
@@ -553,6 +552,7 @@ class _Recorder:
 
 def _read_provenance(provenance: _Provenance, kind: str, trace: Any, fn: Callable[..., Any] | None) -> None:
     params = _parameter_names(fn)
+    provenance.prologue |= kind == "prologue"
     for bsym in trace.bound_symbols:
         for out in bsym.flat_outs:
             name = getattr(out, "name", None)
@@ -566,7 +566,7 @@ def _read_provenance(provenance: _Provenance, kind: str, trace: Any, fn: Callabl
                 described = f"args[{key}]" if container.name == "args" else f"kwargs[{key!r}]"
                 label = params[key] if container.name == "args" and _is_int(key) and key < len(params) else None
                 label = label or (key if container.name == "kwargs" else None)
-                owner = f" of {fn.__qualname__}" if fn is not None else ""
+                owner = f" of {_display_name(fn)}" if fn is not None else ""
                 provenance.arguments[out.name] = f"argument {label or out.name}{owner} ({described})"
         if kind == "prologue" and sym == "check_number_type_and_value" and bsym.args:
             name = getattr(bsym.args[0], "name", None)
@@ -574,20 +574,26 @@ def _read_provenance(provenance: _Provenance, kind: str, trace: Any, fn: Callabl
                 provenance.pinned[name] = bsym.args[1]
         if kind == "backward" and sym == "unpack_sequence":
             provenance.saved |= {o.name for o in bsym.flat_outs if isinstance(o, _proxies.NumberProxy)}
-    if kind == "computation" and not any(k for k in provenance.arguments):
-        # a lone computation trace: its number inputs are the arguments
+    if kind == "computation" and not provenance.prologue:
+        # no prologue to say which are the function's arguments: the computation's number inputs are
         for i, arg in enumerate(trace.args or ()):
             if isinstance(arg, _proxies.NumberProxy):
                 provenance.arguments.setdefault(arg.name, f"input {arg.name} of the computation (position {i})")
 
 
 def _parameter_names(fn: Callable[..., Any] | None) -> list[str]:
+    """The positional parameters of the jitted function (of its ``forward`` for a module)."""
     if fn is None:
         return []
     try:
-        return [p.name for p in inspect.signature(fn).parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+        signature = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
     except (TypeError, ValueError):
         return []
+    return [p.name for p in signature.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+
+
+def _display_name(fn: Any) -> str:
+    return str(getattr(fn, "__qualname__", None) or type(fn).__name__)
 
 
 def _jitted_source(target: Any) -> Callable[..., Any] | None:
@@ -606,7 +612,7 @@ def _collect(target: Any) -> tuple[list[tuple[str, int, Any]], str, bool]:
                 "(with the arguments whose traces you want checked), then lint it"
             )
         fn = _jitted_source(target)
-        subject = getattr(fn, "__qualname__", None) or repr(target)
+        subject = _display_name(fn) if fn is not None else type(target).__name__
         traces: list[tuple[str, int, Any]] = []
         for kind, listed in (
             ("prologue", stats.last_prologue_traces),
