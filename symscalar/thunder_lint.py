@@ -212,8 +212,8 @@ class ProxyInStaticArgument(Finding):
 
     def explain(self) -> str:
         return (
-            f"{self.symbol}({self.argument}={self.value}) holds the NumberProxy {', '.join(self.names)} "
-            f"({self.origin}); {self.contract} needs a static {self.argument}"
+            f"{self.symbol}({self.argument}={self.value}) holds the NumberProxy {', '.join(self.names)}, "
+            f"{self.origin}; {self.contract} needs a static {self.argument}"
         )
 
 
@@ -231,7 +231,7 @@ class BakedLiteral(Finding):
     def explain(self) -> str:
         return (
             f"{self.symbol}({self.argument}={self.value}) holds the value of {', '.join(self.names)} as a "
-            f"literal ({self.origin}): folded in without a guard ({self.evidence})"
+            f"literal, folded in without a guard: {self.origin}; {self.evidence}"
         )
 
 
@@ -290,8 +290,8 @@ class LintReport:
         head = f"lint_thunder: {len(self.findings)} finding(s) in {linted} trace(s) of {self.subject}"
         if not self.findings:
             return head
-        details = "\n".join(dict.fromkeys(f"  {f.where}: {f.line}" for f in self.findings))
-        return f"{head}\n{self.table()}\n\nthe lines:\n{details}"
+        details = "\n".join(f"- {finding}" for finding in self.findings)
+        return f"{head}\n{self.table()}\n\n{details}"
 
 
 # --- reading the traces ----------------------------------------------------------------------------------
