@@ -16,6 +16,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import dataclasses
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -360,11 +361,19 @@ def _trace_kind(trace: Any) -> str:
 
 
 def _bind(bsym: Any) -> Mapping[str, Any] | None:
+    signature = _signature(bsym.sym.meta)
     try:
-        bound = inspect.signature(bsym.sym.meta).bind(*bsym.args, **bsym.kwargs)
+        return signature.bind(*bsym.args, **bsym.kwargs).arguments if signature is not None else None
+    except TypeError:
+        return None
+
+
+@functools.cache
+def _signature(meta: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(meta)
     except (TypeError, ValueError):
         return None
-    return bound.arguments
 
 
 def _flat(value: Any) -> list[Any]:
@@ -381,11 +390,11 @@ class _Hit:
     argument: str  # thunder's name
     raw: Any  # the argument as passed
     values: tuple[Any, ...]  # its leaves
-    line: str
+    statement: Any  # the top-level bound symbol it sits in (printed only for a finding)
     top: bool  # the first symbol with a contract under its top-level bound symbol
 
 
-def _static_arguments(bsym: Any, line: str, top: bool = True) -> Iterator[_Hit]:
+def _static_arguments(bsym: Any, statement: Any, top: bool = True) -> Iterator[_Hit]:
     """Each static argument of ``bsym`` and of its subsymbols, outermost first."""
     name = symbol_name(bsym.sym)
     contract = contract_of(name)
@@ -396,10 +405,10 @@ def _static_arguments(bsym: Any, line: str, top: bool = True) -> Iterator[_Hit]:
                 value = arguments[argument]
                 if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], (tuple, list)):
                     value = value[0]  # *dims passed as one sequence: permute(a, (1, 0))
-                yield _Hit(name, contract, param, argument, value, tuple(_flat(value)), line, top)
+                yield _Hit(name, contract, param, argument, value, tuple(_flat(value)), statement, top)
         top = False
     for sub in bsym.subsymbols:
-        yield from _static_arguments(sub, line, top)
+        yield from _static_arguments(sub, statement, top)
 
 
 def _line(bsym: Any) -> str:
@@ -436,7 +445,7 @@ def lint_thunder(target: Any) -> LintReport:
     for kind, index, trace in traces:
         for bsym in trace.bound_symbols:
             covered: set[str] = set()  # what an enclosing symbol already reported
-            for hit in _static_arguments(bsym, _line(bsym)):
+            for hit in _static_arguments(bsym, bsym):
                 proxies = [v for v in hit.values if _is_proxy(v) and _is_violation(provenance, hit.param, v)]
                 if not proxies:
                     if hit.top and hit.param not in SIZE_LIKE | _DERIVED and any(map(_is_int, hit.values)):
@@ -467,7 +476,7 @@ def lint_thunder(target: Any) -> LintReport:
             for bsym in trace.bound_symbols if kind == "prologue" else ():
                 name = getattr(bsym.args[0], "name", None) if bsym.args else None
                 if bsym.sym.name == "check_number_type_and_value" and name in provenance.arguments:
-                    hit = _Hit(bsym.sym.name, None, "value", "value", bsym.args[1], (bsym.args[1],), _line(bsym), True)
+                    hit = _Hit(bsym.sym.name, None, "value", "value", bsym.args[1], (bsym.args[1],), bsym, True)
                     record(PinnedArgument, kind, index, hit, (name,), provenance.arguments[name])
     counts: dict[str, int] = {}
     for kind, _, _ in traces:
@@ -544,10 +553,19 @@ class _Recorder:
         if old is None:
             contract = hit.contract.key if hit.contract is not None else ""
             self.findings[key] = cls(
-                kind, (index,), hit.symbol, hit.argument, _show(hit.raw), names, origin, hit.line, contract, **extra
+                kind,
+                (index,),
+                hit.symbol,
+                hit.argument,
+                _show(hit.raw),
+                names,
+                origin,
+                _line(hit.statement),
+                contract,
+                **extra,
             )
         elif index not in old.indices:
-            self.findings[key] = dataclasses.replace(old, indices=(*old.indices, index), line=hit.line)
+            self.findings[key] = dataclasses.replace(old, indices=(*old.indices, index), line=_line(hit.statement))
 
 
 def _read_provenance(provenance: _Provenance, kind: str, trace: Any, fn: Callable[..., Any] | None) -> None:
