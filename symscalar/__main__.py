@@ -212,6 +212,13 @@ def lint_thunder(spec: str) -> int:
     if not targets:
         print(f"lint-thunder: {spec} ran no thunder-jitted function (and returned none)", file=sys.stderr)
         return 2
+    if not all(map(lint.lintable, targets)):
+        print(
+            f"lint-thunder: {spec} returned {type(result).__name__}, not a thunder-jitted function that has run, "
+            "a trace, a list of traces or a list of such functions (or None after running jitted code)",
+            file=sys.stderr,
+        )
+        return 2
     reports = [lint.lint_thunder(target) for target in targets]
     print("\n\n".join(map(str, reports)))
     return int(any(len(report) for report in reports))

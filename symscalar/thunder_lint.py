@@ -42,6 +42,7 @@ __all__ = [
     "symbol_name",
     "recording_jits",
     "has_run",
+    "lintable",
 ]
 
 
@@ -59,6 +60,7 @@ def _require(module: str) -> Any:
 thunder = _require("thunder")
 _proxies = _require("thunder.core.proxies")
 _pytree = _require("thunder.core.pytree")
+_TraceCtx = _require("thunder.core.trace").TraceCtx
 _CONSTRAINT = _proxies.CONSTRAINT
 _SYMBOLIC_VALUES = _require("thunder.core.options").CACHE_OPTIONS.SYMBOLIC_VALUES
 
@@ -135,7 +137,7 @@ THUNDER_SYMBOLS: dict[str, tuple[str, dict[str, str | None]]] = {
 # finding only when it comes from a number argument, never when it is (arithmetic on) a tensor's size.
 SIZE_LIKE = frozenset(
     {"shape", "size", "sizes", "normalized_shape", "output_size", "split_size_or_sections", "split_sizes"}
-    | {"repeats", "start", "end", "step", "length", "index", "k"}
+    | {"repeats", "start", "end", "step", "length", "index", "k", "shifts", "pad", "num_classes"}
 )
 
 
@@ -639,9 +641,8 @@ def _collect(target: Any) -> tuple[list[tuple[str, int, Any]], str, bool]:
         ):
             traces += [(kind, i, trace) for i, trace in enumerate(listed or ())]
         return traces, subject, thunder.cache_option(target) is _SYMBOLIC_VALUES
-    trace_class = _require("thunder.core.trace").TraceCtx
-    items = list(target) if isinstance(target, Iterable) and not isinstance(target, trace_class) else [target]
-    bad = [x for x in items if not isinstance(x, trace_class)]
+    items = list(target) if isinstance(target, Iterable) and not isinstance(target, _TraceCtx) else [target]
+    bad = [x for x in items if not isinstance(x, _TraceCtx)]
     if bad:
         raise TypeError(
             f"lint_thunder takes a function returned by thunder.jit, a thunder trace or a list of traces, "
@@ -660,6 +661,13 @@ def has_run(fn: Any) -> bool:
     """Whether ``fn`` is a function returned by ``thunder.jit`` that has traces to lint."""
     stats = thunder.compile_stats(fn)
     return stats is not None and stats.last_traces is not None
+
+
+def lintable(target: Any) -> bool:
+    """Whether ``lint_thunder(target)`` has traces to check (it raises TypeError otherwise)."""
+    if has_run(target) or isinstance(target, _TraceCtx):
+        return True
+    return isinstance(target, (list, tuple)) and bool(target) and all(isinstance(t, _TraceCtx) for t in target)
 
 
 @contextlib.contextmanager

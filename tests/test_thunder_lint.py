@@ -186,6 +186,18 @@ def test_a_dynamic_number_equal_to_a_literal_dim_is_not_baking(thunder: Any, lin
     assert lint.lint_thunder(jf).ok
 
 
+def test_a_literal_is_matched_with_arguments_of_its_role(thunder: Any, lint: Any) -> None:
+    # d and c are both 1; only d reaches a dim, so the backward's unsqueeze(t, 1) is d's value
+    jf = thunder.jit(lambda a, d, c: a.var(d, correction=c), cache="symbolic values")
+    run_with_grad(jf, (T(4, 3), 1, 1))
+    found = summary(lint.lint_thunder(jf))
+    assert ("computation", "proxy", "torch.var", "correction", ("c",)) in found
+    assert {f for f in found if f[0] == "backward"} == {
+        ("backward", "proxy", "torch.sum", "dim", ("d",)),  # var's backward reduces over d again
+        ("backward", "baked", "torch.unsqueeze", "dim", ("d",)),
+    }
+
+
 def test_a_pinned_argument_under_symbolic_values(thunder: Any, lint: Any) -> None:
     fn = lambda a, n: a * 2 if n > 0 else a  # noqa: E731 - a one-line program under test
     jf = thunder.jit(fn, cache="symbolic values")
@@ -304,6 +316,10 @@ def returns():  # returns the jitted function
 
 def jits_nothing():
     return None
+
+
+def returns_a_tensor():
+    return torch.ones(2)
 """
 
 
@@ -317,6 +333,8 @@ def test_command_line(thunder: Any, lint: Any, tmp_path: pathlib.Path, capsys: p
     assert main(["lint-thunder", f"{script}::returns"]) == 0
     assert "0 finding(s)" in capsys.readouterr().out
     assert main(["lint-thunder", f"{script}::jits_nothing"]) == 2
+    assert main(["lint-thunder", f"{script}::returns_a_tensor"]) == 2
+    assert "returned Tensor, not a thunder-jitted function that has run" in capsys.readouterr().err
     assert main(["lint-thunder", f"{script}::absent"]) == 2
     assert main(["lint-thunder", str(script)]) == 2
     assert "SCRIPT.py::FUNCTION" in capsys.readouterr().err
