@@ -396,6 +396,9 @@ class _Hit:
     top: bool  # the first symbol with a contract under its top-level bound symbol
 
 
+_Located = tuple[str, int, _Hit]  # (trace kind, position in its list, static argument)
+
+
 def _static_arguments(bsym: Any, statement: Any, top: bool = True) -> Iterator[_Hit]:
     """Each static argument of ``bsym`` and of its subsymbols, outermost first."""
     name = symbol_name(bsym.sym)
@@ -442,8 +445,27 @@ def lint_thunder(target: Any) -> LintReport:
     for kind, _, trace in traces:
         _read_provenance(provenance, kind, trace, fn)
     record = _Recorder()
-    uses: dict[tuple[str, str], str] = {}  # (argument, role) -> where it first reaches a static argument
-    literals: list[tuple[str, int, _Hit]] = []
+    uses, literals = _find_proxies(traces, provenance, record)
+    _find_baked(literals, uses, provenance, record)
+    if symbolic:
+        _find_pinned(traces, provenance, record)
+    counts: dict[str, int] = {}
+    for kind, _, _ in traces:
+        counts[kind] = counts.get(kind, 0) + 1
+    order = {"prologue": 0, "computation": 1, "backward": 2}
+    findings = sorted(record.findings.values(), key=lambda f: (order[f.trace], f.indices[0]))
+    return LintReport(tuple(findings), counts, subject)
+
+
+_Traces = Sequence[tuple[str, int, Any]]  # (kind, position in its list, trace)
+_Uses = dict[tuple[str, str], str]  # (argument, role) -> where it first reaches a static argument as a proxy
+
+
+def _find_proxies(traces: _Traces, provenance: _Provenance, record: _Recorder) -> tuple[_Uses, list[_Located]]:
+    """Record every static argument holding a NumberProxy; return where each argument reaches
+    one, and the static arguments that hold int literals (for ``_find_baked``)."""
+    uses: _Uses = {}
+    literals: list[_Located] = []
     for kind, index, trace in traces:
         for bsym in trace.bound_symbols:
             covered: set[str] = set()  # what an enclosing symbol already reported
@@ -462,30 +484,33 @@ def lint_thunder(target: Any) -> LintReport:
                         uses.setdefault((source, _role(hit.param)), f"{hit.symbol}({hit.argument}) in {kind} {index}")
                 origin = "; ".join(_origin(provenance, p.name, kind, len(proxies) > 1) for p in proxies)
                 record(ProxyInStaticArgument, kind, index, hit, tuple(p.name for p in proxies), origin)
+    return uses, literals
+
+
+def _find_baked(literals: list[_Located], uses: _Uses, provenance: _Provenance, record: _Recorder) -> None:
+    """Record every literal equal to the value of an unpinned argument that reaches (as a proxy)
+    a static argument of the same role."""
     for kind, index, hit in literals:
-        folded = {
-            name: value
-            for value in filter(_is_int, hit.values)
-            for name, role in uses
-            if role == _role(hit.param) and name not in provenance.pinned and provenance.value(name) == value
-        }
+        role = _role(hit.param)
+        folded: dict[str, int] = {}
+        for value in filter(_is_int, hit.values):
+            for name, used_as in uses:
+                if used_as == role and name not in provenance.pinned and provenance.value(name) == value:
+                    folded[name] = value
         if folded:
             origin = "; ".join(_origin(provenance, name, kind, len(folded) > 1) for name in folded)
-            evidence = "; ".join(f"{name} reaches {uses[name, _role(hit.param)]}" for name in folded)
+            evidence = "; ".join(f"{name} reaches {uses[name, role]}" for name in folded)
             record(BakedLiteral, kind, index, hit, tuple(folded), origin, evidence=evidence)
-    if symbolic:
-        for kind, index, trace in traces:
-            for bsym in trace.bound_symbols if kind == "prologue" else ():
-                name = getattr(bsym.args[0], "name", None) if bsym.args else None
-                if bsym.sym.name == "check_number_type_and_value" and name in provenance.arguments:
-                    hit = _Hit(bsym.sym.name, None, "value", "value", bsym.args[1], (bsym.args[1],), bsym, True)
-                    record(PinnedArgument, kind, index, hit, (name,), provenance.arguments[name])
-    counts: dict[str, int] = {}
-    for kind, _, _ in traces:
-        counts[kind] = counts.get(kind, 0) + 1
-    order = {"prologue": 0, "computation": 1, "backward": 2}
-    findings = sorted(record.findings.values(), key=lambda f: (order[f.trace], f.indices[0]))
-    return LintReport(tuple(findings), counts, subject)
+
+
+def _find_pinned(traces: _Traces, provenance: _Provenance, record: _Recorder) -> None:
+    """Record every number argument a prologue checks the value of."""
+    for kind, index, trace in traces:
+        for bsym in trace.bound_symbols if kind == "prologue" else ():
+            name = getattr(bsym.args[0], "name", None) if bsym.args else None
+            if bsym.sym.name == "check_number_type_and_value" and name in provenance.arguments:
+                hit = _Hit(bsym.sym.name, None, "value", "value", bsym.args[1], (bsym.args[1],), bsym, True)
+                record(PinnedArgument, kind, index, hit, (name,), provenance.arguments[name])
 
 
 # Static parameters whose literals thunder derives from shapes (which dimensions a broadcast keeps):
