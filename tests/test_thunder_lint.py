@@ -199,16 +199,20 @@ def test_a_literal_is_matched_with_arguments_of_its_role(thunder: Any, lint: Any
 
 
 def test_a_pinned_argument_under_symbolic_values(thunder: Any, lint: Any) -> None:
-    fn = lambda a, n: a * 2 if n > 0 else a  # noqa: E731 - a one-line program under test
+    # `d > 0` makes thunder pin d; the forward's torch.sum(a, d) and the backward's unsqueeze(t, 1)
+    # are then guarded by the prologue: no proxy or baked finding, only the pin
+    fn = lambda a, d: a.sum(d) if d > 0 else a.sum(0)  # noqa: E731 - a one-line program under test
     jf = thunder.jit(fn, cache="symbolic values")
-    run_with_grad(jf, (T(3, 4), 2))
+    run_with_grad(jf, (T(3, 4), 1))
     (finding,) = lint.lint_thunder(jf)
     assert isinstance(finding, lint.PinnedArgument)
-    assert (finding.trace, finding.names, finding.value) == ("prologue", ("n",), "2")
-    run_with_grad(jf, (T(3, 4), 3))
+    assert (finding.trace, finding.names, finding.value) == ("prologue", ("d",), "1")
+    other = (T(3, 4), 0)
+    for got, want in zip(run_with_grad(jf, other), run_with_grad(fn, other)):
+        torch.testing.assert_close(got, want)  # guarded: the new d retraces instead of reusing 1
     assert thunder.cache_misses(jf) == 2  # what the finding says: every new value retraces
     constant = thunder.jit(fn, cache="constant values")
-    run_with_grad(constant, (T(3, 4), 2))
+    run_with_grad(constant, (T(3, 4), 1))
     assert lint.lint_thunder(constant).ok  # pinning is what constant values promises
 
 
