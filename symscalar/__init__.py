@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 # API loads on first attribute access instead (PEP 562); everywhere else, eagerly as usual.
 _LAZY = not TYPE_CHECKING and "mypy.plugin" in sys.modules
 
+if TYPE_CHECKING:  # lightning-thunder is optional: the module that needs it loads on first use
+    from symscalar.thunder_lint import LintReport
+
 if not _LAZY:
     from symscalar import ops as ops
     from symscalar.errors import (
@@ -92,7 +95,17 @@ __all__ = [
     "RetraceError",
     "config",
     "no_retrace",
+    "lint_thunder",
 ]
+
+
+def lint_thunder(target: Any) -> "LintReport":
+    """Check lightning-thunder traces against symscalar's static/dynamic contract and return a
+    ``symscalar.thunder_lint.LintReport`` (see that module and docs/thunder_lint.md). ``target``
+    is a function returned by ``thunder.jit`` that has run, a thunder trace, or a list of traces.
+    thunder is optional: it is imported here, on first use, never by ``import symscalar``."""
+    report: LintReport = importlib.import_module("symscalar.thunder_lint").lint_thunder(target)
+    return report
 
 
 def __getattr__(name: str) -> Any:

@@ -4,19 +4,25 @@
 configuration (found as mypy finds it: mypy.ini, .mypy.ini, pyproject.toml, setup.cfg), the
 symscalar plugin and the flags it relies on (see docs/mypy.md). ``python -m symscalar export-static-params`` regenerates
 ``symscalar/_static_params.py``, the static/dynamic table of every op that the plugin reads.
+``python -m symscalar lint-thunder script.py::fn`` checks lightning-thunder's traces against that
+table (see docs/thunder_lint.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import configparser
+import contextlib
 import importlib
+import importlib.util
 import io
 import pathlib
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from symscalar.errors import MissingDependencyError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,6 +32,7 @@ else:  # mypy itself depends on tomli before 3.11
 __all__ = [
     "main",
     "check",
+    "lint_thunder",
     "static_params_source",
     "mypy_config",
     "find_mypy_config",
@@ -165,6 +172,68 @@ def check(paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path 
     return int(status)
 
 
+def lint_thunder(spec: str) -> int:
+    """Run ``fn`` of ``script.py`` (``spec`` is ``script.py::fn``), lint the thunder traces it
+    leaves and print the report; return 1 on findings, 0 on none, 2 on a usage error.
+
+    ``fn`` takes no arguments and either returns what ``symscalar.lint_thunder`` takes (a
+    function returned by ``thunder.jit`` that has run, a trace, a list of traces, or a list of
+    such functions) or returns None after running thunder-jitted code: then every function that
+    ``thunder.jit`` returned while the script was imported and ``fn`` ran, and that has run, is linted.
+    """
+    path, sep, name = spec.rpartition("::")
+    script = pathlib.Path(path)
+    if not sep or not name or not script.is_file():
+        print(f"lint-thunder: expected SCRIPT.py::FUNCTION with an existing script, got {spec!r}", file=sys.stderr)
+        return 2
+    try:
+        lint = importlib.import_module("symscalar.thunder_lint")
+    except MissingDependencyError as error:
+        print(f"lint-thunder: {error}", file=sys.stderr)
+        return 2
+    with lint.recording_jits() as jitted, _on_path(script.resolve().parent):
+        module_spec = importlib.util.spec_from_file_location(f"_lint_thunder_{script.stem}", script)
+        if module_spec is None or module_spec.loader is None:
+            print(f"lint-thunder: cannot import {script}", file=sys.stderr)
+            return 2
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            print(f"lint-thunder: {script} has no function {name!r}", file=sys.stderr)
+            return 2
+        result = fn()
+    if result is None:
+        targets = [j for j in jitted if lint.has_run(j)]
+    elif isinstance(result, (list, tuple)) and result and all(map(lint.has_run, result)):
+        targets = list(result)
+    else:
+        targets = [result]
+    if not targets:
+        print(f"lint-thunder: {spec} ran no thunder-jitted function (and returned none)", file=sys.stderr)
+        return 2
+    if not all(map(lint.lintable, targets)):
+        print(
+            f"lint-thunder: {spec} returned {type(result).__name__}, not a thunder-jitted function that has run, "
+            "a trace, a list of traces or a list of such functions (or None after running jitted code)",
+            file=sys.stderr,
+        )
+        return 2
+    reports = [lint.lint_thunder(target) for target in targets]
+    print("\n\n".join(map(str, reports)))
+    return int(any(len(report) for report in reports))
+
+
+@contextlib.contextmanager
+def _on_path(folder: pathlib.Path) -> Any:
+    """The script's folder on sys.path while it is imported, as ``python script.py`` has it."""
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m symscalar``."""
     parser = argparse.ArgumentParser(prog="python -m symscalar", description=__doc__)
@@ -188,9 +257,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export-static-params", help="regenerate symscalar/_static_params.py from the op registry"
     )
     export.add_argument("--check", action="store_true", help="exit 1 if the file is stale instead of writing it")
+    lint = commands.add_parser(
+        "lint-thunder", help="check the lightning-thunder traces SCRIPT.py::FUNCTION leaves (exit 1 on findings)"
+    )
+    lint.add_argument(
+        "target", metavar="SCRIPT.py::FUNCTION", help="a function taking no arguments (docs/thunder_lint.md)"
+    )
     args = parser.parse_args(argv)
     if args.command == "check":
         return check(args.paths, args.mypy_arg, args.config_file)
+    if args.command == "lint-thunder":
+        return lint_thunder(args.target)
     text = static_params_source()
     if args.check:
         stale = not STATIC_PARAMS_PATH.exists() or STATIC_PARAMS_PATH.read_text() != text

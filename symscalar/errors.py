@@ -16,6 +16,7 @@ __all__ = [
     "BackendUnavailableError",
     "RetraceError",
     "RegistrationError",
+    "MissingDependencyError",
 ]
 
 
@@ -62,3 +63,8 @@ class RegistrationError(SymscalarError, ValueError):
     """Something was registered twice: a primitive name, a vjp, a backend lowering, an op or a
     torch spelling. Each is registered once, next to its op; a second registration would
     silently replace the first depending on import order."""
+
+
+class MissingDependencyError(SymscalarError, ImportError):
+    """An optional dependency a feature needs is not installed (``symscalar.lint_thunder`` needs
+    lightning-thunder: ``pip install symscalar[thunder]``)."""
