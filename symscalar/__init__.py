@@ -7,7 +7,10 @@ dynamic values change between calls without recompiling.
 """
 
 import importlib
+import importlib.metadata
+import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Loaded as the parent package of the mypy plugin (`plugins = ["symscalar.mypy_plugin"]`), the
@@ -51,7 +54,20 @@ if not _LAZY:
         specialize,
     )
 
-__version__ = "0.1.0"
+
+
+def _version() -> str:
+    """The version pyproject.toml declares: from the installed metadata, or, in a source
+    checkout on ``sys.path`` without metadata (scripts/bootstrap.sh), from the file itself."""
+    try:
+        return importlib.metadata.version("symscalar")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        found = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.MULTILINE) if pyproject.exists() else None
+        return found.group(1) if found else "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "jit",
