@@ -592,8 +592,8 @@ class TraceBuilder:
         self.guards.append((var, value))
         return value
 
-    def check(self, pred: NumberProxy, message: str) -> None:
-        self.bind(check_p, (pred,), {"message": message})
+    def check(self, pred: NumberProxy, message: str, where: str | None = None) -> None:
+        self.bind(check_p, (pred,), {"message": message} if where is None else {"message": message, "where": where})
 
     def write_back(self, target: torch.Tensor, value: Any) -> None:
         """Record that after every call the real tensor ``target`` (state read from outside
