@@ -22,6 +22,7 @@ if not _LAZY:
     from symscalar import ops as ops
     from symscalar.errors import (
         CheckFailedError,
+        ConfigurationError,
         DynamicValueError,
         RetraceError,
         StaticValueRequiredError,
@@ -30,6 +31,7 @@ if not _LAZY:
     )
     from symscalar.explain import config, no_retrace
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
+    from symscalar.logs import set_logs
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.tracing import TORCH_FUNCTIONS as TORCH_FUNCTIONS
     from symscalar.tracing import supported_torch_functions
@@ -53,7 +55,6 @@ if not _LAZY:
         is_static,
         specialize,
     )
-
 
 
 def _version() -> str:
@@ -106,8 +107,10 @@ __all__ = [
     "UnsupportedOperationError",
     "CheckFailedError",
     "RetraceError",
+    "ConfigurationError",
     "config",
     "no_retrace",
+    "set_logs",
 ]
 
 
@@ -123,6 +126,7 @@ def __getattr__(name: str) -> Any:
         "symscalar.trace",
         "symscalar.tracing",
         "symscalar.explain",
+        "symscalar.logs",
         "symscalar.jit",
     ):
         namespace.update(vars(importlib.import_module(module)))

@@ -16,6 +16,7 @@ __all__ = [
     "BackendUnavailableError",
     "RetraceError",
     "RegistrationError",
+    "ConfigurationError",
 ]
 
 
@@ -62,3 +63,8 @@ class RegistrationError(SymscalarError, ValueError):
     """Something was registered twice: a primitive name, a vjp, a backend lowering, an op or a
     torch spelling. Each is registered once, next to its op; a second registration would
     silently replace the first depending on import order."""
+
+
+class ConfigurationError(SymscalarError, ValueError):
+    """A setting symscalar reads has a value it does not accept (``SYMSCALAR_LOGS=bogus``);
+    the message lists the valid values."""
