@@ -46,7 +46,7 @@ assert "symscalar/py.typed" in names, "the wheel lacks py.typed"
 assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the wheel lacks LICENSE"
 assert not [n for n in names if n.startswith(("tests/", "examples/", "benchmarks/"))], "the wheel carries non-package files"
 members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}
-for wanted in ("LICENSE", "CHANGELOG.md", "README.md", "examples/quickstart.py", "docs/mypy.md", "pyproject.toml"):
+for wanted in ("LICENSE", "CHANGELOG.md", "README.md", "examples/quickstart.py", "docs/guide.md", "mkdocs.yml", "pyproject.toml"):
     assert wanted in members, f"the sdist lacks {wanted}"
 EOF
 
