@@ -52,7 +52,7 @@ bench: setup
 # The docs site (mkdocs.yml: docs/*.md and the API reference from the docstrings) built into
 # site/ with every warning an error (a broken link, a docstring that does not render).
 docs: setup
-	$(PY) -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The built wheel installed into a fresh virtual environment with only its declared
 # dependencies, then the README tour, an example and `python -m symscalar check` run there.
