@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` and `make test` (each sets everything up first).
 # For work on symscalar: `make test-fast` (the inner loop), `make lint`, `make format`,
-# `make typecheck`. CI (.ci/run) runs lint, typecheck and the whole test suite.
+# `make typecheck`, `make docs`, `make check-wheel`. CI (.ci/run) runs lint, typecheck, the
+# whole test suite, docs and check-wheel.
 PY := .venv/bin/python
 export PYTHONPATH := $(CURDIR)
 # Bytecode is cached (in __pycache__ folders, which git ignores), even where the environment
@@ -9,7 +10,7 @@ export PYTHONPATH := $(CURDIR)
 # anyio): about 4 s of CPU per process.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test test-fast lint format typecheck bench
+.PHONY: setup demo test test-fast lint format typecheck bench docs check-wheel
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -47,3 +48,13 @@ typecheck: setup
 
 bench: setup
 	$(PY) benchmarks/overhead.py
+
+# The docs site (mkdocs.yml: docs/*.md and the API reference from the docstrings) built into
+# site/ with every warning an error (a broken link, a docstring that does not render).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# The built wheel installed into a fresh virtual environment with only its declared
+# dependencies, then the README tour, an example and `python -m symscalar check` run there.
+check-wheel: setup
+	bash scripts/check_wheel.sh

@@ -7,7 +7,10 @@ dynamic values change between calls without recompiling.
 """
 
 import importlib
+import importlib.metadata
+import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Loaded as the parent package of the mypy plugin (`plugins = ["symscalar.mypy_plugin"]`), the
@@ -22,6 +25,7 @@ if not _LAZY:
     from symscalar import ops as ops
     from symscalar.errors import (
         CheckFailedError,
+        ConfigurationError,
         DynamicValueError,
         RetraceError,
         StaticValueRequiredError,
@@ -32,6 +36,7 @@ if not _LAZY:
     from symscalar.frontend import TORCH_FUNCTIONS as TORCH_FUNCTIONS
     from symscalar.frontend import supported_torch_functions
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
+    from symscalar.logs import set_logs
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.types import (
         BoolLike,
@@ -54,7 +59,19 @@ if not _LAZY:
         specialize,
     )
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The version pyproject.toml declares: from the installed metadata, or, in a source
+    checkout on ``sys.path`` without metadata (scripts/bootstrap.sh), from the file itself."""
+    try:
+        return importlib.metadata.version("symscalar")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        found = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.MULTILINE) if pyproject.exists() else None
+        return found.group(1) if found else "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "jit",
@@ -93,9 +110,11 @@ __all__ = [
     "UnsupportedOperationError",
     "CheckFailedError",
     "RetraceError",
+    "ConfigurationError",
     "config",
     "no_retrace",
     "lint_thunder",
+    "set_logs",
 ]
 
 
@@ -120,6 +139,7 @@ def __getattr__(name: str) -> Any:
         "symscalar.trace",
         "symscalar.frontend",
         "symscalar.explain",
+        "symscalar.logs",
         "symscalar.jit",
     ):
         namespace.update(vars(importlib.import_module(module)))

@@ -32,7 +32,7 @@ is symscalar itself, which must tell proxies from real tensors. C code (torch's 
 parser) calls ``PyObject_IsInstance`` directly and never sees the wrapper. Every other object
 gets the builtin's answer, so other threads are unaffected but for a few hundred nanoseconds a
 call while a trace runs. Left: ``type(x) is torch.Tensor`` and ``issubclass(type(x), ...)``
-still see ``TensorProxy`` (documented in the README).
+still see ``TensorProxy`` (documented in docs/limitations.md).
 """
 
 from __future__ import annotations

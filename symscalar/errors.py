@@ -17,6 +17,7 @@ __all__ = [
     "RetraceError",
     "RegistrationError",
     "MissingDependencyError",
+    "ConfigurationError",
 ]
 
 
@@ -68,3 +69,6 @@ class RegistrationError(SymscalarError, ValueError):
 class MissingDependencyError(SymscalarError, ImportError):
     """An optional dependency a feature needs is not installed (``symscalar.lint_thunder`` needs
     lightning-thunder: ``pip install symscalar[thunder]``)."""
+class ConfigurationError(SymscalarError, ValueError):
+    """A setting symscalar reads has a value it does not accept (``SYMSCALAR_LOGS=bogus``);
+    the message lists the valid values."""

@@ -4,7 +4,8 @@ Every cache miss of a jitted function is recorded as a ``Miss``: what differs fr
 earlier call that traced (``parameter 'dim' 0 → 1``, ``tensor 'x' shape (8, 8) → (16, 8)``,
 ``grad mode off → on``, a failed ``specialize`` guard), where the parameter is declared, the
 fix where there is one, and how long the trace took. ``f.explain()`` lists them; the
-``symscalar.jit`` logger logs each at INFO (``SYMSCALAR_LOGS=retraces`` turns that on).
+``symscalar.jit`` logger logs each at INFO (``SYMSCALAR_LOGS=retraces`` shows them; see
+``symscalar/logs.py``).
 
 A trace budget (``config.max_traces``, or ``jit(max_traces=...)``) warns or raises when a
 function keeps tracing; ``no_retrace()`` (or ``jit(retrace=False)``) makes any miss raise
@@ -22,13 +23,13 @@ import collections
 import contextlib
 import contextvars
 import dataclasses
-import logging
 import os
 import sys
 import warnings
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+from symscalar import logs
 from symscalar.errors import RetraceError
 from symscalar.generated import called_from_symscalar
 
@@ -49,20 +50,7 @@ __all__ = [
     "logger",
 ]
 
-logger = logging.getLogger("symscalar.jit")
-
-
-def _configure_logging_from_env() -> None:
-    """``SYMSCALAR_LOGS=retraces`` logs every retrace at INFO on stderr (like TORCH_LOGS)."""
-    wanted = {part.strip() for part in os.environ.get("SYMSCALAR_LOGS", "").split(",")}
-    if "retraces" in wanted and not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("[symscalar] %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-
-
-_configure_logging_from_env()
+logger = logs.jit_log
 
 
 def _user_stacklevel() -> int:
@@ -267,7 +255,7 @@ class RetraceLog:
         miss = Miss(self.function, tuple(_with_fix(r, fixes) for r in reasons), trace_ms, len(self.misses) + 1)
         self.misses.append(miss)
         self.facts.append(dict(facts))
-        logger.info("%s", miss)
+        logger.info("%s", miss, extra=logs.artifact("retraces"))
         for label in auto_numbers:
             if self.label_counts[label] >= 2 and label not in self._warned_numbers:
                 self._warned_numbers.add(label)

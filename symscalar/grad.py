@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from typing_extensions import TypeIs
 
+from symscalar import logs
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.generated import exec_generated
@@ -264,7 +265,10 @@ class _Backward:
     def __init__(self, result: VJP, backend: Backend) -> None:
         self.vjp = result
         self.backend = backend
-        self.fn = backend.compile_trace(result.backward)
+        name = result.backward.name
+        with logs.phase(logs.backend_log, name, f"compiling the backward for the {backend.name} backend") as done:
+            self.fn = backend.compile_trace(result.backward)
+            done.detail = f"{len(result.backward.eqns)} equations"
         self._programs: dict[tuple[bool, ...], _Program] = {}
 
     def __call__(self, inputs: list[Any]) -> Any:
@@ -300,12 +304,18 @@ class _Program:
         self.connected = connected = connected_vars(trace, self.wrt)
         position = {v: i for i, v in enumerate(trace.inputs)}
         outs = list(dict.fromkeys(o for o in trace.outputs if is_var(o) and o not in position))
-        first = vjp(trace, self.wrt, [o for o in outs if is_differentiable(o) and o in connected], connected=connected)
+        with logs.phase(logs.grad_log, trace.name, "building the backward trace") as built:
+            wanted = [o for o in outs if is_differentiable(o) and o in connected]
+            first = vjp(trace, self.wrt, wanted, connected=connected)
+            built.detail = f"{len(first.backward.eqns)} equations, {len(first.saved)} saved for backward"
         outs += [v for v in dict.fromkeys(first.saved) if v not in position and v not in outs]
         self.outs = tuple(outs)
         self.forward = Trace(trace.inputs, trace.eqns, self.outs, f"{trace.name}_forward", namespace=trace.namespace)
-        check_trace(self.forward)
-        self.forward_fn = backend.compile_trace(self.forward)
+        with logs.phase(logs.trace_log, trace.name, "checking the forward with its saved values"):
+            check_trace(self.forward)
+        with logs.phase(logs.backend_log, trace.name, f"compiling the forward for the {backend.name} backend") as done:
+            self.forward_fn = backend.compile_trace(self.forward)
+            done.detail = f"{len(self.forward.eqns)} equations"
         out_index = {v: j for j, v in enumerate(self.outs)}
         # where each user output comes from: ("in", i), ("out", j) or ("literal", value)
         self.output_sources: tuple[tuple[str, Any], ...] = tuple(
@@ -333,7 +343,9 @@ class _Program:
         if found is not None:
             return found
         # self.forward has the trace's inputs and equations: the same connected variables
-        result = vjp(self.forward, self.wrt, [self.outs[j] for j in mask], connected=self.connected)
+        with logs.phase(logs.grad_log, self.name, "building a backward trace for other output gradients") as built:
+            result = vjp(self.forward, self.wrt, [self.outs[j] for j in mask], connected=self.connected)
+            built.detail = f"{len(result.backward.eqns)} equations"
         index = {v: k for k, v in enumerate(self.saved)}
         missing = [v for v in result.saved if v not in index]
         if missing:

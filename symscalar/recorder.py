@@ -258,8 +258,8 @@ class Recorder:
         self.guards.append((var, value))
         return value
 
-    def check(self, pred: NumberProxy, message: str) -> None:
-        self.bind(check_p, (pred,), {"message": message})
+    def check(self, pred: NumberProxy, message: str, where: str | None = None) -> None:
+        self.bind(check_p, (pred,), {"message": message} if where is None else {"message": message, "where": where})
 
     # -- result ---------------------------------------------------------------------------
 

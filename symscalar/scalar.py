@@ -144,15 +144,16 @@ SCALAR_UNARY: dict[str, Primitive[NumberProxy]] = {
 }
 
 
-def _check_impl(pred: Any, *, message: str) -> None:
+def _check_impl(pred: Any, *, message: str, where: str | None = None) -> None:
     if not pred:
-        raise CheckFailedError(message)
+        raise CheckFailedError(f"{message} (symscalar.check at {where})" if where else message)
 
 
-def _check_meta(pred: Atom, *, message: str) -> None:
+def _check_meta(pred: Atom, *, message: str, where: str | None = None) -> None:
     if _python_type(pred) is not bool:
         raise TypeError("symscalar.check takes a DynamicBool or bool")
 
 
-# A runtime assertion recorded by symscalar.check(pred, message); it has no outputs.
+# A runtime assertion recorded by symscalar.check(pred, message); it has no outputs. ``where``
+# is the user's file:line of the call, taken while tracing, for the message of a failure.
 check_p: Primitive[None] = Primitive("check", _check_impl, _check_meta)

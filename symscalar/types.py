@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast, overload
 from typing_extensions import TypeAliasType, TypeIs
 
 from symscalar import messages
+from symscalar.callsite import user_location
 from symscalar.errors import CheckFailedError, DynamicValueError
 
 __all__ = [
@@ -71,7 +72,7 @@ class Tracer(Protocol):
 
     def specialize(self, proxy: NumberProxy) -> int | float | bool: ...
 
-    def check(self, pred: NumberProxy, message: str) -> None: ...
+    def check(self, pred: NumberProxy, message: str, where: str | None = None) -> None: ...
 
 
 # The tracer of the trace being recorded in this thread/context, if any.
@@ -579,9 +580,10 @@ def check(pred: BoolLike, message: str = "symscalar.check failed") -> None:
     """Assert ``pred``: at run time for a dynamic bool, at trace time for a static one.
 
     A dynamic predicate is recorded in the program and evaluated on every call; when it is
-    false the call raises ``symscalar.errors.CheckFailedError(message)``.
+    false the call raises ``symscalar.errors.CheckFailedError`` with ``message`` and the
+    file and line of this call (recorded while tracing: the frame is gone by then).
     """
     if isinstance(pred, NumberProxy):
-        _tracer_of(pred).check(pred, message)
+        _tracer_of(pred).check(pred, message, user_location())
     elif not pred:
         raise CheckFailedError(message)

@@ -210,6 +210,31 @@ def test_runtime_check_runs_on_every_call():
     assert "prims.check" in str(f.last_trace())
 
 
+def test_a_failed_runtime_check_names_the_users_line() -> None:
+    """The location is recorded while tracing; the check fails on a later call (a cache hit),
+    and an op's own check (dropout's p) names the user's call of the op, not torch's frames."""
+
+    def fn(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+        symscalar.check(s > 0, "s must be positive")
+        return x * s
+
+    f, check_line = symscalar.jit(fn), fn.__code__.co_firstlineno + 1
+    f(torch.ones(1), 1.0)
+    with pytest.raises(symscalar.CheckFailedError) as info:
+        f(torch.ones(1), -1.0)
+    assert f.cache_info().misses == 1
+    assert str(info.value) == f"s must be positive (symscalar.check at {__file__}:{check_line})"
+
+    def gn(x: torch.Tensor, p: DynamicFloat) -> torch.Tensor:
+        return torch.nn.functional.dropout(x, p)
+
+    g, dropout_line = symscalar.jit(gn), gn.__code__.co_firstlineno + 1
+    g(torch.ones(4), 0.5)
+    with pytest.raises(symscalar.CheckFailedError, match="between 0 and 1") as info:
+        g(torch.ones(4), 1.5)
+    assert str(info.value).endswith(f"(symscalar.check at {__file__}:{dropout_line})")
+
+
 def test_dynamic_bool_and_where_free_selection():
     @symscalar.jit
     def f(x: torch.Tensor, flag: DynamicBool, s: DynamicFloat):

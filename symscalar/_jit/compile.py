@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from symscalar import autocast, torch_backend
+from symscalar import autocast, logs, torch_backend
 from symscalar import grad as grad_transform
 from symscalar import state as outside
 from symscalar._jit import arguments, tree
@@ -50,9 +50,11 @@ def compile_entry(
     roots = _with_argument_roots(roots, objects)
     watch = outside.TraceWatch(roots, builder, top)
     seed = torch.initial_seed()
-    with watch, tracing(builder):
+    name = builder.name  # the trace's name, as printed (f, f_forward, f_backward)
+    with logs.phase(logs.trace_log, name, "tracing the function") as traced_phase, watch, tracing(builder):
         # jit(module) traces forward: the module's own hooks run around the program
         result = call(functools.partial(arguments.proxy, builder), traced)
+        traced_phase.detail = f"{len(builder.eqns)} equations"
     if torch.initial_seed() != seed:
         raise UnsupportedOperationError(
             f"{qualname(fn)} calls torch.manual_seed while it is traced: that runs once, at "
@@ -64,7 +66,8 @@ def compile_entry(
     pending, values = _state_writes(fn, builder, watch)
     render = with_state_outputs(output.render, len(leaves)) if pending else output.render
     trace = builder.build([*leaves, *values])
-    check_trace(trace)
+    with logs.phase(logs.trace_log, name, "checking the trace"):
+        check_trace(trace)
     backend = choose_backend(backend_name, trace)
     rng_seed = (None,) if builder.rng_seed is not None else ()
     captured = watch.captured(builder, qualname(fn))  # those the trace reads, in its input order
@@ -87,7 +90,9 @@ def compile_entry(
         if builder.grad_inside:  # an enable_grad() region in a call without grad
             run = grad_transform.with_grad_enabled(run)
     else:
-        run = backend.compile_trace(trace, render)
+        with logs.phase(logs.backend_log, name, f"compiling for the {backend.name} backend") as compiled:
+            run = backend.compile_trace(trace, render)
+            compiled.detail = f"{len(trace.eqns)} equations"
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
     if rng_seed:

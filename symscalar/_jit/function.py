@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from symscalar import explain, nvfuser_backend
+from symscalar import explain, logs, nvfuser_backend
 from symscalar import state as outside
 from symscalar._jit import arguments, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
@@ -137,17 +137,18 @@ class FunctionState:
             fixes = self.fixes(args)
             self.retraces.before_trace(reasons, fixes)
             start = time.perf_counter()
-            entry = compile_entry(
-                self.fn,
-                self._traced,
-                lambda convert, target: self.call(args, convert, target),
-                call_args,
-                self.roots,
-                self.top,
-                self.hooks,
-                self.backend,
-                self._objects(args),
-            )
+            with logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"):
+                entry = compile_entry(
+                    self.fn,
+                    self._traced,
+                    lambda convert, target: self.call(args, convert, target),
+                    call_args,
+                    self.roots,
+                    self.top,
+                    self.hooks,
+                    self.backend,
+                    self._objects(args),
+                )
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
             self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))
