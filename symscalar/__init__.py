@@ -21,12 +21,14 @@ if not _LAZY:
         CheckFailedError,
         DynamicValueError,
         RetraceError,
+        ShapeContractError,
         StaticValueRequiredError,
         SymscalarError,
         UnsupportedOperationError,
     )
     from symscalar.explain import config, no_retrace
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
+    from symscalar.sizes import Dim, Dims
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.tracing import TORCH_FUNCTIONS as TORCH_FUNCTIONS
     from symscalar.tracing import supported_torch_functions
@@ -90,6 +92,9 @@ __all__ = [
     "UnsupportedOperationError",
     "CheckFailedError",
     "RetraceError",
+    "ShapeContractError",
+    "Dim",
+    "Dims",
     "config",
     "no_retrace",
 ]
@@ -104,6 +109,7 @@ def __getattr__(name: str) -> Any:
     for module in (
         "symscalar.types",
         "symscalar.errors",
+        "symscalar.sizes",
         "symscalar.trace",
         "symscalar.tracing",
         "symscalar.explain",

@@ -16,6 +16,7 @@ __all__ = [
     "BackendUnavailableError",
     "RetraceError",
     "RegistrationError",
+    "ShapeContractError",
 ]
 
 
@@ -62,3 +63,9 @@ class RegistrationError(SymscalarError, ValueError):
     """Something was registered twice: a primitive name, a vjp, a backend lowering, an op or a
     torch spelling. Each is registered once, next to its op; a second registration would
     silently replace the first depending on import order."""
+
+
+class ShapeContractError(SymscalarError, ValueError):
+    """A call's tensor shapes violate the jitted function's declared dynamic dims (a size out
+    of its declared range, two sizes declared equal that differ, a rank too small): the
+    message names the parameter, the dim and the values. Never a silent retrace."""

@@ -30,7 +30,7 @@ try:
 except ImportError:  # torch runs without numpy (not a dependency); then no numpy scalars arrive
     np = None  # type: ignore[assignment]
 
-from symscalar import autocast
+from symscalar import autocast, size_ops, sizes
 from symscalar.compiling import answer_isinstance_for, called_from_symscalar, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
@@ -259,6 +259,8 @@ class TraceBuilder:
             return float(value)
         if isinstance(value, complex):
             return complex(value)
+        if isinstance(value, sizes.Size):  # a dynamic size an op computed (1 / numel in mean's vjp)
+            return typing.cast(Atom, size_ops.size_proxy(self, value)._var)
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as an operand in a traced "
             "function; operands are tensors and numbers"
@@ -438,6 +440,10 @@ class TraceBuilder:
 
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
         """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
+        if _SIZES_ON[0]:  # dynamic dims: size symbols keep a normal form (see size_ops)
+            result = size_ops.scalar_op(self, name, args)
+            if result is not NotImplemented:
+                return typing.cast(NumberProxy, result)
         prim = SCALAR_BINARY[name] if len(args) == 2 else SCALAR_UNARY[name]
         return typing.cast(NumberProxy, self.bind(prim, args, {}))
 
@@ -583,6 +589,12 @@ class TraceBuilder:
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
+        if size_ops.size_of(var) is not None:
+            raise DynamicValueError(
+                f"cannot specialize {proxy._name} ({proxy._origin}): it is the size of a declared dynamic dim "
+                f"({size_ops.size_of(var)!r}); pinning it to one value would silently make the dim static. "
+                "Declare the dim static instead (leave it out of dynamic_dims)."
+            )
         if var not in self.scalar_values:
             raise DynamicValueError(
                 f"cannot specialize {proxy._name} ({proxy._origin}): its value depends on tensor "
@@ -1159,6 +1171,10 @@ _DEVICE_FLAGS = {f"is_{t}": t for t in "cpu cuda xpu mps ipu xla maia mtia vulka
 _FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
+# Whether dynamic dims were ever declared (see ``sizes.enabled``): the proxies' fast path.
+_SIZES_ON = sizes.enabled()
+
+
 class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table."""
@@ -1194,6 +1210,11 @@ class TensorProxy(Traced):
     # -- static metadata -------------------------------------------------------------------
     @property
     def shape(self) -> torch.Size:
+        if _SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            # dynamic dims: user code gets size symbols, symscalar's own code the normal forms
+            if called_from_symscalar(sys._getframe(1)):
+                return typing.cast(torch.Size, self._var.shape)
+            return typing.cast(torch.Size, size_ops.user_shape(self))
         return torch.Size(self._var.shape)
 
     @property
@@ -1276,11 +1297,17 @@ class TensorProxy(Traced):
         return self._var.ndim
 
     def size(self, dim: int | None = None) -> Any:
+        if _SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            shape = self._var.shape if called_from_symscalar(sys._getframe(1)) else size_ops.user_shape(self)
+            return shape if dim is None else shape[dim]
         if dim is None:
             return self.shape
         return self._var.shape[dim]
 
     def numel(self) -> int:
+        if _SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            numel = math.prod(self._var.shape)
+            return numel if called_from_symscalar(sys._getframe(1)) else size_ops.size_proxy(self._tracer, numel)  # type: ignore[no-any-return]
         return math.prod(self._var.shape)
 
     nelement = numel
@@ -1324,6 +1351,8 @@ class TensorProxy(Traced):
     def __len__(self) -> int:
         if not self._var.shape:
             raise TypeError("len() of a 0-d tensor")
+        if isinstance(self._var.shape[0], sizes.Size):
+            raise size_ops.len_error(self)
         return self._var.shape[0]
 
     def __iter__(self) -> Any:
@@ -1545,10 +1574,17 @@ def _checked(fn: F, name: str) -> F:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as e:
                 raise TypeError(f"{name}(): {e}") from None
+            converted = False
             for param in static:
                 value = bound.arguments.get(param)
                 if contains_dynamic(value):
-                    raise StaticValueRequiredError(static_message(name, param, value))
+                    ok, sized = size_ops.to_static(value) if _SIZES_ON[0] else (False, value)
+                    if not ok:
+                        raise StaticValueRequiredError(static_message(name, param, value))
+                    bound.arguments[param] = sized  # size symbols become their normal forms
+                    converted = True
+            if converted:
+                return fn(*bound.args, **bound.kwargs)
         return fn(*args, **kwargs)
 
     return typing.cast(F, wrapper)

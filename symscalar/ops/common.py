@@ -95,6 +95,7 @@ def small_meta(impl: Callable[..., Any], shape_rule: Callable[..., Any], size: i
             return tuple(TensorVar(tuple(s), r.dtype, device) for s, r in zip(shapes, result))
         return TensorVar(tuple(shapes), result.dtype, device)
 
+    meta.shape_rule = shape_rule  # type: ignore[attr-defined]  # also the symbolic-shape rule (sizes.py)
     return meta
 
 

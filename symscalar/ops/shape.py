@@ -20,6 +20,8 @@ import torch
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
+from symscalar import size_ops
+from symscalar.sizes import Size
 from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
 from symscalar.tracing import defop, implements, static_message, stop_gradient_p
 from symscalar.types import NumberProxy, StaticDims, StaticInt, StaticShape
@@ -71,7 +73,7 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     """``shape`` with its one ``-1`` entry resolved, checked against ``numel`` elements."""
     shape = tuple(shape)
     for s in shape:
-        if isinstance(s, bool) or not isinstance(s, int):
+        if isinstance(s, bool) or not isinstance(s, (int, Size)):
             raise TypeError(f"{op}: sizes must be ints, got {s!r} of type {type(s).__name__}")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -370,7 +372,10 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
         s = bounds.get(d, _slice(None))
         if s.step is not None and s.step <= 0:
             raise ValueError("step must be greater than zero")
-        start, stop, step = s.indices(size)
+        if isinstance(size, Size) or isinstance(s.start, Size) or isinstance(s.stop, Size):
+            start, stop, step = _symbolic_indices(s, size)
+        else:
+            start, stop, step = s.indices(size)
         stop = max(stop, start)
         starts.append(start)
         stops.append(stop)
@@ -378,6 +383,21 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
     if all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
         return x
     return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
+
+
+def _symbolic_indices(s: builtins.slice, size: Any) -> tuple[Any, Any, int]:
+    """``slice.indices(size)`` (positive step) where the size or a bound is a dynamic size:
+    each comparison is decided by the declared ranges or raises ``SizeDecisionError``."""
+
+    def clamp(v: Any) -> Any:
+        if v < 0:
+            v = v + size
+            return 0 if v < 0 else v
+        return size if v > size else v
+
+    start = 0 if s.start is None else clamp(s.start)
+    stop = size if s.stop is None else clamp(s.stop)
+    return start, stop, 1 if s.step is None else s.step
 
 
 @defop
@@ -412,13 +432,25 @@ def select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
+def _sizes_in_index(item: Any) -> Any:
+    """An index with its size symbols (``x[:, :T]``) as their normal forms (``sizes.Size``)."""
+    if isinstance(item, _slice):
+        start, stop, step = (size_ops.to_static(b)[1] for b in (item.start, item.stop, item.step))
+        return _slice(start, stop, step)
+    return size_ops.to_static(item)[1]
+
+
 def _check_index_item(item: Any, op: str) -> None:
+    if isinstance(item, Size):
+        return
     if isinstance(item, NumberProxy):
         raise StaticValueRequiredError(static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
                 raise StaticValueRequiredError(static_message(op, "indices", bound))
+            if isinstance(bound, Size):
+                continue
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -443,6 +475,8 @@ def basic_getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     """Basic indexing, with errors naming the spelling ``op`` the user wrote (shared by
     ``getitem`` and ``Tensor.__getitem__``, which sends advanced indices elsewhere)."""
     items = indices if isinstance(indices, tuple) else (indices,)
+    if size_ops.is_on():
+        items = tuple(_sizes_in_index(i) for i in items)
     for item in items:
         _check_index_item(item, op)
     consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -460,11 +494,11 @@ def basic_getitem(x: Tensor, indices: Any, op: str) -> Tensor:
             expanded = True
         elif item is None:
             out_shape.append(-1)
-        elif isinstance(item, int):
+        elif isinstance(item, (int, Size)):
             size = x.shape[dim]
             if not -size <= item < size:
                 raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            i = item % size
+            i = item + size if item < 0 else item
             bounds[dim] = _slice(i, i + 1)
             dim += 1
         else:
@@ -580,9 +614,20 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
 register_nvfuser(split_p, _split_nvfuser)
 
 
+def _static_size(x: Tensor, dim: int, op: str) -> int:
+    """``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on it."""
+    size = x.shape[dim]
+    if isinstance(size, Size):
+        raise UnsupportedOperationError(
+            f"{op} along dim {dim}, which is dynamic ({size!r}): the number of pieces depends on its size, "
+            "which the program does not fix. Split along a static dim, or declare this dim static."
+        )
+    return size
+
+
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
-    meta = torch.empty(tuple(x.shape), device="meta")
-    return [p.shape[dim] for p in torch.split(meta, split_size_or_sections, dim)]
+    meta = torch.empty((_static_size(x, dim, "split"),), device="meta")
+    return [p.shape[0] for p in torch.split(meta, split_size_or_sections, 0)]
 
 
 @defop(torch=(torch.split, torch.Tensor.split))
@@ -606,8 +651,8 @@ def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: Stati
 def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
     d = canonical_dim(dim, input.ndim)
-    meta = torch.empty(tuple(input.shape), device="meta")
-    sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
+    meta = torch.empty((_static_size(input, d, "chunk"),), device="meta")
+    sizes = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
     return split_p.bind(input, sizes=tuple(sizes), dim=d)
 
 
@@ -615,7 +660,7 @@ def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor,
 def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """The slices of ``input`` along ``dim``, with that dim removed."""
     d = canonical_dim(dim, input.ndim)
-    pieces = split_p.bind(input, sizes=(1,) * input.shape[d], dim=d)
+    pieces = split_p.bind(input, sizes=(1,) * _static_size(input, d, "unbind"), dim=d)
     return tuple(squeeze(p, d) for p in pieces)
 
 
