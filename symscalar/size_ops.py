@@ -54,6 +54,8 @@ def size_proxy(tracer: Any, size: Any) -> Any:
     proxy = known.get(size)
     if proxy is None:
         proxy = tracer.bind(sym_size_p, (), {"size": size})
+        proxy._origin = f"the dynamic size {size!r}"
+        tracer.roots[proxy._var] = frozenset([proxy._origin])
         _SIZE_OF[proxy._var] = size
         known[size] = proxy
     return proxy

@@ -13,7 +13,7 @@ from typing import Any
 
 from symscalar.ops.composites import native_layer_norm_p, sdpa_flash_cpu_p
 from symscalar.ops.factories import arange_p, full_p
-from symscalar.ops.indexing import embedding_p
+from symscalar.ops.indexing import cumsum_p, embedding_p, sort_p
 from symscalar.ops.shape import clone_p, split_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
 from symscalar.sizes import SizeDecisionError, register_shape_rule
 from symscalar.tracing import stop_gradient_p
@@ -68,6 +68,8 @@ register_shape_rule(zero_pad_p, _zero_pad)
 register_shape_rule(
     split_p, lambda x, *, sizes, dim: [tuple(s if i == dim else d for i, d in enumerate(x.shape)) for s in sizes]
 )
+register_shape_rule(cumsum_p, _same)
+register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
 register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))

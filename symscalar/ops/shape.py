@@ -20,7 +20,7 @@ import torch
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
-from symscalar import size_ops
+from symscalar import size_ops, sizes
 from symscalar.sizes import Size
 from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
 from symscalar.tracing import defop, implements, static_message, stop_gradient_p
@@ -81,6 +81,8 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if any(s < -1 for s in shape):
         raise RuntimeError(f"{op}: invalid shape dimension in {list(shape)}")
     known = math.prod(s for s in shape if s != -1)
+    if isinstance(numel, Size) or isinstance(known, Size):
+        return _infer_symbolic_size(shape, numel, known, unknown, op)
     if unknown:
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
@@ -88,6 +90,25 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+def _infer_symbolic_size(shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str) -> tuple[Any, ...]:
+    """``_infer_size`` with dynamic sizes: the element counts must agree in the normal form."""
+    try:
+        if unknown:
+            if numel % known != 0:
+                raise sizes.SizeDecisionError("not divisible")
+            return tuple(numel // known if s == -1 else s for s in shape)
+        if known == numel:
+            return shape
+    except sizes.SizeDecisionError:
+        pass
+    raise UnsupportedOperationError(
+        f"{op}: shape {list(shape)} does not provably hold the {numel!r} elements of the input for every "
+        "size of its dynamic dims (the element counts must agree as expressions of the declared dims). "
+        "Write the target from the input's sizes (x.shape[i], their products, -1 for one entry), or declare "
+        "the dims static."
+    )
 
 
 # ---- reshape
@@ -150,8 +171,23 @@ def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {canonical_dim(d, input.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and _is_one(s, i)))
     return reshape(input, shape)
+
+
+def _is_one(size: Any, dim: int) -> bool:
+    """Whether squeeze removes a dim of ``size``; for a dynamic size only where its declared
+    range decides it (eager removes the dim exactly when the size is 1 at that call)."""
+    if not isinstance(size, Size):
+        return bool(size == 1)
+    one = sizes.decide("eq", size, 1)
+    if one is None:
+        raise UnsupportedOperationError(
+            f"squeeze of dim {dim}, which is dynamic ({size!r}): eager removes it only when its size is 1, "
+            "so the result's rank would depend on the size. Squeeze static dims only (pass dim=...), "
+            "or declare the dim with min=2 (symscalar.Dim(name, min=2)) if it is never 1."
+        )
+    return one
 
 
 @implements(torch.Tensor.squeeze)
