@@ -511,27 +511,18 @@ def symbolic_meta(meta: Callable[..., Any], name: str, atoms: tuple[Any, ...], p
     """``meta`` on symbolic shapes: the concrete meta at the trace-time sizes (validation,
     dtype, device), with the shapes of the op's symbolic shape rule, which must agree with the
     concrete shapes at those sizes. An op without a rule refuses dynamic dims."""
+    rule = _SHAPE_RULES.get(meta) or getattr(meta, "shape_rule", None)
+    shapes = _symbolic_shapes(rule, name, atoms, params) if rule is not None else None
     concrete = meta(*[_hint_atom(a) for a in atoms], **{k: hint(v) for k, v in params.items()})
     results = concrete if isinstance(concrete, tuple) else (concrete,)
     if not any(type(getattr(r, "shape", None)) is tuple for r in results):
         return concrete  # no tensor result (a scalar, a check): nothing symbolic to give
-    rule = _SHAPE_RULES.get(meta) or getattr(meta, "shape_rule", None)
     if rule is None:
         raise UnsupportedOperationError(
             f"{name} does not support dynamic dims yet (no symbolic shape rule): its inputs have "
             f"dynamic sizes {_shapes(atoms)}. Declare these dims static (leave them out of "
             "dynamic_dims), or compute this part outside the jitted function."
         )
-    try:
-        shapes = rule(*atoms, **params)
-    except SizeDecisionError as e:
-        raise SizeDecisionError(f"{name} on dynamic sizes {_shapes(atoms)}: {e}") from None
-    except (RuntimeError, ValueError, IndexError, TypeError) as e:
-        raise UnsupportedOperationError(
-            f"{name} on dynamic sizes {_shapes(atoms)} (params {params}): {e}. A dynamic dim never "
-            "broadcasts and only equals a size it provably equals (the same declared name, or the "
-            "same expression of names). Declare the dims involved with the same name, or static."
-        ) from None
     symbolic = list(shapes) if isinstance(concrete, tuple) else [shapes]
     out = []
     for result, shape in zip(results, symbolic, strict=True):
@@ -547,6 +538,19 @@ def symbolic_meta(meta: Callable[..., Any], name: str, atoms: tuple[Any, ...], p
             )
         out.append(dataclasses.replace(result, shape=shape))
     return tuple(out) if isinstance(concrete, tuple) else out[0]
+
+
+def _symbolic_shapes(rule: Callable[..., Any], name: str, atoms: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    try:
+        return rule(*atoms, **params)
+    except SizeDecisionError as e:
+        raise SizeDecisionError(f"{name} on dynamic sizes {_shapes(atoms)}: {e}") from None
+    except (RuntimeError, ValueError, IndexError, TypeError) as e:
+        raise UnsupportedOperationError(
+            f"{name} on dynamic sizes {_shapes(atoms)} (params {params}): {e}. A dynamic dim never "
+            "broadcasts and only equals a size it provably equals (the same declared name, or the "
+            "same expression of names). Declare the dims involved with the same name, or static."
+        ) from None
 
 
 def _shapes(atoms: tuple[Any, ...]) -> str:

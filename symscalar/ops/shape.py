@@ -359,7 +359,9 @@ zero_pad_p = Primitive("zero_pad", _zero_pad_impl, torch_meta(_zero_pad_impl))
 def _slice_vjp(ct: Any, out: Any, x: Any, *, starts: Any, stops: Any, steps: Any) -> Any:
     padding = []
     for size, n, start, step in zip(x.shape, out.shape, starts, steps):
-        if n == 0:
+        # (the general case also holds for n == 0 when step == 1: a dynamic n may be 0)
+        empty = n == 0 if not isinstance(n, Size) else step != 1 and not n >= 1
+        if empty:
             padding.append((size, 0, 0))
         else:
             last = start + (n - 1) * step
@@ -371,7 +373,7 @@ def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
     starts, stops, steps = [], [], []
     for n, (lo, _hi, interior) in zip(x.shape, padding):
         starts.append(lo)
-        stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n else 0))
+        stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n >= 1 else 0))
         steps.append(interior + 1)
     return (slice_p.bind(ct, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps)),)
 
@@ -451,7 +453,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
 
 @implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
-    if not isinstance(start, int):
+    if not isinstance(start, (int, Size)):
         raise UnsupportedOperationError(f"narrow(): `start` must be a static int, got {type(start).__name__}")
     return narrow(input, dim, start, length)
 
