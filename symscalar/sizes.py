@@ -41,6 +41,7 @@ __all__ = [
     "evaluate",
     "decide",
     "register_shape_rule",
+    "register_symbolic_meta",
     "symbolic_meta",
     "has_symbolic",
     "enabled",
@@ -490,6 +491,19 @@ def register_shape_rule(prim: Any, rule: Callable[..., Any]) -> None:
     _SHAPE_RULES[key] = rule
 
 
+# meta function -> a full symbolic meta (no concrete meta run), for an op whose concrete meta
+# is costly on symbolic inputs (arange's meta tensor path imports torch._dynamo).
+_SYMBOLIC_METAS: dict[Any, Callable[..., Any]] = {}
+
+
+def register_symbolic_meta(prim: Any, meta: Callable[..., Any]) -> None:
+    """Give ``prim`` a meta for symbolic inputs that replaces its own (once)."""
+    key = getattr(prim.meta, "__wrapped__", prim.meta)
+    if key in _SYMBOLIC_METAS:
+        raise ValueError(f"primitive {prim.name} has a symbolic meta already")
+    _SYMBOLIC_METAS[key] = meta
+
+
 def has_symbolic(atoms: tuple[Any, ...], params: Mapping[str, Any]) -> bool:
     for a in atoms:
         shape = getattr(a, "shape", None)
@@ -511,6 +525,9 @@ def symbolic_meta(meta: Callable[..., Any], name: str, atoms: tuple[Any, ...], p
     """``meta`` on symbolic shapes: the concrete meta at the trace-time sizes (validation,
     dtype, device), with the shapes of the op's symbolic shape rule, which must agree with the
     concrete shapes at those sizes. An op without a rule refuses dynamic dims."""
+    own = _SYMBOLIC_METAS.get(meta)
+    if own is not None:
+        return own(*atoms, **params)
     rule = _SHAPE_RULES.get(meta) or getattr(meta, "shape_rule", None)
     shapes = _symbolic_shapes(rule, name, atoms, params) if rule is not None else None
     concrete = meta(*[_hint_atom(a) for a in atoms], **{k: hint(v) for k, v in params.items()})

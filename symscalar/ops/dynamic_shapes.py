@@ -15,7 +15,10 @@ from symscalar.ops.composites import native_layer_norm_p, sdpa_flash_cpu_p
 from symscalar.ops.factories import arange_p, full_p
 from symscalar.ops.indexing import cumsum_p, embedding_p, sort_p
 from symscalar.ops.shape import clone_p, split_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
-from symscalar.sizes import SizeDecisionError, register_shape_rule
+import torch
+
+from symscalar.sizes import Size, SizeDecisionError, register_shape_rule, register_symbolic_meta
+from symscalar.trace import TensorVar
 from symscalar.tracing import stop_gradient_p
 
 __all__: list[str] = []
@@ -48,8 +51,12 @@ def _zero_pad(x: Any, *, padding: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _arange(*, start: Any, end: Any, step: Any, **params: Any) -> tuple[Any, ...]:
-    return (_length(start, end, step),)
+def _arange_meta(*, start: Any, end: Any, step: Any, dtype: torch.dtype | None, device: torch.device) -> TensorVar:
+    """``arange`` with a dynamic bound: sizes are ints, so the result is int64 unless a float
+    bound or ``dtype`` says otherwise (as torch.arange)."""
+    if dtype is None:
+        dtype = torch.int64 if all(isinstance(v, (int, Size)) for v in (start, end, step)) else torch.get_default_dtype()
+    return TensorVar((_length(start, end, step),), dtype, torch.device(device or "cpu"))
 
 
 def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> list[Any]:
@@ -61,7 +68,7 @@ def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: t
 register_shape_rule(reshape_p, _target)
 register_shape_rule(expand_p, _target)
 register_shape_rule(full_p, lambda fill, *, shape, **params: tuple(shape))
-register_shape_rule(arange_p, _arange)
+register_symbolic_meta(arange_p, _arange_meta)
 register_shape_rule(permute_p, lambda x, *, dims: tuple(x.shape[d] for d in dims))
 register_shape_rule(slice_p, _slice)
 register_shape_rule(zero_pad_p, _zero_pad)
