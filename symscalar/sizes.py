@@ -301,7 +301,9 @@ class Size:
         out = ""
         for i, (monomial, coeff) in enumerate(self.terms):
             magnitude = abs(coeff)
-            body = " * ".join([repr(a) for a in monomial] + ([str(magnitude)] if magnitude != 1 or not monomial else []))
+            body = " * ".join(
+                [repr(a) for a in monomial] + ([str(magnitude)] if magnitude != 1 or not monomial else [])
+            )
             if i == 0:
                 out = ("-" if coeff < 0 else "") + body
             else:
@@ -414,7 +416,7 @@ def evaluate(value: Any, values: Mapping[Symbol, int]) -> Any:
 
 
 def _opaque_value(atom: _Opaque, values: Mapping[Symbol, int]) -> int:
-    arg = evaluate(atom.arg, values)
+    arg: int = evaluate(atom.arg, values)
     return arg // atom.by if atom.op == "//" else arg % atom.by
 
 
@@ -540,7 +542,7 @@ def symbolic_meta(meta: Callable[..., Any], name: str, atoms: tuple[Any, ...], p
             f"dynamic sizes {_shapes(atoms)}. Declare these dims static (leave them out of "
             "dynamic_dims), or compute this part outside the jitted function."
         )
-    symbolic = list(shapes) if isinstance(concrete, tuple) else [shapes]
+    symbolic: list[Any] = list(shapes) if isinstance(concrete, tuple) else [shapes]  # type: ignore[arg-type]
     out = []
     for result, shape in zip(results, symbolic, strict=True):
         shape = tuple(shape)

@@ -1307,7 +1307,7 @@ class TensorProxy(Traced):
     def numel(self) -> int:
         if _SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
             numel = math.prod(self._var.shape)
-            return numel if called_from_symscalar(sys._getframe(1)) else size_ops.size_proxy(self._tracer, numel)  # type: ignore[no-any-return]
+            return numel if called_from_symscalar(sys._getframe(1)) else size_ops.size_proxy(self._tracer, numel)
         return math.prod(self._var.shape)
 
     nelement = numel

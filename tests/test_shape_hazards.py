@@ -18,8 +18,8 @@ SIZES = [(1, 1), (2, 5), (3, 1), (1, 6), (4, 8)]
 DIMS = {"x": ("B", Dim("T", max=8))}
 
 
-def _x(B, T):
-    return torch.randn(B, T, 3, dtype=torch.float64)
+def _x(b, t):
+    return torch.randn(b, t, 3, dtype=torch.float64)
 
 
 # (name, function of x, grad?) that must match eager with one trace
@@ -41,7 +41,11 @@ EQUAL = [
     ("slice from 1 and the last element", lambda x: x[:, 1:].sum(1) + x[:, -1], True),
     ("numel as a divisor", lambda x: x.sum() / x.numel(), True),
     ("cat along a dynamic dim", lambda x: torch.cat([x, x * 2], 1), True),
-    ("cat a static piece onto a dynamic dim", lambda x: torch.cat([x, torch.zeros(x.shape[0], 2, 3, dtype=x.dtype)], 1), True),
+    (
+        "cat a static piece onto a dynamic dim",
+        lambda x: torch.cat([x, torch.zeros(x.shape[0], 2, 3, dtype=x.dtype)], 1),
+        True,
+    ),
     ("attention scores [B, T, T]", lambda x: torch.softmax(x @ x.transpose(1, 2), -1) @ x, True),
     ("a size as a runtime scalar", lambda x: x * x.shape[1] + x.shape[0] ** 2, True),
     ("full from sizes", lambda x: x + torch.full((x.shape[0], x.shape[1], 1), 0.5, dtype=x.dtype), True),

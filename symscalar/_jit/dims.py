@@ -49,9 +49,42 @@ class ShapeContract:
         self.params = params
         self.names = [p.name for p in params]  # the key's arguments, in order
         self.dims = dims  # name -> Dim (range)
+        self.key = self._generated_key()
         sizes.enable()
 
-    def key(self, *tensors: Any) -> tuple[Any, ...]:
+    def _generated_key(self) -> Any:
+        """``key`` as straight-line code for this contract (the per-call path): the checks
+        inline, ``checked_key`` (which says what is wrong) on any failure."""
+        lines: list[str] = []
+        parts: list[str] = []
+        first: dict[str, str] = {}
+        args = ", ".join(f"t{i}" for i in range(len(self.params)))
+        for i, p in enumerate(self.params):
+            lines.append(f"    s{i} = t{i}.shape")
+            lines.append(f"    if len(s{i}) < {p.rank}: return fail()")
+            for d, size in p.fixed:
+                lines.append(f"    if s{i}[{d}] != {size}: return fail()")
+            for d, name in p.dynamic:
+                dim = self.dims[name]
+                v = f"s{i}[{d}]"
+                bound = f" or {v} > {dim.max}" if dim.max is not None else ""
+                lines.append(f"    if {v} < {dim.min}{bound}: return fail()")
+                if name in first:
+                    lines.append(f"    if {v} != {first[name]}: return fail()")
+                else:
+                    first[name] = v
+            dynamic = dict(p.dynamic)
+            entries = [("None" if d in dynamic else f"s{i}[{d}]") for d in range(p.rank)]
+            parts.append(f"({''.join(e + ', ' for e in entries)}) + tuple(s{i}[{p.rank}:])")
+        body = "\n".join(lines).replace("return fail()", f"return checked_key({args})")
+        source = f"def key({args}):\n{body}\n    return ({''.join(part + ', ' for part in parts)})\n"
+        namespace: dict[str, Any] = {"checked_key": self.checked_key}
+        exec(compile(source, f"<symscalar dynamic_dims key of {self.fn_name}>", "exec"), namespace)  # noqa: S102
+        key: Any = namespace["key"]
+        key.__source__ = source
+        return key
+
+    def checked_key(self, *tensors: Any) -> tuple[Any, ...]:
         """The declared tensors' shapes with the dynamic dims left out, after checking the
         call against the contract (raises ``ShapeContractError``)."""
         seen: dict[str, tuple[str, int, int]] = {}
@@ -108,9 +141,7 @@ class ShapeContract:
         return shapes
 
 
-def contract_of(
-    fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims: Any
-) -> ShapeContract | None:
+def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims: Any) -> ShapeContract | None:
     """The contract of ``dynamic_dims`` and the ``Dims`` annotations of ``target``; None when
     nothing is declared. Raises ``ValueError``/``TypeError`` for a malformed declaration."""
     declared: dict[str, Any] = {}
@@ -150,12 +181,16 @@ def _ranges(fn_name: str, declarations: Any) -> dict[str, Dim]:
     dims: dict[str, Dim] = {}
     for entries in declarations:
         entries = entries.entries if isinstance(entries, Dims) else entries
-        values = entries.values() if isinstance(entries, Mapping) else entries if isinstance(entries, (tuple, list)) else ()
+        values = (
+            entries.values() if isinstance(entries, Mapping) else entries if isinstance(entries, (tuple, list)) else ()
+        )
         for entry in values:
             if isinstance(entry, Dim):
                 known = dims.setdefault(entry.name, entry)
                 if known != entry:
-                    raise ValueError(f"jit({fn_name}): dim {entry.name!r} is declared with two ranges: {known} and {entry}")
+                    raise ValueError(
+                        f"jit({fn_name}): dim {entry.name!r} is declared with two ranges: {known} and {entry}"
+                    )
     return dims
 
 
@@ -174,7 +209,8 @@ def _param(fn_name: str, name: str, position: int, entries: Any, dims: dict[str,
         rank = len(entries)
     else:
         raise TypeError(f"{where}: expected a tuple over the leading dims or a {{dim: name}} dict, got {entries!r}")
-    dynamic, fixed = [], []
+    dynamic: list[tuple[int, str]] = []
+    fixed: list[tuple[int, int]] = []
     for d, entry in items:
         if entry is None:
             continue

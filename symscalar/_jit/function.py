@@ -163,16 +163,16 @@ class FunctionState:
 
     def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
         return compile_entry(
-                self.fn,
-                self._traced,
-                lambda convert, target: self.call(args, convert, target),
-                call_args,
-                self.roots,
-                self.top,
-                self.hooks,
-                self.backend,
-                self._objects(args),
-            )
+            self.fn,
+            self._traced,
+            lambda convert, target: self.call(args, convert, target),
+            call_args,
+            self.roots,
+            self.top,
+            self.hooks,
+            self.backend,
+            self._objects(args),
+        )
 
     def inline(self, args: tuple[Any, ...]) -> Any:
         """Called from inside another jitted function's trace: run the function on the

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from symscalar.ops.composites import native_layer_norm_p, sdpa_flash_cpu_p
 from symscalar.ops.factories import arange_p, full_p
 from symscalar.ops.indexing import cumsum_p, embedding_p, sort_p
-from symscalar.ops.shape import clone_p, split_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
-import torch
-
+from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, split_p, zero_pad_p
 from symscalar.sizes import Size, SizeDecisionError, register_shape_rule, register_symbolic_meta
 from symscalar.trace import TensorVar
 from symscalar.tracing import stop_gradient_p
@@ -55,8 +55,10 @@ def _arange_meta(*, start: Any, end: Any, step: Any, dtype: torch.dtype | None, 
     """``arange`` with a dynamic bound: sizes are ints, so the result is int64 unless a float
     bound or ``dtype`` says otherwise (as torch.arange)."""
     if dtype is None:
-        dtype = torch.int64 if all(isinstance(v, (int, Size)) for v in (start, end, step)) else torch.get_default_dtype()
-    return TensorVar((_length(start, end, step),), dtype, torch.device(device or "cpu"))
+        dtype = (
+            torch.int64 if all(isinstance(v, (int, Size)) for v in (start, end, step)) else torch.get_default_dtype()
+        )
+    return TensorVar((_length(start, end, step),), dtype, torch.device(device if device is not None else "cpu"))
 
 
 def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> list[Any]:

@@ -17,10 +17,10 @@ from typing import Any
 
 import torch
 
+from symscalar import size_ops, sizes
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.ops.common import Tensor, canonical_dim, same_shape, small_meta, torch_meta, unbroadcast
-from symscalar import size_ops, sizes
 from symscalar.sizes import Size
 from symscalar.trace import Primitive, TensorVar, contains_dynamic, register_vjp
 from symscalar.tracing import defop, implements, static_message, stop_gradient_p
@@ -92,7 +92,9 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     return shape
 
 
-def _infer_symbolic_size(shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str) -> tuple[Any, ...]:
+def _infer_symbolic_size(
+    shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str
+) -> tuple[Any, ...]:
     """``_infer_size`` with dynamic sizes: the element counts must agree in the normal form."""
     try:
         if unknown:
