@@ -35,6 +35,7 @@ EQUAL = [
     ("view arithmetic", lambda x: x.view(x.shape[0] * x.shape[1], 3).view(x.shape[0], -1), True),
     ("flatten a dynamic and a static dim", lambda x: x.flatten(1), True),
     ("causal mask from T", lambda x: torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=x.dtype)) @ x, True),
+    ("arange(T) is an int64 tensor", lambda x: torch.arange(x.shape[1]) + x.shape[0], False),
     ("positions from arange(T)", lambda x: x * torch.arange(x.shape[1], dtype=x.dtype)[:, None], True),
     ("padding along a dynamic dim", lambda x: F.pad(x, (0, 0, 2, 1)), True),
     ("slice with a size symbol", lambda x: x[:, : x.shape[1] - 1] * 2, True),

@@ -27,11 +27,13 @@ import torch.nn.functional as F
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.nvfuser_lowering import floating, register_nvfuser
+from symscalar.ops import common
 from symscalar.ops.common import Tensor, canonical_dim, canonical_dims, torch_meta, unbroadcast
 from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
+from symscalar.sizes import is_symbolic_shape
 from symscalar.trace import Primitive, TensorVar, register_vjp
 from symscalar.tracing import TensorProxy, defop, implements, maybe_in_place, static_message
 from symscalar.types import NumberLike, NumberProxy, StaticBool, StaticFloat, StaticInt, is_static
@@ -60,7 +62,10 @@ TensorOrNumber = Tensor | NumberLike
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out)."""
+    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out); with
+    dynamic sizes, the plain-Python rule (a dynamic dim never broadcasts)."""
+    if any(is_symbolic_shape(s) for s in shapes):
+        return common.broadcast_shapes([tuple(s) for s in shapes])
     return tuple(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
 
 
