@@ -42,6 +42,8 @@ __all__ = [
     "decide",
     "register_shape_rule",
     "register_symbolic_meta",
+    "register_size_params",
+    "size_params_of",
     "symbolic_meta",
     "has_symbolic",
     "enabled",
@@ -504,6 +506,21 @@ def register_symbolic_meta(prim: Any, meta: Callable[..., Any]) -> None:
     if key in _SYMBOLIC_METAS:
         raise ValueError(f"primitive {prim.name} has a symbolic meta already")
     _SYMBOLIC_METAS[key] = meta
+
+
+# meta function -> the static parameters of the primitive that may hold dynamic sizes (its
+# size-like slots); check_trace refuses a size anywhere else (a reduction's dims...).
+_SIZE_SLOTS: dict[Any, frozenset[str]] = {}
+
+
+def register_size_params(prim: Any, *names: str) -> None:
+    """Declare which static parameters of ``prim`` are size-like (may hold a ``Size``)."""
+    key = getattr(prim.meta, "__wrapped__", prim.meta)
+    _SIZE_SLOTS[key] = _SIZE_SLOTS.get(key, frozenset()) | frozenset(names)
+
+
+def size_params_of(prim: Any) -> frozenset[str]:
+    return _SIZE_SLOTS.get(getattr(prim.meta, "__wrapped__", prim.meta), frozenset())
 
 
 def has_symbolic(atoms: tuple[Any, ...], params: Mapping[str, Any]) -> bool:

@@ -668,6 +668,11 @@ def check_trace(trace: Trace) -> None:
                         "A backend needs a compile-time constant here; whatever produced this trace "
                         "must compute the parameter from static shapes and static parameters."
                     )
+                if sizes.enabled()[0] and key not in sizes.size_params_of(eqn.prim) and sizes.symbols_of(value):
+                    raise StaticValueRequiredError(
+                        f"{_where(i, eqn)}: static parameter {key!r} holds the dynamic size {value!r}, but it is "
+                        "not a size parameter of the primitive: structure (dims, counts) must stay static."
+                    )
         expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):
             raise TraceCheckError(f"{_where(i, eqn)}: meta gives {len(expected)} outputs, eqn has {len(eqn.outs)}")

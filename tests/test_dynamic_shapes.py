@@ -8,6 +8,7 @@ and a size never silently becomes a constant (``test_no_silent_specialization``)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated
 
@@ -302,3 +303,16 @@ def test_random_sizes_match_eager_with_one_trace(sizes):
         x = torch.randn(B, T, 4, dtype=torch.float64)
         torch.testing.assert_close(jf(x, w, pos), _model(x, w, pos))
     assert jf.cache_info().misses == 1
+
+
+def test_check_trace_refuses_a_size_in_a_static_slot():
+    jf = symscalar.jit(lambda x: x.sum(1).reshape(x.shape[0], 1), dynamic_dims={"x": ("B", "T")})
+    jf(torch.ones(2, 3))
+    trace = jf.last_trace()
+    symscalar.check_trace(trace)  # sizes in reshape's shape: a size slot
+    (reduce,) = [e for e in trace.eqns if e.prim.name == "sum"]
+    size = trace.inputs[0].shape[1]
+    bad = dataclasses.replace(reduce, params={**reduce.params, "dims": (size,)})
+    broken = dataclasses.replace(trace, eqns=tuple(bad if e is reduce else e for e in trace.eqns))
+    with pytest.raises(symscalar.StaticValueRequiredError, match=r"'dims' holds the dynamic size \(s_T,\)"):
+        symscalar.check_trace(broken)

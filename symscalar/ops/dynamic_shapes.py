@@ -17,7 +17,14 @@ from symscalar.ops.composites import native_layer_norm_p, sdpa_flash_cpu_p
 from symscalar.ops.factories import arange_p, full_p
 from symscalar.ops.indexing import cumsum_p, embedding_p, sort_p
 from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, split_p, zero_pad_p
-from symscalar.sizes import Size, SizeDecisionError, register_shape_rule, register_symbolic_meta
+from symscalar.size_ops import sym_size_p
+from symscalar.sizes import (
+    Size,
+    SizeDecisionError,
+    register_shape_rule,
+    register_size_params,
+    register_symbolic_meta,
+)
 from symscalar.trace import TensorVar
 from symscalar.tracing import stop_gradient_p
 
@@ -66,6 +73,15 @@ def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: t
     stats = tuple(x.shape[: x.ndim - k]) + (1,) * k
     return [tuple(x.shape), stats, stats]
 
+
+# The size-like static parameters: the only ones check_trace lets hold a dynamic size.
+register_size_params(reshape_p, "shape")
+register_size_params(expand_p, "shape")
+register_size_params(full_p, "shape")
+register_size_params(arange_p, "start", "end")
+register_size_params(slice_p, "starts", "stops")
+register_size_params(zero_pad_p, "padding")
+register_size_params(sym_size_p, "size")
 
 register_shape_rule(reshape_p, _target)
 register_shape_rule(expand_p, _target)
