@@ -266,6 +266,7 @@ def test_grad_of_mean_and_expand_takes_sizes_from_the_backward_inputs():
     assert "s_B = " in str(backward) and "s_T = " in str(backward)
 
 
+@pytest.mark.slow
 def test_gradcheck_with_dynamic_dims():
     jf = symscalar.jit(lambda x: torch.softmax(x * x.shape[1], -1).cumsum(0), dynamic_dims={"x": ("B", "T")})
     for shape in [(1, 3), (4, 2)]:
@@ -292,6 +293,7 @@ def _model(x, w, pos):
     return (scores @ h).mean(1) + h[:, -1]
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(sizes=st.lists(st.tuples(st.integers(1, 6), st.integers(1, 12)), min_size=1, max_size=4))
 def test_random_sizes_match_eager_with_one_trace(sizes):
@@ -316,3 +318,25 @@ def test_check_trace_refuses_a_size_in_a_static_slot():
     broken = dataclasses.replace(trace, eqns=tuple(bad if e is reduce else e for e in trace.eqns))
     with pytest.raises(symscalar.StaticValueRequiredError, match=r"'dims' holds the dynamic size \(s_T,\)"):
         symscalar.check_trace(broken)
+
+
+@pytest.mark.slow
+def test_litgpt_gpt_one_trace_over_batch_and_length():
+    litgpt = pytest.importorskip("litgpt.model")
+    config = pytest.importorskip("litgpt.config").Config(
+        block_size=32, vocab_size=64, padded_vocab_size=64, n_layer=2, n_head=2, n_embd=16, bias=True
+    )
+    torch.manual_seed(0)
+    model = litgpt.GPT(config).double()
+    jitted = symscalar.jit(model, dynamic_dims={"idx": ("B", Dim("T", max=32))})
+    for B, T in [(2, 7), (1, 1), (3, 32)]:
+        idx = torch.randint(0, 64, (B, T))
+        out, ref = jitted(idx), model(idx)
+        torch.testing.assert_close(out, ref)
+        ct = torch.randn_like(ref)
+        for a, b in zip(
+            torch.autograd.grad(out, list(model.parameters()), ct),
+            torch.autograd.grad(ref, list(model.parameters()), ct),
+        ):
+            torch.testing.assert_close(a, b)
+    assert jitted.cache_info().misses == 1

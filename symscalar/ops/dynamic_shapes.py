@@ -13,9 +13,22 @@ from typing import Any
 
 import torch
 
-from symscalar.ops.composites import native_layer_norm_p, sdpa_flash_cpu_p
+from symscalar.ops.composites import (
+    native_layer_norm_p,
+    sdpa_flash_cpu_backward_p,
+    sdpa_flash_cpu_p,
+)
 from symscalar.ops.factories import arange_p, full_p
-from symscalar.ops.indexing import cumsum_p, embedding_p, sort_p
+from symscalar.ops.indexing import (
+    cumsum_p,
+    embedding_p,
+    gather_p,
+    index_add_p,
+    index_select_p,
+    scatter_add_p,
+    scatter_p,
+    sort_p,
+)
 from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, split_p, zero_pad_p
 from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
@@ -94,9 +107,19 @@ register_shape_rule(
     split_p, lambda x, *, sizes, dim: [tuple(s if i == dim else d for i, d in enumerate(x.shape)) for s in sizes]
 )
 register_shape_rule(cumsum_p, _same)
+register_shape_rule(index_add_p, _same)
+register_shape_rule(scatter_add_p, _same)
+register_shape_rule(scatter_p, _same)
+register_shape_rule(gather_p, lambda x, index, *, dim: tuple(index.shape))
+register_shape_rule(
+    index_select_p, lambda x, index, *, dim: tuple(index.shape[0] if d == dim else s for d, s in enumerate(x.shape))
+)
 register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
 register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
+register_shape_rule(
+    sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
+)
 register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
