@@ -15,6 +15,7 @@ stays symbolic without recording scalar equations.
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -135,9 +136,18 @@ def _comparison_error(args: tuple[Any, ...], a: Any, op: str, b: Any) -> Dynamic
     )
 
 
+class SymbolicShape(tuple):  # type: ignore[type-arg]
+    """A traced tensor's shape with size symbols: a tuple with ``torch.Size``'s ``numel``."""
+
+    __slots__ = ()
+
+    def numel(self) -> Any:
+        return math.prod(self)
+
+
 def user_shape(proxy: Any) -> tuple[Any, ...]:
     """``proxy.shape`` as user code sees it: static dims as ints, dynamic ones as size symbols."""
-    return tuple(size_proxy(proxy._tracer, s) for s in proxy._var.shape)
+    return SymbolicShape(size_proxy(proxy._tracer, s) for s in proxy._var.shape)
 
 
 def len_error(proxy: Any) -> DynamicValueError:

@@ -111,6 +111,7 @@ def test_size_symbol_is_a_dynamic_int_and_len_refuses():
         seen.append(x.shape[0])
         seen.append(x.size(1))
         seen.append(x.numel())
+        seen.append(x.shape.numel())
         return x * 2
 
     jf = symscalar.jit(f, dynamic_dims={"x": ("B", "T")})
