@@ -28,6 +28,7 @@ if not _LAZY:
         ConfigurationError,
         DynamicValueError,
         RetraceError,
+        ShapeContractError,
         StaticValueRequiredError,
         SymscalarError,
         UnsupportedOperationError,
@@ -37,6 +38,7 @@ if not _LAZY:
     from symscalar.frontend import supported_torch_functions
     from symscalar.jit import CacheInfo, JitFunction, JitModule, grad, jit, value_and_grad
     from symscalar.logs import set_logs
+    from symscalar.sizes import Dim, Dims
     from symscalar.trace import Trace, check_trace, eval_trace, prims
     from symscalar.types import (
         BoolLike,
@@ -111,6 +113,9 @@ __all__ = [
     "CheckFailedError",
     "RetraceError",
     "ConfigurationError",
+    "ShapeContractError",
+    "Dim",
+    "Dims",
     "config",
     "no_retrace",
     "lint_thunder",
@@ -136,6 +141,7 @@ def __getattr__(name: str) -> Any:
     for module in (
         "symscalar.types",
         "symscalar.errors",
+        "symscalar.sizes",
         "symscalar.trace",
         "symscalar.frontend",
         "symscalar.explain",

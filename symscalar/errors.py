@@ -18,6 +18,7 @@ __all__ = [
     "RegistrationError",
     "MissingDependencyError",
     "ConfigurationError",
+    "ShapeContractError",
 ]
 
 
@@ -69,6 +70,14 @@ class RegistrationError(SymscalarError, ValueError):
 class MissingDependencyError(SymscalarError, ImportError):
     """An optional dependency a feature needs is not installed (``symscalar.lint_thunder`` needs
     lightning-thunder: ``pip install symscalar[thunder]``)."""
+
+
 class ConfigurationError(SymscalarError, ValueError):
     """A setting symscalar reads has a value it does not accept (``SYMSCALAR_LOGS=bogus``);
     the message lists the valid values."""
+
+
+class ShapeContractError(SymscalarError, ValueError):
+    """A call's tensor shapes violate the jitted function's declared dynamic dims (a size out
+    of its declared range, two sizes declared equal that differ, a rank too small): the
+    message names the parameter, the dim and the values. Never a silent retrace."""

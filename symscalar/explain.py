@@ -23,7 +23,6 @@ import collections
 import contextlib
 import contextvars
 import dataclasses
-import os
 import sys
 import warnings
 from collections.abc import Collection, Iterator, Mapping

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from typing_extensions import TypeIs
 
-from symscalar import logs
+from symscalar import logs, sizes
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.generated import exec_generated
@@ -166,12 +166,13 @@ def vjp(
             g = grads.get(v)
             results.append(g if g is not None else full(v.shape, 0, dtype=v.dtype, device=v.device))
 
+    size_sources = _size_sources(builder, trace, residual) if sizes.enabled()[0] else set()
     raw = dce(simplify(builder.build(results)))  # rules' no-ops out first: fewer residuals
     used = _used_vars(raw)
     n_cts = len(cotangents)
     n_inputs = len(builder.inputs)
     ct_inputs = raw.inputs[:n_cts]
-    kept_residuals = tuple(v for v in raw.inputs[n_cts:n_inputs] if v in used)
+    kept_residuals = tuple(v for v in raw.inputs[n_cts:n_inputs] if v in used or v in size_sources)
     # constants a rule created eagerly (e.g. torch.full((), 2.0)) are read by reference
     constants = [(v, t) for v, t in zip(raw.inputs[n_inputs:], builder.captured_tensors()) if v in used]
     inputs = ct_inputs + kept_residuals + tuple(v for v, _ in constants)
@@ -185,6 +186,34 @@ def vjp(
         tuple(t for _, t in constants),
         grad_inputs,
     )
+
+
+def _size_sources(builder: Recorder, trace: Trace, residual: Callable[[Any], Any]) -> set[Var]:
+    """Dynamic dims the backward uses (a reshape to ``x.shape``, ``1 / numel`` in mean's rule)
+    that none of its tensor inputs has as a dim: each is read from a forward tensor saved for
+    that purpose (a saved input, like a saved ``DynamicFloat``). Returns those inputs."""
+    needed: set[sizes.Symbol] = set()
+    for eqn in builder.eqns:
+        needed |= sizes.symbols_of(eqn.params)
+        for v in (*eqn.args, *eqn.outs):
+            if isinstance(v, TensorVar):
+                needed |= sizes.symbols_of(v.shape)
+    sources: set[Var] = set()
+    for symbol in needed:
+        size = sizes.Size.of(symbol)
+        # a backward input has it (cotangents come first: they are always kept); else save one
+        found = next((v for v in builder.inputs if isinstance(v, TensorVar) and size in v.shape), None)
+        if found is None:
+            forward = (*trace.inputs, *(o for eqn in trace.eqns for o in eqn.outs))
+            holder = next((v for v in forward if isinstance(v, TensorVar) and size in v.shape), None)
+            if holder is None:
+                raise UnsupportedOperationError(
+                    f"the backward of {trace.name} needs the dynamic size {size!r}, which no forward tensor "
+                    "has as a dim"
+                )
+            found = residual(holder)._var
+        sources.add(found)
+    return sources
 
 
 def vjp_traces(trace: Trace, wrt: Sequence[int]) -> tuple[Trace, Trace, tuple[torch.Tensor, ...]]:

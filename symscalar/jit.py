@@ -62,6 +62,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
+    dynamic_dims: Any = ...,
     backend: str = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
@@ -74,6 +75,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
+    dynamic_dims: Any = ...,
     backend: str = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
@@ -86,6 +88,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
+    dynamic_dims: Any = ...,
     backend: str = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
@@ -97,6 +100,7 @@ def jit(
     *,
     static: Any = (),
     dynamic: Any = (),
+    dynamic_dims: Any = None,
     backend: str = "auto",
     max_traces: int | None = None,
     on_limit: str | None = None,
@@ -116,6 +120,10 @@ def jit(
             is static.
         static: parameter names (or positions) to treat as static, overriding annotations.
         dynamic: parameter names (or positions) to treat as dynamic numbers.
+        dynamic_dims: the dynamic dims of tensor parameters (every other dim is static), e.g.
+            ``{"x": ("B", "T", None)}`` (over the leading dims) or ``{"x": {1: "T"}}``; names
+            may be ``symscalar.Dim("T", min=1, max=4096)``; the same name twice means equal
+            sizes. One program then serves every size (see docs/dynamic_shapes.md).
         backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
         max_traces: how many traces before ``on_limit`` applies (default
             ``symscalar.config.max_traces``, 8).
@@ -145,6 +153,8 @@ def jit(
     """
     limits = Limits(max_traces, on_limit, retrace, max_entries)
     options = {"static": static, "dynamic": dynamic, "backend": backend, **dataclasses.asdict(limits)}
+    if dynamic_dims is not None:
+        options["dynamic_dims"] = dynamic_dims
     if fn is None:
         return functools.partial(jit, **options)
     if isinstance(fn, torch.nn.Module):
@@ -153,18 +163,26 @@ def jit(
     frame_locals = sys._getframe(1).f_locals
     if isinstance(fn, (staticmethod, classmethod)):
         # jit the function; the descriptor keeps binding it as the class body asked
-        return type(fn)(_jit_plain(fn.__func__, static, dynamic, backend, limits, frame_locals))
+        return type(fn)(_jit_plain(fn.__func__, static, dynamic, backend, limits, frame_locals, dynamic_dims))
     if defined_in_class(fn):  # a method: one cache per instance, held weakly (see method.py)
+        if dynamic_dims is not None:
+            raise TypeError("jit(method, dynamic_dims=...) is not supported yet; jit a function or a module")
         return JitMethod(fn, static, dynamic, backend, limits, frame_locals)
     if not callable(fn):
         raise TypeError(f"jit() takes a function or a torch.nn.Module, got {type(fn).__name__}")
-    return _jit_plain(fn, static, dynamic, backend, limits, frame_locals)
+    return _jit_plain(fn, static, dynamic, backend, limits, frame_locals, dynamic_dims)
 
 
 def _jit_plain(
-    fn: Callable[..., Any], static: Any, dynamic: Any, backend: str, limits: Limits, frame_locals: Any
+    fn: Callable[..., Any],
+    static: Any,
+    dynamic: Any,
+    backend: str,
+    limits: Limits,
+    frame_locals: Any,
+    dynamic_dims: Any = None,
 ) -> Any:
-    dispatch = jit_function(fn, static, dynamic, backend, limits, frame_locals)
+    dispatch = jit_function(fn, static, dynamic, backend, limits, frame_locals, dynamic_dims)
     functools.update_wrapper(dispatch, fn)
     return dispatch
 
@@ -185,12 +203,17 @@ class JitModule(torch.nn.Module):
         static: Any = (),
         dynamic: Any = (),
         backend: str = "auto",
+        dynamic_dims: Any = None,
         **limits: Any,
     ) -> None:
         super().__init__()
         self._orig_mod = module
         self._jit_options = {"static": static, "dynamic": dynamic, "backend": backend, **limits}
-        self.__dict__["_jitted"] = jit_function(module, static, dynamic, backend, Limits(**limits))
+        if dynamic_dims is not None:
+            self._jit_options["dynamic_dims"] = dynamic_dims
+        self.__dict__["_jitted"] = jit_function(
+            module, static, dynamic, backend, Limits(**limits), dynamic_dims=dynamic_dims
+        )
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._jitted(*args, **kwargs)

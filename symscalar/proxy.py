@@ -11,11 +11,13 @@ import inspect
 import math
 import sys
 import types as pytypes
+import typing
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import torch
 
+from symscalar import size_ops, sizes
 from symscalar.compiling import answer_isinstance_for
 from symscalar.errors import DynamicValueError, TraceCheckError, UnsupportedOperationError
 from symscalar.generated import called_from_symscalar
@@ -206,6 +208,10 @@ class TensorTracer(Tracer, Protocol):
     def _inplace_target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None: ...
 
 
+# Whether dynamic dims were ever declared (see ``sizes.enabled``): the proxies' fast path.
+SIZES_ON = sizes.enabled()
+
+
 class TensorProxy(Traced):
     """Stands for a tensor while tracing. Shapes, dtype and device are static; torch
     functions, methods and operators are recorded through the frontend table. The class is
@@ -243,6 +249,11 @@ class TensorProxy(Traced):
     # -- static metadata -------------------------------------------------------------------
     @property
     def shape(self) -> torch.Size:
+        if SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            # dynamic dims: user code gets size symbols, symscalar's own code the normal forms
+            if called_from_symscalar(sys._getframe(1)):
+                return typing.cast(torch.Size, self._var.shape)
+            return typing.cast(torch.Size, size_ops.user_shape(self))
         return torch.Size(self._var.shape)
 
     @property
@@ -325,11 +336,17 @@ class TensorProxy(Traced):
         return self._var.ndim
 
     def size(self, dim: int | None = None) -> Any:
+        if SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            shape = self._var.shape if called_from_symscalar(sys._getframe(1)) else size_ops.user_shape(self)
+            return shape if dim is None else shape[dim]
         if dim is None:
             return self.shape
         return self._var.shape[dim]
 
     def numel(self) -> int:
+        if SIZES_ON[0] and sizes.is_symbolic_shape(self._var.shape):
+            numel = math.prod(self._var.shape)
+            return numel if called_from_symscalar(sys._getframe(1)) else size_ops.size_proxy(self._tracer, numel)
         return math.prod(self._var.shape)
 
     nelement = numel
@@ -373,6 +390,8 @@ class TensorProxy(Traced):
     def __len__(self) -> int:
         if not self._var.shape:
             raise TypeError("len() of a 0-d tensor")
+        if isinstance(self._var.shape[0], sizes.Size):
+            raise size_ops.len_error(self)
         return self._var.shape[0]
 
     def __iter__(self) -> Any:

@@ -18,11 +18,11 @@ from typing import Any
 
 import torch
 
-from symscalar import messages
+from symscalar import messages, size_ops, sizes
 from symscalar.compiling import reporting_compiling
 from symscalar.errors import DynamicValueError, StaticValueRequiredError
 from symscalar.frontend import _PROPERTY_GETTERS, TORCH_FUNCTIONS, _unsupported
-from symscalar.proxy import TensorProxy, _inplace_error
+from symscalar.proxy import SIZES_ON, TensorProxy, _inplace_error
 from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import Atom, Eqn, Namespace, Primitive, ScalarVar, TensorVar, Trace, Var, contains_dynamic
 from symscalar.types import DynamicBool, DynamicFloat, DynamicInt, NumberProxy, current_tracer
@@ -128,6 +128,8 @@ class Recorder:
             return float(value)
         if isinstance(value, complex):
             return complex(value)
+        if isinstance(value, sizes.Size):  # a dynamic size an op computed (1 / numel in mean's vjp)
+            return typing.cast(Atom, size_ops.size_proxy(self, value)._var)
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as an operand in a traced "
             "function; operands are tensors and numbers"
@@ -225,6 +227,10 @@ class Recorder:
 
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
         """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
+        if SIZES_ON[0]:  # dynamic dims: size symbols keep a normal form (see size_ops)
+            result = size_ops.scalar_op(self, name, args)
+            if result is not NotImplemented:
+                return typing.cast(NumberProxy, result)
         prim = SCALAR_BINARY[name] if len(args) == 2 else SCALAR_UNARY[name]
         return typing.cast(NumberProxy, self.bind(prim, args, {}))
 
@@ -249,6 +255,12 @@ class Recorder:
 
     def specialize(self, proxy: NumberProxy) -> Any:
         var = proxy._var
+        if size_ops.size_of(var) is not None:
+            raise DynamicValueError(
+                f"cannot specialize {proxy._name} ({proxy._origin}): it is the size of a declared dynamic dim "
+                f"({size_ops.size_of(var)!r}); pinning it to one value would silently make the dim static. "
+                "Declare the dim static instead (leave it out of dynamic_dims)."
+            )
         if var not in self.scalar_values:
             raise DynamicValueError(
                 f"cannot specialize {proxy._name} ({proxy._origin}): its value depends on tensor "

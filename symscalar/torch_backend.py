@@ -21,6 +21,7 @@ import torch
 from symscalar.backend import Render, register_backend
 from symscalar.generated import exec_generated
 from symscalar.simplify import simplify
+from symscalar.sizes import is_symbolic_shape
 from symscalar.trace import (
     Primitive,
     ScalarVar,
@@ -51,7 +52,8 @@ def compile_trace(trace: Trace, render_outputs: Render | None = None) -> Callabl
         (``symscalar.simplify``) are left out of it.
     """
     trace = simplify(trace)
-    if len(trace.eqns) > INTERPRET_FIRST_CALL_ABOVE:
+    # (a trace with dynamic dims binds its sizes in the generated code's first lines)
+    if len(trace.eqns) > INTERPRET_FIRST_CALL_ABOVE and not _has_dynamic_dims(trace):
         return _TieredProgram(trace, render_outputs)
     return _generated(trace, render_outputs)
 
@@ -73,6 +75,10 @@ def _generated(trace: Trace, render_outputs: Render | None) -> Callable[..., Any
     fn: Callable[..., Any] = namespace[trace.name]
     fn.__source__ = source  # type: ignore[attr-defined]
     return fn
+
+
+def _has_dynamic_dims(trace: Trace) -> bool:
+    return any(isinstance(v, TensorVar) and is_symbolic_shape(v.shape) for v in trace.inputs)
 
 
 class _TieredProgram:

@@ -23,6 +23,7 @@ from typing import Any, Generic
 import torch
 from typing_extensions import TypeIs, TypeVar
 
+from symscalar import sizes
 from symscalar.errors import RegistrationError, StaticValueRequiredError, TraceCheckError
 from symscalar.types import NumberProxy, current_tracer
 
@@ -56,7 +57,7 @@ __all__ = [
 class TensorVar:
     """A tensor value of a trace. Identity is the variable: two TensorVars are never equal."""
 
-    shape: tuple[int, ...]  # static sizes
+    shape: tuple[int, ...]  # static sizes; a dynamic dim's is a ``sizes.Size`` (see jit's dynamic_dims)
     dtype: torch.dtype
     device: torch.device
 
@@ -204,7 +205,7 @@ class Primitive(Generic[R]):
     ) -> None:
         self.name = name
         self.impl = impl
-        self.meta = memoized_meta(meta)
+        self.meta = memoized_meta(meta, name)
         self.multiple_results = multiple_results
         self.size_params = size_params
         self.may_alias = may_alias
@@ -238,7 +239,7 @@ def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
     VJPS.register(prim, rule)
 
 
-def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
+def memoized_meta(meta: Callable[..., Any], name: str = "") -> Callable[..., Any]:
     """``meta``, remembered by input signature: tensor shapes, dtypes and devices, scalar
     types, static literals and parameters (by type and repr: ``1`` is not ``1.0`` nor
     ``True``, ``-0.0`` is not ``0.0``), and the ambient state a meta may read (the default dtype;
@@ -247,9 +248,15 @@ def memoized_meta(meta: Callable[..., Any]) -> Callable[..., Any]:
     variables; errors are not remembered (they are raised again); a signature with a value
     of another kind in it is not remembered at all."""
     cache: dict[Any, Any] = {}
+    enabled = sizes.enabled()
+
+    def symbolic(*atoms: Any, **params: Any) -> Any:
+        return sizes.symbolic_meta(meta, name, atoms, params)
 
     def template(*atoms: Any, **params: Any) -> Any:
         """The remembered result, as a template of variables (what check_trace compares)."""
+        if enabled[0] and sizes.has_symbolic(atoms, params):  # dynamic dims (opt-in): not memoized
+            return _template(_without_autocast(symbolic, atoms, params))
         try:
             key = (
                 tuple([_signature_key(a) for a in atoms]),
@@ -509,6 +516,7 @@ def python_source(
     if trace.inputs:
         types = ", ".join(f"{names[v]}: {_type_comment(v)}" for v in trace.inputs)
         lines.append(f"    # {types}")
+    lines.extend(f"    {line}" for line in size_bindings(trace, names))
     for eqn in trace.eqns:
         line = f"    {eqn_source(eqn, names, callee(eqn.prim))}"
         if eqn.outs:
@@ -518,6 +526,36 @@ def python_source(
             lines.append(f"    del {', '.join(names[v] for v in dead_after[eqn])}")
     lines.append(return_source(trace, names, render_outputs))
     return "\n".join(lines) + "\n"
+
+
+def size_bindings(trace: Trace, names: Namespace) -> list[str]:
+    """``s_T = x.shape[1]`` for each dynamic dim the trace's equations or outputs use, read
+    from the first input tensor that has it as a dim: the program's sizes come from its
+    inputs on every call, so one program serves every size."""
+    if not sizes.enabled()[0]:
+        return []
+    needed: set[sizes.Symbol] = set()
+    for eqn in trace.eqns:
+        needed |= sizes.symbols_of(eqn.params)
+        for v in (*eqn.args, *eqn.outs):
+            if isinstance(v, TensorVar):
+                needed |= sizes.symbols_of(v.shape)
+    if not needed:
+        return []
+    found: dict[sizes.Symbol, str] = {}
+    for v in trace.inputs:
+        if isinstance(v, TensorVar):
+            for d, s in enumerate(v.shape):
+                symbol = s.symbol() if isinstance(s, sizes.Size) else None
+                if symbol is not None and symbol in needed and symbol not in found:
+                    found[symbol] = f"{symbol!r} = {names[v]}.shape[{d}]"
+    missing = needed - set(found)
+    if missing:
+        raise TraceCheckError(
+            f"trace {trace.name} uses the dynamic sizes {sorted(map(repr, missing))}, which no input "
+            "tensor has as a dim: the program could not read them when it runs"
+        )
+    return list(found.values())
 
 
 def signature_source(trace: Trace, names: Namespace) -> str:
@@ -629,6 +667,11 @@ def check_trace(trace: Trace) -> None:
                         f"{_where(i, eqn)}: static parameter {key!r} holds a dynamic value ({value!r}). "
                         "A backend needs a compile-time constant here; whatever produced this trace "
                         "must compute the parameter from static shapes and static parameters."
+                    )
+                if sizes.enabled()[0] and key not in sizes.size_params_of(eqn.prim) and sizes.symbols_of(value):
+                    raise StaticValueRequiredError(
+                        f"{_where(i, eqn)}: static parameter {key!r} holds the dynamic size {value!r}, but it is "
+                        "not a size parameter of the primitive: structure (dims, counts) must stay static."
                     )
         expected = _expected_outputs(eqn)
         if len(expected) != len(eqn.outs):

@@ -119,6 +119,7 @@ def test_backward_trace_says_what_was_saved():
 NO_VJP = {
     "arange": "no tensor inputs",
     "full": "no tensor inputs (the fill value is a scalar)",
+    "sym_size": "no tensor inputs (the value of a dynamic dim's size, an int)",
     "argmax": "integer output",
     "argmin": "integer output",
     "check": "no outputs",

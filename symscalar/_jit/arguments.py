@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from symscalar import messages
-from symscalar._jit import tree
+from symscalar._jit import dims, tree
 from symscalar._jit.params import DYNAMIC_TYPES, NUMPY_SCALARS, Kind
 from symscalar.errors import StaticValueRequiredError
 from symscalar.proxy import TensorProxy
@@ -128,7 +128,7 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
 
 def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str) -> TensorProxy:
     check_tensor_class(t, where)
-    proxy = builder.tensor_input(TensorVar(tuple(t.shape), t.dtype, t.device), t.requires_grad, type(t))
+    proxy = builder.tensor_input(TensorVar(dims.declared_shape(t), t.dtype, t.device), t.requires_grad, type(t))
     proxy._attributes = dict.fromkeys(t.__dict__, where)
     return proxy
 

@@ -81,7 +81,7 @@ def dispatch_namespace(state: Any) -> dict[str, Any]:
 
 
 def dispatch_source(
-    sig: inspect.Signature, kinds: Mapping[str, Kind], optional: Collection[str]
+    sig: inspect.Signature, kinds: Mapping[str, Kind], optional: Collection[str], contract: Any = None
 ) -> tuple[str, dict[str, Any]]:
     """The source of ``_ss_dispatch`` (hook check, then ``_ss_inner``), ``_ss_inner`` (key,
     lookup, call) and ``_ss_key_and_args`` (the key and program inputs, for the miss path),
@@ -91,12 +91,18 @@ def dispatch_source(
     (``tree.tree_key``), of a dynamic value its exact Python type: an int passed for a
     ``DynamicFloat`` promotes like an int in torch (int8 tensor * 200 is int8), so it gets its
     own entry, traced with an int; a type the miss path rejects never gets an entry.
+    The tensors with declared dynamic dims (``contract``, a ``dims.ShapeContract``) key by
+    ``contract.key``: their rank and static dims, the call checked against the declaration.
     """
     for param in sig.parameters:
         if param.startswith("_ss_"):
             raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({param!r})")
     namespace: dict[str, Any] = {}
     params, prep, key, call, all_args = _signature_source(sig, namespace), [], [], [], []
+    declared = set(contract.names) if contract is not None else set()
+    if declared:
+        namespace["_ss_contract"] = contract.key
+        key.append(f"_ss_contract({', '.join(contract.names)})")
     for i, (param, p) in enumerate(sig.parameters.items()):
         all_args.append(param)
         kind = kinds[param]
@@ -107,8 +113,8 @@ def dispatch_source(
             key.append(f"_ss_k{i}")
             call.append(f"*_ss_a{i}")
         elif kind is Kind.TENSOR:
+            key += [] if param in declared else [f"{param}.shape"]
             key += [
-                f"{param}.shape",
                 f"{param}.dtype",
                 f"{param}.device",
                 f"{param}.requires_grad",
@@ -199,7 +205,7 @@ def _signature_source(sig: inspect.Signature, namespace: dict[str, Any]) -> list
 def generate_dispatch(label: str, state: Any) -> Callable[..., Any]:
     """Compile the per-call function of ``state`` (a ``function.FunctionState``); set its
     ``inner``, ``key_and_args`` and ``namespace`` (the hook epoch seen lives there)."""
-    source, extra = dispatch_source(state.sig, state.kinds, state.optional)
+    source, extra = dispatch_source(state.sig, state.kinds, state.optional, state.contract)
     namespace = {**dispatch_namespace(state), **extra}
     exec_generated(source, f"dispatch of {label}", namespace)
     state.namespace = namespace

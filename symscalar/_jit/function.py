@@ -16,7 +16,7 @@ import torch
 
 from symscalar import explain, logs, nvfuser_backend
 from symscalar import state as outside
-from symscalar._jit import arguments, tree
+from symscalar._jit import arguments, dims, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
 from symscalar._jit.dispatch import generate_dispatch
@@ -61,6 +61,7 @@ class FunctionState:
         backend: str,
         limits: Limits | None = None,
         frame_locals: Mapping[str, Any] | None = None,
+        dynamic_dims: Any = None,
     ) -> None:
         if backend != "auto":
             backend_named(backend)  # ValueError naming the backends
@@ -79,6 +80,16 @@ class FunctionState:
                 "e.g. jit(lambda a, b: torch.mm(a, b))"
             ) from None
         self.kinds, self.unresolved, self.optional = param_kinds(signature_of, self.sig, static, dynamic, frame_locals)
+        # declared dynamic dims (dynamic_dims=, Dims annotations): those parameters are tensors
+        self.contract = dims.contract_of(qualname(fn), self.sig, signature_of, dynamic_dims)
+        if self.contract is not None:
+            if backend == "nvfuser":
+                raise ValueError(
+                    f"jit({qualname(fn)}): dynamic_dims are not supported by the nvfuser backend yet; "
+                    "use backend='torch' (or declare the dims static)"
+                )
+            for name in self.contract.names:
+                self.kinds[name] = Kind.TENSOR
         self.declared_at = declared_at(signature_of)
         # What the traces read outside the arguments (see symscalar/state/)
         self.top = fn if isinstance(fn, torch.nn.Module) else None
@@ -137,18 +148,12 @@ class FunctionState:
             fixes = self.fixes(args)
             self.retraces.before_trace(reasons, fixes)
             start = time.perf_counter()
-            with logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"):
-                entry = compile_entry(
-                    self.fn,
-                    self._traced,
-                    lambda convert, target: self.call(args, convert, target),
-                    call_args,
-                    self.roots,
-                    self.top,
-                    self.hooks,
-                    self.backend,
-                    self._objects(args),
-                )
+            shapes = self.contract.symbolic(self._named(args)) if self.contract is not None else None
+            with (
+                dims.tracing_shapes(shapes),
+                logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"),
+            ):
+                entry = self._compile(args, call_args)
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
             self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))
@@ -156,6 +161,22 @@ class FunctionState:
         out = value(*call_args)
         assert out is not MISS, "a freshly traced entry must accept the call it was traced for"
         return out
+
+    def _named(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        return dict(zip(self.sig.parameters, args))
+
+    def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
+        return compile_entry(
+            self.fn,
+            self._traced,
+            lambda convert, target: self.call(args, convert, target),
+            call_args,
+            self.roots,
+            self.top,
+            self.hooks,
+            self.backend,
+            self._objects(args),
+        )
 
     def inline(self, args: tuple[Any, ...]) -> Any:
         """Called from inside another jitted function's trace: run the function on the
@@ -351,9 +372,10 @@ def jit_function(
     backend: str,
     limits: Limits | None = None,
     frame_locals: Mapping[str, Any] | None = None,
+    dynamic_dims: Any = None,
 ) -> Any:
     """The generated per-call function of ``fn``, with the inspection methods attached."""
-    state = FunctionState(fn, static, dynamic, backend, limits, frame_locals)
+    state = FunctionState(fn, static, dynamic, backend, limits, frame_locals, dynamic_dims)
     dispatch = generate_dispatch(qualname(fn), state)
     dispatch.__signature__ = state.sig  # type: ignore[attr-defined]
     for name in INSPECTION:

@@ -4,7 +4,19 @@ Importing this package registers every primitive and every torch spelling it imp
 Each family module lists its user-facing ops in ``__all__``.
 """
 
-from symscalar.ops import attention, composites, conv, elementwise, factories, indexing, nn, random, reductions, shape  # noqa: F401 - importing a family registers its ops
+from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
+    attention,
+    composites,
+    conv,
+    dynamic_shapes,
+    elementwise,
+    factories,
+    indexing,
+    nn,
+    random,
+    reductions,
+    shape,
+)
 from symscalar.ops.composites import *  # noqa: F403
 from symscalar.ops.conv import *  # noqa: F403
 from symscalar.ops.elementwise import *  # noqa: F403

@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import StaticValueRequiredError
+from symscalar.sizes import Size
 from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar
 
 __all__ = [
@@ -95,6 +97,7 @@ def small_meta(impl: Callable[..., Any], shape_rule: Callable[..., Any], size: i
             return tuple(TensorVar(tuple(s), r.dtype, device) for s, r in zip(shapes, result))
         return TensorVar(tuple(shapes), result.dtype, device)
 
+    meta.shape_rule = shape_rule  # type: ignore[attr-defined]  # also the symbolic-shape rule (sizes.py)
     return meta
 
 
@@ -172,6 +175,8 @@ def result_dtype(a: Any, b: Any) -> torch.dtype:
 
 def canonical_dim(dim: int, ndim: int) -> int:
     """A dim in ``[-ndim, ndim)`` (``[-1, 0]`` for a 0-d tensor) as a non-negative int."""
+    if isinstance(dim, Size):
+        raise _dim_from_size(dim)
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
     bound = max(ndim, 1)
@@ -184,6 +189,8 @@ def canonical_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     """Reduction dims as a sorted tuple of non-negative ints; None or () means all dims."""
     if dims is None:
         return tuple(range(ndim))
+    if isinstance(dims, Size):
+        raise _dim_from_size(dims)
     if isinstance(dims, int):
         dims = (dims,)
     if len(dims) == 0:
@@ -192,6 +199,14 @@ def canonical_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     if len(set(out)) != len(out):
         raise ValueError(f"dim {tuple(dims)} appears multiple times in the list of dims")
     return out if ndim > 0 else ()
+
+
+def _dim_from_size(size: Size) -> StaticValueRequiredError:
+    return StaticValueRequiredError(
+        f"a dim (or dims) parameter got the dynamic size {size!r}: dims are structure (which axis), and "
+        "structure stays static. Pass a static int; dynamic sizes go to size parameters (view, expand, "
+        "factories, slice bounds)."
+    )
 
 
 def unbroadcast(ct: Any, shape: Sequence[int]) -> Any:

@@ -17,7 +17,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from symscalar import messages
+from symscalar import messages, size_ops
 
 # The rest of the definition API, re-exported: one import line per op module.
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
@@ -50,7 +50,7 @@ from symscalar.ops.common import (
     torch_meta,
     unbroadcast,
 )
-from symscalar.proxy import TensorProxy
+from symscalar.proxy import SIZES_ON, TensorProxy
 from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, register_vjp
 from symscalar.tracer import TraceBuilder, _find_proxies
 from symscalar.types import (
@@ -170,10 +170,17 @@ def _checked(fn: F, name: str) -> F:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as e:
                 raise TypeError(f"{name}(): {e}") from None
+            converted = False
             for param in static:
                 value = bound.arguments.get(param)
                 if contains_dynamic(value):
-                    raise StaticValueRequiredError(static_message(name, param, value))
+                    ok, sized = size_ops.to_static(value) if SIZES_ON[0] else (False, value)
+                    if not ok:
+                        raise StaticValueRequiredError(static_message(name, param, value))
+                    bound.arguments[param] = sized  # size symbols become their normal forms
+                    converted = True
+            if converted:
+                return fn(*bound.args, **bound.kwargs)
         return fn(*args, **kwargs)
 
     return typing.cast(F, wrapper)

@@ -29,6 +29,7 @@ from symscalar.ops.define import (
     torch_meta,
 )
 from symscalar.ops.shape import expand, reshape, shape_arg
+from symscalar.sizes import Size
 
 __all__ = [
     "full",
@@ -308,7 +309,8 @@ def arange(
     if end is None:
         start, end = 0, start
     if dtype is None:
-        is_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+        # (a dynamic size is an int)
+        is_int = all(isinstance(v, (int, Size)) and not isinstance(v, bool) for v in (start, end, step))
         dtype = torch.int64 if is_int else torch.get_default_dtype()
     device = torch.device(device) if device is not None else torch.device("cpu")
     return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar.ops import common
 from symscalar.ops.define import (
     NumberLike,
     NumberProxy,
@@ -54,6 +55,7 @@ from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
+from symscalar.sizes import is_symbolic_shape
 
 _slice = builtins.slice
 
@@ -79,7 +81,10 @@ TensorOrNumber = Tensor | NumberLike
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out)."""
+    """``torch.broadcast_shapes`` as a tuple (static shapes in, a static shape out); with
+    dynamic sizes, the plain-Python rule (a dynamic dim never broadcasts)."""
+    if any(is_symbolic_shape(s) for s in shapes):
+        return common.broadcast_shapes([tuple(s) for s in shapes])
     return tuple(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
 
 

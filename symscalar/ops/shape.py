@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from symscalar import size_ops, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
@@ -40,6 +41,7 @@ from symscalar.ops.define import (
     torch_meta,
     unbroadcast,
 )
+from symscalar.sizes import Size
 
 __all__ = [
     "reshape",
@@ -88,7 +90,7 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     """``shape`` with its one ``-1`` entry resolved, checked against ``numel`` elements."""
     shape = tuple(shape)
     for s in shape:
-        if isinstance(s, bool) or not isinstance(s, int):
+        if isinstance(s, bool) or not isinstance(s, (int, Size)):
             raise TypeError(f"{op}: sizes must be ints, got {s!r} of type {type(s).__name__}")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -96,6 +98,8 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if any(s < -1 for s in shape):
         raise RuntimeError(f"{op}: invalid shape dimension in {list(shape)}")
     known = math.prod(s for s in shape if s != -1)
+    if isinstance(numel, Size) or isinstance(known, Size):
+        return _infer_symbolic_size(shape, numel, known, unknown, op)
     if unknown:
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
@@ -103,6 +107,27 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     if known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+def _infer_symbolic_size(
+    shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str
+) -> tuple[Any, ...]:
+    """``_infer_size`` with dynamic sizes: the element counts must agree in the normal form."""
+    try:
+        if unknown:
+            if numel % known != 0:
+                raise sizes.SizeDecisionError("not divisible")
+            return tuple(numel // known if s == -1 else s for s in shape)
+        if known == numel:
+            return shape
+    except sizes.SizeDecisionError:
+        pass
+    raise UnsupportedOperationError(
+        f"{op}: shape {list(shape)} does not provably hold the {numel!r} elements of the input for every "
+        "size of its dynamic dims (the element counts must agree as expressions of the declared dims). "
+        "Write the target from the input's sizes (x.shape[i], their products, -1 for one entry), or declare "
+        "the dims static."
+    )
 
 
 # ---- reshape
@@ -165,8 +190,23 @@ def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {canonical_dim(d, input.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and _is_one(s, i)))
     return reshape(input, shape)
+
+
+def _is_one(size: Any, dim: int) -> bool:
+    """Whether squeeze removes a dim of ``size``; for a dynamic size only where its declared
+    range decides it (eager removes the dim exactly when the size is 1 at that call)."""
+    if not isinstance(size, Size):
+        return bool(size == 1)
+    one = sizes.decide("eq", size, 1)
+    if one is None:
+        raise UnsupportedOperationError(
+            f"squeeze of dim {dim}, which is dynamic ({size!r}): eager removes it only when its size is 1, "
+            "so the result's rank would depend on the size. Squeeze static dims only (pass dim=...), "
+            "or declare the dim with min=2 (symscalar.Dim(name, min=2)) if it is never 1."
+        )
+    return one
 
 
 @implements(torch.Tensor.squeeze)
@@ -338,7 +378,9 @@ zero_pad_p = Primitive("zero_pad", _zero_pad_impl, torch_meta(_zero_pad_impl))
 def _slice_vjp(ct: Any, out: Any, x: Any, *, starts: Any, stops: Any, steps: Any) -> Any:
     padding = []
     for size, n, start, step in zip(x.shape, out.shape, starts, steps):
-        if n == 0:
+        # (the general case also holds for n == 0 when step == 1: a dynamic n may be 0)
+        empty = n == 0 if not isinstance(n, Size) else step != 1 and not n >= 1
+        if empty:
             padding.append((size, 0, 0))
         else:
             last = start + (n - 1) * step
@@ -350,7 +392,7 @@ def _zero_pad_vjp(ct: Any, out: Any, x: Any, *, padding: Any) -> Any:
     starts, stops, steps = [], [], []
     for n, (lo, _hi, interior) in zip(x.shape, padding):
         starts.append(lo)
-        stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n else 0))
+        stops.append(lo + max(n - 1, 0) * (interior + 1) + (1 if n >= 1 else 0))
         steps.append(interior + 1)
     return (slice_p.bind(ct, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps)),)
 
@@ -387,7 +429,10 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
         s = bounds.get(d, _slice(None))
         if s.step is not None and s.step <= 0:
             raise ValueError("step must be greater than zero")
-        start, stop, step = s.indices(size)
+        if isinstance(size, Size) or isinstance(s.start, Size) or isinstance(s.stop, Size):
+            start, stop, step = _symbolic_indices(s, size)
+        else:
+            start, stop, step = s.indices(size)
         stop = max(stop, start)
         starts.append(start)
         stops.append(stop)
@@ -395,6 +440,21 @@ def _slice_dims(x: Tensor, bounds: dict[int, builtins.slice]) -> Tensor:
     if all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
         return x
     return slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
+
+
+def _symbolic_indices(s: builtins.slice, size: Any) -> tuple[Any, Any, int]:
+    """``slice.indices(size)`` (positive step) where the size or a bound is a dynamic size:
+    each comparison is decided by the declared ranges or raises ``SizeDecisionError``."""
+
+    def clamp(v: Any) -> Any:
+        if v < 0:
+            v = v + size
+            return 0 if v < 0 else v
+        return size if v > size else v
+
+    start = 0 if s.start is None else clamp(s.start)
+    stop = size if s.stop is None else clamp(s.stop)
+    return start, stop, 1 if s.step is None else s.step
 
 
 @defop
@@ -412,7 +472,7 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
 
 @implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
-    if not isinstance(start, int):
+    if not isinstance(start, (int, Size)):
         raise UnsupportedOperationError(f"narrow(): `start` must be a static int, got {type(start).__name__}")
     return narrow(input, dim, start, length)
 
@@ -429,13 +489,25 @@ def select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
 
 
 # ---- basic indexing: x[1, :, None, ..., ::2]
+def _sizes_in_index(item: Any) -> Any:
+    """An index with its size symbols (``x[:, :T]``) as their normal forms (``sizes.Size``)."""
+    if isinstance(item, _slice):
+        start, stop, step = (size_ops.to_static(b)[1] for b in (item.start, item.stop, item.step))
+        return _slice(start, stop, step)
+    return size_ops.to_static(item)[1]
+
+
 def _check_index_item(item: Any, op: str) -> None:
+    if isinstance(item, Size):
+        return
     if isinstance(item, NumberProxy):
         raise StaticValueRequiredError(static_message(op, "indices", item))
     if isinstance(item, _slice):
         for bound in (item.start, item.stop, item.step):
             if isinstance(bound, NumberProxy):
                 raise StaticValueRequiredError(static_message(op, "indices", bound))
+            if isinstance(bound, Size):
+                continue
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
                 raise UnsupportedOperationError(
                     f"Tensor.__getitem__: slice bounds must be static ints or None, got {bound!r}"
@@ -460,6 +532,8 @@ def basic_getitem(x: Tensor, indices: Any, op: str) -> Tensor:
     """Basic indexing, with errors naming the spelling ``op`` the user wrote (shared by
     ``getitem`` and ``Tensor.__getitem__``, which sends advanced indices elsewhere)."""
     items = indices if isinstance(indices, tuple) else (indices,)
+    if size_ops.is_on():
+        items = tuple(_sizes_in_index(i) for i in items)
     for item in items:
         _check_index_item(item, op)
     consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -477,11 +551,11 @@ def basic_getitem(x: Tensor, indices: Any, op: str) -> Tensor:
             expanded = True
         elif item is None:
             out_shape.append(-1)
-        elif isinstance(item, int):
+        elif isinstance(item, (int, Size)):
             size = x.shape[dim]
             if not -size <= item < size:
                 raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            i = item % size
+            i = item + size if item < 0 else item
             bounds[dim] = _slice(i, i + 1)
             dim += 1
         else:
@@ -597,9 +671,20 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
 register_nvfuser(split_p, _split_nvfuser)
 
 
+def _static_size(x: Tensor, dim: int, op: str) -> int:
+    """``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on it."""
+    size = x.shape[dim]
+    if isinstance(size, Size):
+        raise UnsupportedOperationError(
+            f"{op} along dim {dim}, which is dynamic ({size!r}): the number of pieces depends on its size, "
+            "which the program does not fix. Split along a static dim, or declare this dim static."
+        )
+    return size
+
+
 def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
-    meta = torch.empty(tuple(x.shape), device="meta")
-    return [p.shape[dim] for p in torch.split(meta, split_size_or_sections, dim)]
+    meta = torch.empty((_static_size(x, dim, "split"),), device="meta")
+    return [p.shape[0] for p in torch.split(meta, split_size_or_sections, 0)]
 
 
 @defop(torch=(torch.split, torch.Tensor.split))
@@ -623,8 +708,8 @@ def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: Stati
 def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
     d = canonical_dim(dim, input.ndim)
-    meta = torch.empty(tuple(input.shape), device="meta")
-    sizes = [p.shape[d] for p in torch.chunk(meta, chunks, d)]
+    meta = torch.empty((_static_size(input, d, "chunk"),), device="meta")
+    sizes = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
     return split_p.bind(input, sizes=tuple(sizes), dim=d)
 
 
@@ -632,7 +717,7 @@ def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor,
 def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """The slices of ``input`` along ``dim``, with that dim removed."""
     d = canonical_dim(dim, input.ndim)
-    pieces = split_p.bind(input, sizes=(1,) * input.shape[d], dim=d)
+    pieces = split_p.bind(input, sizes=(1,) * _static_size(input, d, "unbind"), dim=d)
     return tuple(squeeze(p, d) for p in pieces)
 
 

@@ -1,0 +1,125 @@
+"""Symbolic shape rules of the primitives whose metas run torch (``torch_meta``) or are
+written by hand: what each result's shape is when input dims are dynamic (``sizes.Size``).
+
+The broadcasting, reduction and other ``small_meta`` primitives need no entry here: their
+plain-Python shape rule runs on symbolic shapes as it is (``sizes.symbolic_meta``). A
+primitive with neither refuses dynamic dims with a clear error; every rule's result is
+checked against the concrete meta at the traced sizes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from symscalar.grad_regions import stop_gradient_p
+from symscalar.ops.composites import (
+    native_layer_norm_p,
+    sdpa_flash_cpu_backward_p,
+    sdpa_flash_cpu_p,
+)
+from symscalar.ops.factories import arange_p, full_p
+from symscalar.ops.indexing import (
+    cumsum_p,
+    embedding_p,
+    gather_p,
+    index_add_p,
+    index_select_p,
+    scatter_add_p,
+    scatter_p,
+    sort_p,
+)
+from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, split_p, zero_pad_p
+from symscalar.size_ops import sym_size_p
+from symscalar.sizes import (
+    Size,
+    SizeDecisionError,
+    register_shape_rule,
+    register_size_params,
+    register_symbolic_meta,
+)
+from symscalar.trace import TensorVar
+
+__all__: list[str] = []
+
+
+def _same(x: Any, *args: Any, **params: Any) -> tuple[Any, ...]:
+    return tuple(x.shape)
+
+
+def _target(x: Any, *, shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(shape)
+
+
+def _length(start: Any, stop: Any, step: Any) -> Any:
+    if type(step) is not int or step <= 0:
+        raise SizeDecisionError(f"a range with step {step!r} over a dynamic size (only positive static steps)")
+    return (stop - start + step - 1) // step
+
+
+def _slice(x: Any, *, starts: Any, stops: Any, steps: Any) -> tuple[Any, ...]:
+    return tuple(_length(a, b, c) for a, b, c in zip(starts, stops, steps))
+
+
+def _zero_pad(x: Any, *, padding: Any) -> tuple[Any, ...]:
+    out = []
+    for size, (lo, hi, interior) in zip(x.shape, padding):
+        if interior:
+            raise SizeDecisionError("interior padding of a dynamic dim")
+        out.append(size + lo + hi)
+    return tuple(out)
+
+
+def _arange_meta(*, start: Any, end: Any, step: Any, dtype: torch.dtype | None, device: torch.device) -> TensorVar:
+    """``arange`` with a dynamic bound: sizes are ints, so the result is int64 unless a float
+    bound or ``dtype`` says otherwise (as torch.arange)."""
+    if dtype is None:
+        dtype = (
+            torch.int64 if all(isinstance(v, (int, Size)) for v in (start, end, step)) else torch.get_default_dtype()
+        )
+    return TensorVar((_length(start, end, step),), dtype, torch.device(device if device is not None else "cpu"))
+
+
+def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> list[Any]:
+    k = len(normalized_shape)
+    stats = tuple(x.shape[: x.ndim - k]) + (1,) * k
+    return [tuple(x.shape), stats, stats]
+
+
+# The size-like static parameters: the only ones check_trace lets hold a dynamic size.
+register_size_params(reshape_p, "shape")
+register_size_params(expand_p, "shape")
+register_size_params(full_p, "shape")
+register_size_params(arange_p, "start", "end")
+register_size_params(slice_p, "starts", "stops")
+register_size_params(zero_pad_p, "padding")
+register_size_params(sym_size_p, "size")
+
+register_shape_rule(reshape_p, _target)
+register_shape_rule(expand_p, _target)
+register_shape_rule(full_p, lambda fill, *, shape, **params: tuple(shape))
+register_symbolic_meta(arange_p, _arange_meta)
+register_shape_rule(permute_p, lambda x, *, dims: tuple(x.shape[d] for d in dims))
+register_shape_rule(slice_p, _slice)
+register_shape_rule(zero_pad_p, _zero_pad)
+register_shape_rule(
+    split_p, lambda x, *, sizes, dim: [tuple(s if i == dim else d for i, d in enumerate(x.shape)) for s in sizes]
+)
+register_shape_rule(cumsum_p, _same)
+register_shape_rule(index_add_p, _same)
+register_shape_rule(scatter_add_p, _same)
+register_shape_rule(scatter_p, _same)
+register_shape_rule(gather_p, lambda x, index, *, dim: tuple(index.shape))
+register_shape_rule(
+    index_select_p, lambda x, index, *, dim: tuple(index.shape[0] if d == dim else s for d, s in enumerate(x.shape))
+)
+register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
+register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
+register_shape_rule(stop_gradient_p, _same)
+register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
+register_shape_rule(native_layer_norm_p, _layer_norm)
+register_shape_rule(
+    sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
+)
+register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
