@@ -28,11 +28,12 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
 import torch
 
-from symscalar import nvfuser_backend, torch_backend  # noqa: F401 - each registers its backend
+from symscalar import inductor_backend, nvfuser_backend, torch_backend  # noqa: F401 - each registers its backend
 from symscalar._jit.cache import CacheInfo
 from symscalar._jit.function import INSPECTION, Limits, jit_function
 from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
+from symscalar.backend import Backend
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.trace import Trace
 from symscalar.tracing import check_tensor_class
@@ -62,7 +63,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -74,7 +75,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -86,7 +87,7 @@ def jit(
     *,
     static: Any = ...,
     dynamic: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -97,7 +98,7 @@ def jit(
     *,
     static: Any = (),
     dynamic: Any = (),
-    backend: str = "auto",
+    backend: str | Backend = "auto",
     max_traces: int | None = None,
     on_limit: str | None = None,
     retrace: bool = True,
@@ -116,7 +117,9 @@ def jit(
             is static.
         static: parameter names (or positions) to treat as static, overriding annotations.
         dynamic: parameter names (or positions) to treat as dynamic numbers.
-        backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
+        backend: ``"auto"``, ``"torch"``, ``"nvfuser"`` or ``"inductor"`` (see
+            docs/inductor.md), or a backend object such as
+            ``symscalar.inductor_backend.InductorBackend(compile_after=0)`` to configure one.
         max_traces: how many traces before ``on_limit`` applies (default
             ``symscalar.config.max_traces``, 8).
         on_limit: ``"warn"`` (once) or ``"error"`` (``RetraceError``) when the function traces
@@ -162,7 +165,7 @@ def jit(
 
 
 def _jit_plain(
-    fn: Callable[..., Any], static: Any, dynamic: Any, backend: str, limits: Limits, frame_locals: Any
+    fn: Callable[..., Any], static: Any, dynamic: Any, backend: str | Backend, limits: Limits, frame_locals: Any
 ) -> Any:
     dispatch = jit_function(fn, static, dynamic, backend, limits, frame_locals)
     functools.update_wrapper(dispatch, fn)
@@ -184,7 +187,7 @@ class JitModule(torch.nn.Module):
         module: torch.nn.Module,
         static: Any = (),
         dynamic: Any = (),
-        backend: str = "auto",
+        backend: str | Backend = "auto",
         **limits: Any,
     ) -> None:
         super().__init__()

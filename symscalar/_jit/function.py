@@ -21,7 +21,7 @@ from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
-from symscalar.backend import backend_named
+from symscalar.backend import Backend, check_backend
 from symscalar.trace import Trace
 
 __all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
@@ -57,12 +57,11 @@ class FunctionState:
         fn: Callable[..., Any],
         static: Any,
         dynamic: Any,
-        backend: str,
+        backend: str | Backend,
         limits: Limits | None = None,
         frame_locals: Mapping[str, Any] | None = None,
     ) -> None:
-        if backend != "auto":
-            backend_named(backend)  # ValueError naming the backends
+        check_backend(backend)  # ValueError naming the backends
         limits = limits or Limits()
         explain.check_limits(limits.max_traces, limits.on_limit, limits.max_entries)
         self.retraces = explain.RetraceLog(qualname(fn), limits.max_traces, limits.on_limit, limits.retrace)
@@ -339,14 +338,21 @@ class FunctionState:
             self.calls_before_clear = self._count_calls()
 
     def explain(self) -> explain.Explanation:
-        return explain.Explanation(self.retraces.misses)
+        compiles = [
+            record
+            for value in list(self.cache.table.values())
+            for entry in self.cache.entries_of(value)
+            if entry.backend is not None
+            for record in entry.backend.compile_log()
+        ]
+        return explain.Explanation(self.retraces.misses, compiles)
 
 
 def jit_function(
     fn: Callable[..., Any],
     static: Any,
     dynamic: Any,
-    backend: str,
+    backend: str | Backend,
     limits: Limits | None = None,
     frame_locals: Mapping[str, Any] | None = None,
 ) -> Any:
