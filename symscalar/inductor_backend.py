@@ -209,10 +209,10 @@ class _Program:
     def _counting(self, *args: Any) -> Any:
         with self._lock:
             self.calls += 1
-            compile_now = self.calls > self.backend.compile_after and self._run == self._counting
-            if compile_now:
+            if self.calls > self.backend.compile_after and self._run == self._counting:
                 self._run = self._compile(args)
-        return self._run(*args)
+            run = self._run if self._run != self._counting else self.torch_run
+        return run(*args)
 
     def _compile(self, args: tuple[Any, ...]) -> Callable[..., Any]:
         start = time.perf_counter()
