@@ -60,7 +60,7 @@ def dynamic_float_inputs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
             gm.graph.erase_node(user)
         found.append(i)
     if found:
-        gm.graph.lint()
+        gm.graph.lint()  # type: ignore[no-untyped-call]
     return found
 
 
@@ -80,7 +80,7 @@ def symscalar_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *
     exec(f"def dynamo_graph({', '.join(names)}):\n    return gm.forward({', '.join(names)})\n", namespace)  # noqa: S102
     program = namespace["dynamo_graph"]
     program.__annotations__ = annotations
-    jitted = jit(program, **options)
+    jitted: Callable[..., Any] = jit(program, **options)
     if not floats:
         return jitted
     float_positions = frozenset(floats)

@@ -50,6 +50,7 @@ import dataclasses
 import importlib
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -62,7 +63,7 @@ from symscalar.ops.random import normal_p, uniform_p
 from symscalar.simplify import simplify
 from symscalar.trace import Eqn, Primitive, ScalarVar, TensorVar, Trace, Var, dce, format_static, is_var
 
-__all__ = ["InductorBackend", "CompileRecord", "Lowered", "lower", "BACKEND"]
+__all__ = ["InductorBackend", "CompileRecord", "InductorFallbackWarning", "Lowered", "lower", "BACKEND"]
 
 _SCALAR_DTYPES: dict[type, torch.dtype] = {
     float: torch.float64,
@@ -88,6 +89,10 @@ def _random_op(prim: Primitive[Any]) -> Any:
 
 
 _RANDOM_OPS: dict[Primitive[Any], Any] = {prim: _random_op(prim) for prim in (uniform_p, normal_p)}
+
+
+class InductorFallbackWarning(UserWarning):
+    """Inductor failed to compile a lowered trace: the torch backend runs it (correct, slower)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,14 +144,15 @@ def lower(trace: Trace, example_args: Sequence[Any]) -> Lowered:
     inputs = set(trace.inputs)
     tensor_outputs = tuple(dict.fromkeys(o for o in trace.outputs if isinstance(o, TensorVar) and o not in inputs))
     graph_trace = dce(Trace(trace.inputs, tuple(tensor_eqns), tensor_outputs, trace.name))
-    used = {a for eqn in graph_trace.eqns for a in eqn.args if is_var(a)}
-    host_defined = {o for eqn in host_eqns for o in eqn.outs}
+    used: set[Var] = {a for eqn in graph_trace.eqns for a in eqn.args if is_var(a)}
+    returned: set[Var] = {o for o in trace.outputs if is_var(o)}
+    # in definition order, so that the graph (and Inductor's cache key) is the same every time
+    host_defined = [o for eqn in host_eqns for o in eqn.outs if isinstance(o, ScalarVar)]
+    host_vars = tuple(v for v in host_defined if v in used or v in returned)
     scalar_vars = [v for v in trace.inputs if isinstance(v, ScalarVar) and v in used]
-    wanted = (*host_defined, *(o for o in trace.outputs if is_var(o)))
-    host_vars = tuple(dict.fromkeys(v for v in wanted if v in host_defined))
     scalar_vars += [v for v in host_vars if v in used]
-    tensor_inputs = [v for v in trace.inputs if isinstance(v, TensorVar) and v in used]
-    graph_inputs = (*tensor_inputs, *scalar_vars)
+    tensor_inputs: list[Var] = [v for v in trace.inputs if isinstance(v, TensorVar) and v in used]
+    graph_inputs: tuple[Var, ...] = (*tensor_inputs, *scalar_vars)
     host_trace = Trace(trace.inputs, tuple(host_eqns), host_vars, f"{trace.name}_host")
     host = torch_backend.compile_trace(host_trace)
 
@@ -172,6 +178,8 @@ def lower(trace: Trace, example_args: Sequence[Any]) -> Lowered:
             env.update(zip(eqn.outs, result if eqn.prim.multiple_results else (result,)))
         return [env[o] for o in tensor_outputs]
 
+    if not tensor_outputs:
+        raise _LoweringError("no tensor is computed (nothing for Inductor to compile)")
     try:
         graph = make_fx(body, tracing_mode="fake")(*_graph_args(trace, host, host_vars, graph_inputs, example_args))
     except Exception as e:  # any lowering that does not trace symbolically
@@ -182,7 +190,7 @@ def lower(trace: Trace, example_args: Sequence[Any]) -> Lowered:
     return Lowered(host, host_vars, graph, graph_inputs, tensor_outputs)
 
 
-def _value(v: ScalarVar, position: Mapping[Var, int], args: Sequence[Any], host_values: Mapping[Var, Any]) -> Any:
+def _value(v: ScalarVar, position: Mapping[Var, int], args: Sequence[Any], host_values: Mapping[ScalarVar, Any]) -> Any:
     return args[position[v]] if v in position else host_values[v]
 
 
@@ -230,6 +238,15 @@ class _Program:
                 )
         except _LoweringError as e:
             self.backend.compiles.append(CompileRecord(self.trace.name, 0.0, str(e)))
+            return self.torch_run
+        except Exception as e:  # noqa: BLE001 - Inductor failed; the torch backend program is still right
+            reason = f"Inductor failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            self.backend.compiles.append(CompileRecord(self.trace.name, 0.0, reason))
+            warnings.warn(
+                f"symscalar: {self.trace.name} runs on the torch backend: {reason}",
+                InductorFallbackWarning,
+                stacklevel=2,
+            )
             return self.torch_run
         self.backend.compiles.append(CompileRecord(self.trace.name, time.perf_counter() - start))
         return _runner(self.trace, self.render, lowered, compiled, args, self.torch_run)
