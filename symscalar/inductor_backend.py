@@ -47,6 +47,7 @@ Tolerance: Inductor reorders float reductions and fuses ``x * s + y`` into one e
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import threading
 import time
@@ -88,7 +89,11 @@ def _random_op(prim: Primitive[Any]) -> Any:
     return sample
 
 
-_RANDOM_OPS: dict[Primitive[Any], Any] = {prim: _random_op(prim) for prim in (uniform_p, normal_p)}
+@functools.cache
+def _random_ops() -> dict[Primitive[Any], Any]:
+    """The custom ops, defined on the first lowering (defining them costs ``import symscalar``
+    some 70 ms otherwise)."""
+    return {prim: _random_op(prim) for prim in (uniform_p, normal_p)}
 
 
 class InductorFallbackWarning(UserWarning):
@@ -156,6 +161,8 @@ def lower(trace: Trace, example_args: Sequence[Any]) -> Lowered:
     host_trace = Trace(trace.inputs, tuple(host_eqns), host_vars, f"{trace.name}_host")
     host = torch_backend.compile_trace(host_trace)
 
+    random_ops = _random_ops()
+
     def body(*values: Any) -> list[torch.Tensor]:
         env: dict[Any, Any] = dict(zip(graph_inputs, values))
         items: dict[Any, Any] = {}
@@ -168,9 +175,9 @@ def lower(trace: Trace, example_args: Sequence[Any]) -> Lowered:
             return env[a] if isinstance(a, TensorVar) else a
 
         for eqn in graph_trace.eqns:
-            if eqn.prim in _RANDOM_OPS:
+            if eqn.prim in random_ops:
                 params = eqn.params
-                result = _RANDOM_OPS[eqn.prim](
+                result = random_ops[eqn.prim](
                     env[eqn.args[0]], list(params["shape"]), params["dtype"], params["device"], params["offset"]
                 )
             else:

@@ -101,6 +101,7 @@ def test_random_ops_keep_their_stream(compiled: Any) -> None:
     assert not torch.equal(first[0], second[0])
 
 
+@pytest.mark.slow  # make_fx imports dynamo: seconds
 def test_lowering_keeps_dynamic_scalars_as_graph_inputs() -> None:
     f = symscalar.jit(block, backend="torch")
     x, w = inputs()
@@ -137,6 +138,17 @@ def test_compiles_lazily_after_compile_after_calls(monkeypatch: pytest.MonkeyPat
     assert len(lowered) == 1
     (record,) = f.explain().compiles
     assert "torch backend" in str(record) and "refused by the test" in record.fallback
+
+
+def test_a_trace_without_tensor_work_stays_on_the_torch_backend() -> None:
+    f = symscalar.jit(lambda x, s: (x, s * 2.0), dynamic=["s"], backend=InductorBackend(compile_after=0))
+    x = torch.randn(2)
+    for s in (0.5, -3.0):
+        got_x, got_s = f(x, s)
+        assert got_x is x and got_s == s * 2.0
+    (record,) = f.explain().compiles
+    assert "no tensor is computed" in record.fallback
+    assert "runs on the torch backend" in str(f.explain())
 
 
 def test_bad_backend_object_is_refused() -> None:
