@@ -101,6 +101,20 @@ def test_random_ops_keep_their_stream(compiled: Any) -> None:
     assert not torch.equal(first[0], second[0])
 
 
+@pytest.mark.slow
+def test_other_strides_run_the_torch_program(compiled: Any) -> None:
+    x, w = inputs()
+    x_t = x.detach().t().contiguous().t().requires_grad_()  # the same values, column-major
+    w_t = w.detach().t().contiguous().t().requires_grad_()
+    assert x_t.stride() != x.stride()
+    torch.manual_seed(5)
+    got = compiled(x_t, w_t, 0.75, 2)
+    got_grads = torch.autograd.grad(got.sum(), (x_t, w_t))
+    for a, b in zip((got.detach(), *got_grads), run(REFERENCE, 5, 0.75, 2)):
+        torch.testing.assert_close(a, b, rtol=RTOL, atol=ATOL)
+    assert compiled.cache_info().entries == 1  # the key does not hold strides: the same entry
+
+
 @pytest.mark.slow  # make_fx imports dynamo: seconds
 def test_lowering_keeps_dynamic_scalars_as_graph_inputs() -> None:
     f = symscalar.jit(block, backend="torch")
