@@ -1,5 +1,5 @@
 """Training-step time of an MLP, a nanoGPT block and a litgpt block: eager against symscalar.jit
-(and thunder.jit / torch.compile on request), on CPU.
+(and thunder.jit / torch.compile / symscalar's Inductor backend on request), on CPU.
 
 Unlike ``benchmarks/models.py`` (tiny configs: per-op overhead dominates), the sizes here make
 the kernels matter, so the table shows whether the torch backend's lowerings (fused ``addmm``,
@@ -8,11 +8,13 @@ native backward kernels, gradients in eager's layout) keep up with eager's.
 Each step: ``loss = fn(x, y)``, ``loss.backward()`` (parameters accumulate ``.grad``, which is
 reset to None before each step, as ``optimizer.zero_grad()`` does). Executors are timed
 interleaved (one step each, in turn) after warm-up; the table gives the median step in ms and
-the ratio to eager.
+the ratio to eager. With ``--compile`` or ``--inductor`` a second table gives each executor's
+first step (tracing and compiling included: ``backend="inductor"`` runs here with
+``compile_after=0``, so its first step compiles the forward and the backward).
 
 Targets (issue 13): ≤ 1.05x eager on the MLP, ≤ 1.1x on the nanoGPT and litgpt blocks.
 
-Usage: ``python benchmarks/steps.py [--steps N] [--thunder] [--compile]``.
+Usage: ``python benchmarks/steps.py [--steps N] [--thunder] [--compile] [--inductor]``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import symscalar
+from symscalar.inductor_backend import InductorBackend
 from tests.test_models import NanoBlock
 
 try:  # optional: the litgpt row and the thunder column
@@ -95,11 +98,15 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]] = {
 }
 
 
-def executors(with_thunder: bool, with_compile: bool) -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
+def executors(
+    with_thunder: bool, with_compile: bool, with_inductor: bool = False
+) -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]:
     found: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
         "eager": lambda fn: fn,
         "symscalar.jit": symscalar.jit,
     }
+    if with_inductor:
+        found["symscalar.jit inductor"] = lambda fn: symscalar.jit(fn, backend=InductorBackend(compile_after=0))
     if with_thunder and thunder is not None:
         found["thunder.jit"] = thunder.jit
     if with_compile:
@@ -119,7 +126,8 @@ def make_step(module: nn.Module, executor: Callable[..., Any], x: torch.Tensor, 
     return step
 
 
-def measure(name: str, chosen: dict[str, Any], steps: int) -> list[str]:
+def measure(name: str, chosen: dict[str, Any], steps: int, first: dict[str, str] | None = None) -> list[str]:
+    """The median step of each executor; ``first`` receives each one's first step."""
     make, shape = CASES[name]
     torch.manual_seed(0)
     try:
@@ -131,7 +139,11 @@ def measure(name: str, chosen: dict[str, Any], steps: int) -> list[str]:
     for label, executor in chosen.items():
         step = make_step(module, executor, x, y)
         try:
-            for _ in range(3):
+            start = time.perf_counter()
+            step()
+            if first is not None:
+                first[label] = f"{time.perf_counter() - start:.2f} s"
+            for _ in range(2):
                 step()
             runners[label] = step
         except Exception as e:  # noqa: BLE001 - the table says which executor failed
@@ -157,16 +169,29 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--thunder", action="store_true")
     parser.add_argument("--compile", action="store_true", help="torch.compile (minutes to build on a small machine)")
+    parser.add_argument("--inductor", action="store_true", help='symscalar.jit(backend="inductor") (minutes too)')
     args = parser.parse_args()
-    chosen = executors(args.thunder, args.compile)
+    chosen = executors(args.thunder, args.compile, args.inductor)
     print(
         f"fwd+bwd step, median of {args.steps} interleaved steps (ratio to eager); torch {torch.__version__}, "
         f"{torch.get_num_threads()} threads, CPU, {time.strftime('%Y-%m-%d %H:%M')}"
     )
     print("| case | " + " | ".join(chosen) + " |")
     print("|---|" + "---:|" * len(chosen))
+    if args.compile or args.inductor:
+        # Inductor's once-per-process costs (importing it, checking the CPU's vector ISA by
+        # compiling and running test programs) are paid here, not by whichever column is first
+        torch.compile(lambda t: torch.sin(t) + 1)(torch.randn(4))
+    firsts: dict[str, dict[str, str]] = {}
     for name in CASES:
-        print(f"| {name} | " + " | ".join(measure(name, chosen, args.steps)) + " |", flush=True)
+        firsts[name] = {}
+        print(f"| {name} | " + " | ".join(measure(name, chosen, args.steps, firsts[name])) + " |", flush=True)
+    if args.compile or args.inductor:
+        print("\nfirst step (trace + compile + run), seconds")
+        print("| case | " + " | ".join(chosen) + " |")
+        print("|---|" + "---:|" * len(chosen))
+        for name, first in firsts.items():
+            print(f"| {name} | " + " | ".join(first.get(label, "-") for label in chosen) + " |")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """What a backend is to ``symscalar.jit``, and the registry that names them.
 
 A backend compiles a checked trace into a Python callable of the trace's inputs. ``jit(...,
-backend="torch" | "nvfuser" | "auto")`` looks the name up here instead of knowing the
-backends: ``"auto"`` takes the registered backend of highest ``priority`` that is usable for
-the trace (nvFuser for CUDA inputs when it imports, else torch). Each backend module
+backend="torch" | "nvfuser" | "inductor" | "auto")`` looks the name up here instead of knowing
+the backends: ``"auto"`` takes the registered backend of highest ``priority`` that is usable
+for the trace (nvFuser for CUDA inputs when it imports, else torch; never Inductor). A backend
+object (``InductorBackend(compile_after=0)``) may be passed instead of a name, to configure it. Each backend module
 registers itself once, at import; registering a name twice raises.
 """
 
@@ -14,7 +15,15 @@ from typing import Any, Protocol
 
 from symscalar.trace import Trace
 
-__all__ = ["Backend", "Render", "register_backend", "backend_named", "backend_names", "choose_backend"]
+__all__ = [
+    "Backend",
+    "Render",
+    "register_backend",
+    "backend_named",
+    "backend_names",
+    "check_backend",
+    "choose_backend",
+]
 
 Render = Callable[[list[str]], str]  # the returned expression over the output names
 
@@ -46,6 +55,10 @@ class Backend(Protocol):
         """The fused kernels the entry's programs ran most recently (empty when none)."""
         ...
 
+    def compile_log(self) -> list[Any]:
+        """What the entry's backend compiled lazily, after tracing (``explain()`` lists it)."""
+        ...
+
 
 _REGISTRY: dict[str, Backend] = {}
 
@@ -69,9 +82,25 @@ def backend_named(name: str) -> Backend:
     return _REGISTRY[name]
 
 
-def choose_backend(name: str, trace: Trace) -> Backend:
-    """The backend object for a new cache entry of ``trace``: the named one (raising when it
-    cannot run the trace), or for ``"auto"`` the usable one of highest priority."""
+def check_backend(backend: str | Backend) -> None:
+    """Raise ``ValueError`` unless ``backend`` is ``"auto"``, a registered name or a backend
+    object (what ``jit(backend=...)`` accepts)."""
+    if isinstance(backend, str):
+        if backend != "auto":
+            backend_named(backend)
+    elif not callable(getattr(backend, "compile_trace", None)) or not callable(getattr(backend, "for_entry", None)):
+        raise ValueError(
+            f"backend must be one of {backend_names()} or a backend object (symscalar.backend.Backend), got {backend!r}"
+        )
+
+
+def choose_backend(name: str | Backend, trace: Trace) -> Backend:
+    """The backend object for a new cache entry of ``trace``: the named (or given) one
+    (raising when it cannot run the trace), or for ``"auto"`` the usable one of highest
+    priority."""
+    if not isinstance(name, str):
+        name.check_available(trace)
+        return name.for_entry()
     if name != "auto":
         backend = backend_named(name)
         backend.check_available(trace)

@@ -25,7 +25,7 @@ import contextvars
 import dataclasses
 import sys
 import warnings
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from symscalar import logs
@@ -168,10 +168,17 @@ class Miss:
 
 
 class Explanation(list[Miss]):
-    """What ``f.explain()`` returns: the misses in order; prints one line a miss."""
+    """What ``f.explain()`` returns: the misses in order; prints one line a miss. ``compiles``
+    lists what a lazily compiling backend (``backend="inductor"``) compiled after tracing, in
+    the cached entries, with how long each took (printed after the misses)."""
+
+    def __init__(self, misses: Iterable[Miss] = (), compiles: Iterable[Any] = ()) -> None:
+        super().__init__(misses)
+        self.compiles: list[Any] = list(compiles)
 
     def __str__(self) -> str:
-        return "\n".join(map(str, self)) if self else "no traces yet"
+        lines = [str(m) for m in self] or ["no traces yet"]
+        return "\n".join([*lines, *(f"  compile {c}" for c in self.compiles)])
 
 
 @dataclasses.dataclass(frozen=True)

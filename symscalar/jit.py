@@ -28,11 +28,12 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
 import torch
 
-from symscalar import nvfuser_backend, torch_backend  # noqa: F401 - each registers its backend
+from symscalar import inductor_backend, nvfuser_backend, torch_backend  # noqa: F401 - each registers its backend
 from symscalar._jit.cache import CacheInfo
 from symscalar._jit.function import INSPECTION, Limits, jit_function
 from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
+from symscalar.backend import Backend
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.trace import Trace
 from symscalar.tracer import check_tensor_class
@@ -63,7 +64,7 @@ def jit(
     static: Any = ...,
     dynamic: Any = ...,
     dynamic_dims: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -76,7 +77,7 @@ def jit(
     static: Any = ...,
     dynamic: Any = ...,
     dynamic_dims: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -89,7 +90,7 @@ def jit(
     static: Any = ...,
     dynamic: Any = ...,
     dynamic_dims: Any = ...,
-    backend: str = ...,
+    backend: str | Backend = ...,
     max_traces: int | None = ...,
     on_limit: str | None = ...,
     retrace: bool = ...,
@@ -101,7 +102,7 @@ def jit(
     static: Any = (),
     dynamic: Any = (),
     dynamic_dims: Any = None,
-    backend: str = "auto",
+    backend: str | Backend = "auto",
     max_traces: int | None = None,
     on_limit: str | None = None,
     retrace: bool = True,
@@ -124,7 +125,9 @@ def jit(
             ``{"x": ("B", "T", None)}`` (over the leading dims) or ``{"x": {1: "T"}}``; names
             may be ``symscalar.Dim("T", min=1, max=4096)``; the same name twice means equal
             sizes. One program then serves every size (see docs/dynamic_shapes.md).
-        backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
+        backend: ``"auto"``, ``"torch"``, ``"nvfuser"`` or ``"inductor"`` (see
+            docs/inductor.md), or a backend object such as
+            ``symscalar.inductor_backend.InductorBackend(compile_after=0)`` to configure one.
         max_traces: how many traces before ``on_limit`` applies (default
             ``symscalar.config.max_traces``, 8).
         on_limit: ``"warn"`` (once) or ``"error"`` (``RetraceError``) when the function traces
@@ -202,7 +205,7 @@ class JitModule(torch.nn.Module):
         module: torch.nn.Module,
         static: Any = (),
         dynamic: Any = (),
-        backend: str = "auto",
+        backend: str | Backend = "auto",
         dynamic_dims: Any = None,
         **limits: Any,
     ) -> None:

@@ -602,6 +602,9 @@ class NvFuserBackend:
         """The FusionDefinitions the entry's plans ran most recently, forward then backward."""
         return FusionList(fd for plan in self.plans for fd in plan.fusions)
 
+    def compile_log(self) -> list[Any]:
+        return []  # lowered when traced; nvFuser compiles its kernels on first execution
+
 
 def check_available(trace: Trace) -> None:
     """Raise BackendUnavailableError unless nvFuser can run ``trace``: nvfuser_direct imports

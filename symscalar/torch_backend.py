@@ -164,5 +164,8 @@ class TorchBackend:
     def last_fusions(self) -> list[Any]:
         return []
 
+    def compile_log(self) -> list[Any]:
+        return []  # compiled when traced
+
 
 BACKEND = register_backend(TorchBackend())

@@ -22,10 +22,12 @@ def loss(w: torch.Tensor, x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
 
 
 def test_backends_are_registered_once_by_name():
-    assert backend_names() == ("auto", "nvfuser", "torch")  # by priority
+    assert backend_names() == ("auto", "nvfuser", "torch", "inductor")  # by priority
     with pytest.raises(ValueError, match="'torch' is already registered"):
         register_backend(TorchBackend())
-    with pytest.raises(ValueError, match=r"backend must be one of \('auto', 'nvfuser', 'torch'\), got 'xla'"):
+    with pytest.raises(
+        ValueError, match=r"backend must be one of \('auto', 'nvfuser', 'torch', 'inductor'\), got 'xla'"
+    ):
         symscalar.jit(loss, backend="xla")
 
 

@@ -18,7 +18,7 @@ from symscalar._jit import arguments, tree
 from symscalar._jit.cache import MISS, Entry
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
-from symscalar.backend import choose_backend
+from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.random import draw_seed
@@ -40,7 +40,7 @@ def compile_entry(
     roots: outside.Roots,
     top: torch.nn.Module | None,
     hooks: outside.HookWatch,
-    backend_name: str,
+    backend_name: str | Backend,
     objects: list[tuple[str, Any]] = (),  # type: ignore[assignment]
 ) -> Entry:
     """Trace ``traced`` on proxies of this call's arguments and compile the entry that runs

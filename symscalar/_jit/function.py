@@ -21,7 +21,7 @@ from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
-from symscalar.backend import backend_named
+from symscalar.backend import Backend, check_backend
 from symscalar.trace import Trace
 
 __all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
@@ -58,13 +58,12 @@ class FunctionState:
         fn: Callable[..., Any],
         static: Any,
         dynamic: Any,
-        backend: str,
+        backend: str | Backend,
         limits: Limits | None = None,
         frame_locals: Mapping[str, Any] | None = None,
         dynamic_dims: Any = None,
     ) -> None:
-        if backend != "auto":
-            backend_named(backend)  # ValueError naming the backends
+        check_backend(backend)  # ValueError naming the backends
         limits = limits or Limits()
         explain.check_limits(limits.max_traces, limits.on_limit, limits.max_entries)
         self.retraces = explain.RetraceLog(qualname(fn), limits.max_traces, limits.on_limit, limits.retrace)
@@ -83,10 +82,14 @@ class FunctionState:
         # declared dynamic dims (dynamic_dims=, Dims annotations): those parameters are tensors
         self.contract = dims.contract_of(qualname(fn), self.sig, signature_of, dynamic_dims)
         if self.contract is not None:
-            if backend == "nvfuser":
+            # the torch backend runs one program for every size; nvFuser and Inductor lower with
+            # the sizes of one call, so they are refused (and "auto" means the torch backend)
+            if backend == "auto":
+                self.backend = "torch"
+            elif backend != "torch":
                 raise ValueError(
-                    f"jit({qualname(fn)}): dynamic_dims are not supported by the nvfuser backend yet; "
-                    "use backend='torch' (or declare the dims static)"
+                    f"jit({qualname(fn)}): dynamic_dims are supported by the torch backend only "
+                    f"(got backend={backend!r}); use backend='torch' (or declare the dims static)"
                 )
             for name in self.contract.names:
                 self.kinds[name] = Kind.TENSOR
@@ -362,14 +365,21 @@ class FunctionState:
             self.calls_before_clear = self._count_calls()
 
     def explain(self) -> explain.Explanation:
-        return explain.Explanation(self.retraces.misses)
+        compiles = [
+            record
+            for value in list(self.cache.table.values())
+            for entry in self.cache.entries_of(value)
+            if entry.backend is not None
+            for record in entry.backend.compile_log()
+        ]
+        return explain.Explanation(self.retraces.misses, compiles)
 
 
 def jit_function(
     fn: Callable[..., Any],
     static: Any,
     dynamic: Any,
-    backend: str,
+    backend: str | Backend,
     limits: Limits | None = None,
     frame_locals: Mapping[str, Any] | None = None,
     dynamic_dims: Any = None,

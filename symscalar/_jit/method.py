@@ -23,6 +23,7 @@ from typing import Any, TypeGuard
 from symscalar._jit.cache import CacheInfo
 from symscalar._jit.function import Limits, jit_function
 from symscalar._jit.params import qualname
+from symscalar.backend import Backend
 from symscalar.explain import Explanation
 from symscalar.types import current_tracer
 
@@ -71,7 +72,7 @@ class JitMethod:
         fn: types.FunctionType,
         static: Any,
         dynamic: Any,
-        backend: str,
+        backend: str | Backend,
         limits: Limits,
         frame_locals: Mapping[str, Any] | None,
     ) -> None:
