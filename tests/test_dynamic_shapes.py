@@ -201,9 +201,18 @@ def test_bad_dims_are_refused(kwargs, match):
         Dim(**kwargs)
 
 
-def test_nvfuser_backend_refuses_dynamic_dims():
-    with pytest.raises(ValueError, match="not supported by the nvfuser backend"):
-        symscalar.jit(lambda x: x, dynamic_dims={"x": ("B",)}, backend="nvfuser")
+@pytest.mark.parametrize("backend", ["nvfuser", "inductor"])
+def test_backends_lowering_one_calls_sizes_refuse_dynamic_dims(backend):
+    with pytest.raises(ValueError, match="supported by the torch backend only"):
+        symscalar.jit(lambda x: x, dynamic_dims={"x": ("B",)}, backend=backend)
+
+
+def test_auto_backend_with_dynamic_dims_is_the_torch_backend():
+    f = symscalar.jit(lambda x: x * 2, dynamic_dims={"x": ("B",)})
+    for b in (3, 1, 5):
+        x = torch.randn(b, 4)
+        torch.testing.assert_close(f(x), x * 2, rtol=0, atol=0)
+    assert f.cache_info().misses == 1
 
 
 def test_non_size_dynamic_value_in_a_size_slot_is_refused():
