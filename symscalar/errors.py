@@ -16,6 +16,7 @@ __all__ = [
     "BackendUnavailableError",
     "RetraceError",
     "RegistrationError",
+    "JitOptionError",
 ]
 
 
@@ -62,3 +63,10 @@ class RegistrationError(SymscalarError, ValueError):
     """Something was registered twice: a primitive name, a vjp, a backend lowering, an op or a
     torch spelling. Each is registered once, next to its op; a second registration would
     silently replace the first depending on import order."""
+
+
+class JitOptionError(SymscalarError, ValueError):
+    """``jit(static=..., dynamic=...)`` names something that is not a parameter, names one
+    parameter in both, or contradicts a parameter's annotation (the annotation decides; the
+    options only decide for parameters whose annotation does not). Raised when ``jit`` is
+    applied; the mypy plugin reports the same at the ``jit(...)`` call."""

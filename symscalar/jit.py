@@ -2,8 +2,8 @@
 
 A jitted function's parameters are tensors, static values or dynamic values, decided by their
 annotations (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
-dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or by
-``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
+dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or, for parameters whose
+annotation does not decide, by ``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
 value, through any pytree), the tensor metadata (shape, dtype, device, requires_grad) and the
 Python type of each dynamic value (it decides torch's type promotion); dynamic values are
 inputs of the compiled program, so a new dynamic value of the same type is a cache hit.
@@ -114,8 +114,13 @@ def jit(
             make it static (its type and value are the key). Unannotated arguments, and each
             value of ``*args``/``**kwargs``, are pytrees: their tensors are traced and the rest
             is static.
-        static: parameter names (or positions) to treat as static, overriding annotations.
-        dynamic: parameter names (or positions) to treat as dynamic numbers.
+        static: parameter names (or positions) to treat as static. The annotation decides
+            (mypy and the plugin read it too): the option applies to parameters without one
+            (or annotated ``Any``/``object``), and one that contradicts the annotation
+            (``static=`` on a ``DynamicInt``/``IntLike``/tensor parameter) raises
+            ``symscalar.errors.JitOptionError`` here.
+        dynamic: parameter names (or positions) to treat as dynamic numbers, by the same rule
+            (``dynamic=`` on an ``int``/``StaticInt``/tensor parameter raises).
         backend: ``"auto"``, ``"torch"`` or ``"nvfuser"``.
         max_traces: how many traces before ``on_limit`` applies (default
             ``symscalar.config.max_traces``, 8).
