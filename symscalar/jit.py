@@ -24,7 +24,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable
-from typing import Any, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 import torch
 
@@ -41,6 +41,9 @@ __all__ = ["jit", "JitFunction", "JitModule", "CacheInfo", "grad", "value_and_gr
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)
+Q = ParamSpec("Q")
+S = TypeVar("S")
+T = TypeVar("T")
 
 
 class JitFunction(Protocol, Generic[P, R]):
@@ -54,6 +57,15 @@ class JitFunction(Protocol, Generic[P, R]):
     def last_fusion(self) -> list[Any]: ...
     def explain(self) -> Explanation: ...
     def would_trace(self, *args: P.args, **kwargs: P.kwargs) -> WouldTrace: ...
+
+    # A jitted method binds like a function (``JitMethod`` is a descriptor): ``m.forward(x)``
+    # passes ``self``, and ``@jit`` on ``Module.forward`` overrides it as a method.
+    @typing.overload
+    def __get__(self, instance: None, owner: type[Any] | None = None, /) -> JitFunction[P, R]: ...
+    @typing.overload
+    def __get__(
+        self: JitFunction[Concatenate[S, Q], T], instance: S, owner: type[Any] | None = None, /
+    ) -> JitFunction[Q, T]: ...
 
 
 @typing.overload

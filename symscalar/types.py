@@ -170,12 +170,6 @@ class NumberProxy(Traced):
     def __trunc__(self) -> DynamicInt:
         return _unary("trunc", self)  # type: ignore[no-any-return]
 
-    def __divmod__(self, other: Any, /) -> tuple[Any, Any]:
-        return (self // other, self % other)
-
-    def __rdivmod__(self, other: Any, /) -> tuple[Any, Any]:
-        return (other // self, other % self)
-
     @classmethod
     def _outside_trace(cls) -> Exception:
         return DynamicValueError("a dynamic value was passed to a torch function outside a trace")
@@ -358,6 +352,20 @@ class DynamicInt(NumberProxy):
     def __rpow__(self, other: Tensor, /) -> Tensor: ...
     def __rpow__(self, other: Any, /) -> Any:
         return _binary("pow", other, self)
+
+    @overload
+    def __divmod__(self, other: int | DynamicInt | DynamicBool, /) -> tuple[DynamicInt, DynamicInt]: ...
+    @overload
+    def __divmod__(self, other: float | DynamicFloat, /) -> tuple[DynamicFloat, DynamicFloat]: ...
+    def __divmod__(self, other: Any, /) -> Any:
+        return (self // other, self % other)
+
+    @overload
+    def __rdivmod__(self, other: int | DynamicBool, /) -> tuple[DynamicInt, DynamicInt]: ...
+    @overload
+    def __rdivmod__(self, other: float, /) -> tuple[DynamicFloat, DynamicFloat]: ...
+    def __rdivmod__(self, other: Any, /) -> Any:
+        return (other // self, other % self)
 
     def __neg__(self) -> DynamicInt:
         return _unary("neg", self)  # type: ignore[no-any-return]
@@ -565,6 +573,14 @@ class DynamicFloat(NumberProxy):
     def __rpow__(self, other: Tensor, /) -> Tensor: ...
     def __rpow__(self, other: Any, /) -> Any:
         return _binary("pow", other, self)
+
+    def __divmod__(
+        self, other: float | DynamicInt | DynamicFloat | DynamicBool, /
+    ) -> tuple[DynamicFloat, DynamicFloat]:
+        return (self // other, self % other)
+
+    def __rdivmod__(self, other: float | DynamicBool, /) -> tuple[DynamicFloat, DynamicFloat]:
+        return (other // self, other % self)
 
     def __neg__(self) -> DynamicFloat:
         return _unary("neg", self)  # type: ignore[no-any-return]
