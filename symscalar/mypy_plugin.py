@@ -1026,7 +1026,7 @@ def check_jit_options(ctx: FunctionContext, sig: CallableType) -> None:
     """``jit(fn, static=[...], dynamic=[...])``: the annotation decides, the options decide
     only where it does not (the rule ``symscalar._jit.params.check_option`` applies when
     ``jit`` runs): a contradiction, or a name that is no parameter, is reported here."""
-    names = [name for name in sig.arg_names]
+    names = list(sig.arg_names)
     for option in ("static", "dynamic"):
         if option not in ctx.callee_arg_names:
             continue
@@ -1044,7 +1044,8 @@ def check_jit_options(ctx: FunctionContext, sig: CallableType) -> None:
                 name, kind = names[index], annotation_kind(sig.arg_types[index])
                 contradicts = kind in ("dynamic", "tensor") if option == "static" else kind in ("tensor", "other")
                 if contradicts:
-                    ctx.api.fail(jit_option_message(option, str(name), sig.arg_types[index], kind), item_expr, code=JIT_OPTION)
+                    message = jit_option_message(option, str(name), sig.arg_types[index], kind)
+                    ctx.api.fail(message, item_expr, code=JIT_OPTION)
 
 
 def jit_option_message(option: str, name: str, typ: Type, kind: str) -> str:

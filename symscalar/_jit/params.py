@@ -4,7 +4,8 @@ Annotations decide (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat`
 dynamic, ``torch.Tensor`` a tensor, ``DynamicFloat | None`` dynamic-or-None, a ``TypeVar`` by its
 bound); ``jit(fn, static=[...], dynamic=[...])`` decides for parameters whose annotation does
 not, and contradicting an annotation is an error (``check_option``, the rule the mypy plugin
-applies too); unannotated values are pytrees whose tensors are traced and the rest static. (``arguments.py`` checks a value against its kind.)
+applies too); unannotated values are pytrees whose tensors are traced and the rest static.
+(``arguments.py`` checks a value against its kind.)
 """
 
 from __future__ import annotations
@@ -284,8 +285,8 @@ def check_option(fn: Any, name: str, hint: Any, kind: Kind, option: str) -> None
         meaning = "a tensor" if kind is Kind.TENSOR else "static"
     raise JitOptionError(
         f"jit({qualname(fn)}, {option}=[{name!r}]): parameter {name!r} is annotated {shown}, which makes it "
-        f"{meaning}; the annotation decides (mypy reads it too), and {option}= only applies to parameters whose annotation does "
-        f"not: {fix}, or remove {name!r} from {option}="
+        f"{meaning}; the annotation decides (mypy reads it too), and {option}= only applies to parameters "
+        f"whose annotation does not: {fix}, or remove {name!r} from {option}="
     )
 
 
