@@ -129,7 +129,7 @@ from symscalar._static_params import STATIC_PARAMS
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "2.0"
+__version__ = "2.1"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -1088,7 +1088,7 @@ def check_jitted_body(function: FuncDef, api: CheckerPluginInterface) -> None:
         elif isinstance(expr, SetExpr):
             keys = list(expr.items)
         elif isinstance(expr, DictionaryComprehension):
-            keys = [expr.key]
+            keys = [expr.key] if expr.key is not None else []
         elif isinstance(expr, SetComprehension):
             keys = [expr.generator.left_expr]
         for key in keys:
