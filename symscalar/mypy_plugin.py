@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 
 from mypy.checker import TypeChecker
@@ -857,14 +858,43 @@ def report_concretization(what: str, ctx: FunctionContext) -> Type:
 def report_formatting(what: str, ctx: FunctionContext | MethodContext) -> Type:
     """Call hook of ``str()``, ``format()``, ``print()`` and ``str.format`` (so f-strings):
     report an argument that may be a dynamic value (its ``__str__``/``__format__`` needs the
-    value). A container of dynamic values formats their repr, which is allowed."""
-    for exprs, types in zip(ctx.args, ctx.arg_types):
-        for expr, typ in zip(exprs, types):
+    value). A container of dynamic values formats their repr, which is allowed, as is a
+    ``{n!r}`` field."""
+    shown_by_repr = repr_fields(ctx.context)
+    for exprs, types, names in zip(ctx.args, ctx.arg_types, ctx.arg_names):
+        for i, (expr, typ) in enumerate(zip(exprs, types)):
+            key: int | str | None = names[i] if names[i] is not None else i
+            if key in shown_by_repr:
+                continue
             if may_be_dynamic(typ):
                 value = f'dynamic value "{describe(expr)}" ({type_name(typ)})'
                 ctx.api.fail(concretization_message(what, value), expr, code=CONCRETIZATION)
                 return ctx.default_return_type
     return ctx.default_return_type
+
+
+def repr_fields(call: Context) -> set[int | str]:
+    """The arguments of ``"...".format(...)`` (and so of an f-string) that every field shows
+    with ``!r``/``!a`` (their ``repr``, which a dynamic value has)."""
+    if not (isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr)):
+        return set()
+    if not isinstance(call.callee.expr, StrExpr):
+        return set()
+    try:
+        fields = [f for f in string.Formatter().parse(call.callee.expr.value) if f[1] is not None]
+    except ValueError:
+        return set()
+    uses: dict[int | str, set[str | None]] = {}
+    auto = 0
+    for _, name, _, conversion in fields:
+        field = (name or "").split(".")[0].split("[")[0]
+        key: int | str
+        if field == "":
+            key, auto = auto, auto + 1
+        else:
+            key = int(field) if field.isdigit() else field
+        uses.setdefault(key, set()).add(conversion)
+    return {key for key, conversions in uses.items() if conversions <= {"r", "a"}}
 
 
 def report_hashed_key(what: str, ctx: MethodContext) -> Type:

@@ -70,7 +70,7 @@ def percent_format(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def format_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    print(f"{x.shape} {[n]}", "%d" % x.dim(), {1: n}, hash((1, 2)))
+    print(f"{x.shape} {[n]} {n!r}", "%d" % x.dim(), {1: n}, hash((1, 2)))
     return x * n
 
 
