@@ -1164,7 +1164,7 @@ def check_untyped_receiver(
     for position, (arg, kind, name) in enumerate(zip(call.args, call.arg_kinds, call.arg_names)):
         if kind in (ARG_STAR, ARG_STAR2):
             return
-        param = static_parameter_of(op, position, name, 1)
+        param = static_parameter_of(op, position, name, 1) if name is None or name in STATIC_PARAMS[op][0] else None
         t = typ(arg)
         parts = dynamic_parts(arg, t, api) if param is not None and t is not None else []
         if param is not None and parts:
