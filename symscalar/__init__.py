@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Loaded as the parent package of the mypy plugin (`plugins = ["symscalar.mypy_plugin"]`), the
-# package must not import torch: that would add seconds to every mypy run. There the public
-# API loads on first attribute access instead (PEP 562); everywhere else, eagerly as usual.
-_LAZY = not TYPE_CHECKING and "mypy.plugin" in sys.modules
+# package must not import torch: that would add seconds to every mypy run. Nor as the parent of
+# the command line (`python -m symscalar check` needs mypy only; Python sets argv[0] to "-m"
+# while it imports the package of a `-m` module). There the public API loads on first
+# attribute access instead (PEP 562); everywhere else, eagerly as usual.
+_LAZY = not TYPE_CHECKING and ("mypy.plugin" in sys.modules or sys.argv[:1] == ["-m"])
 
 if TYPE_CHECKING:  # lightning-thunder is optional: the module that needs it loads on first use
     from symscalar.thunder_lint import LintReport

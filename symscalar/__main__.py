@@ -11,23 +11,15 @@ table (see docs/thunder_lint.md).
 from __future__ import annotations
 
 import argparse
-import configparser
 import contextlib
 import importlib
 import importlib.util
-import io
 import pathlib
 import sys
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from symscalar.errors import MissingDependencyError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # mypy itself depends on tomli before 3.11
-    import tomli as tomllib
 
 __all__ = [
     "main",
@@ -35,8 +27,6 @@ __all__ = [
     "lint_thunder",
     "static_params_source",
     "mypy_config",
-    "find_mypy_config",
-    "project_mypy_config",
     "RECOMMENDED",
 ]
 
@@ -51,7 +41,7 @@ STATIC_PARAMS_PATH = pathlib.Path(__file__).with_name("_static_params.py")
 
 _HEADER = '''"""The static/dynamic contract of every op, for the mypy plugin (which must not import torch).
 
-Generated from ``symscalar.frontend.OPS`` by ``python -m symscalar export-static-params``; do not
+Generated from ``symscalar.tracing.OPS`` by ``python -m symscalar export-static-params``; do not
 edit. ``tests/test_mypy_static_params.py`` fails when this file is stale.
 """
 
@@ -62,8 +52,8 @@ STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = '''
 def static_params_source() -> str:
     """The text of ``symscalar/_static_params.py`` for the ops registered now."""
     importlib.import_module("symscalar.ops")
-    frontend = importlib.import_module("symscalar.frontend")
-    table = {name: (sig.params, sig.static, sig.positional) for name, sig in sorted(frontend.OPS.items())}
+    tracing = importlib.import_module("symscalar.tracing")
+    table = {name: (sig.params, sig.static, sig.positional) for name, sig in sorted(tracing.OPS.items())}
     lines = [f"    {name!r}: {entry!r}," for name, entry in table.items()]
     return _HEADER + "{\n" + "\n".join(lines) + "\n}\n"
 
@@ -77,99 +67,59 @@ def mypy_config(plugin: bool = True, **extra: str) -> str:
     return "[mypy]\n" + "".join(f"{key} = {value}\n" for key, value in settings.items())
 
 
-# Where mypy looks for its configuration, in its order (mypy.config_parser): the first that
-# exists (pyproject.toml/setup.cfg only with a mypy section), from the current directory up to
-# the repository root.
-CONFIG_NAMES = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
+def check(paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path | None = None) -> int:
+    """Run mypy with the plugin over ``paths``; print its report; return its exit status.
 
+    mypy reads the project's configuration itself, unchanged (``config``, else the file mypy
+    finds from the current directory), so its relative paths, ``exclude`` lists, per-module
+    sections and ``disable_error_code`` mean what they mean to mypy, and its messages name the
+    project's own files. The plugin is added as a program using mypy adds one
+    (``mypy.build.build(..., extra_plugins=...)``), unless the configuration lists it already;
+    ``truthy-bool`` is enabled unless the configuration disables it. Neither imports torch.
+    """
+    mypy_main = importlib.import_module("mypy.main")
+    mypy_build = importlib.import_module("mypy.build")
+    mypy_errors = importlib.import_module("mypy.errors")
+    mypy_util = importlib.import_module("mypy.util")
+    error_codes = importlib.import_module("mypy.errorcodes").error_codes
+    fscache = importlib.import_module("mypy.fscache").FileSystemCache()
+    args = [*(["--config-file", str(config)] if config is not None else []), *extra, *paths]
+    stdout, stderr = sys.stdout, sys.stderr
+    sources, options = mypy_main.process_options(args, stdout=stdout, stderr=stderr, fscache=fscache)
+    plugins = []
+    if RECOMMENDED["plugins"] not in options.plugins:
+        plugins.append(importlib.import_module(RECOMMENDED["plugins"]).SymscalarPlugin(options))
+    for code in _split(RECOMMENDED["enable_error_code"]):
+        if code not in options.disable_error_code:
+            options.enabled_error_codes.add(error_codes[code])
+    formatter = mypy_util.FancyFormatter(stdout, stderr, options.hide_error_codes, hide_success=bool(options.output))
+    messages: list[str] = []
 
-def find_mypy_config(start: pathlib.Path) -> pathlib.Path | None:
-    """The mypy configuration file mypy itself would read when run from ``start``."""
-    for folder in (start.resolve(), *start.resolve().parents):
-        for name in CONFIG_NAMES:
-            path = folder / name
-            if path.is_file() and read_mypy_sections(path) is not None:
-                return path
-        if (folder / ".git").exists() or (folder / ".hg").exists():
-            return None
-    return None
+    def flush_errors(filename: str | None, new_messages: list[str], serious: bool) -> None:
+        if options.pretty:
+            new_messages = formatter.fit_in_terminal(new_messages)
+        messages.extend(new_messages)
+        mypy_main.show_messages(new_messages, stderr if serious else stdout, formatter, options)
 
-
-def read_mypy_sections(path: pathlib.Path) -> dict[str, dict[str, str]] | None:
-    """The mypy sections of a config file as ini sections (``mypy``, ``mypy-pkg.*``), or None
-    if it has none. pyproject's ``[tool.mypy]`` and ``[[tool.mypy.overrides]]`` are turned
-    into their ini equivalents (lists comma-separated)."""
-    if path.name == "pyproject.toml":
-        table = tomllib.loads(path.read_text()).get("tool", {}).get("mypy")
-        if table is None:
-            return None
-        overrides = table.pop("overrides", [])
-        sections = {"mypy": _ini_values(table)}
-        for override in overrides:
-            modules = override.pop("module")
-            for module in [modules] if isinstance(modules, str) else modules:
-                sections[f"mypy-{module}"] = _ini_values(override)
-        return sections
-    parser = configparser.RawConfigParser()
-    parser.read(path)
-    sections = {name: dict(parser[name]) for name in parser.sections() if name == "mypy" or name.startswith("mypy-")}
-    if "mypy" not in sections and path.name != "mypy.ini" and path.name != ".mypy.ini":
-        return None
-    return sections
-
-
-def _ini_values(table: Mapping[str, Any]) -> dict[str, str]:
-    return {key: ", ".join(map(str, value)) if isinstance(value, list) else str(value) for key, value in table.items()}
+    blockers = False
+    try:
+        mypy_build.build(sources, options, None, flush_errors, fscache, stdout, stderr, extra_plugins=plugins)
+    except mypy_errors.CompileError:
+        blockers = True
+    n_errors, n_notes, n_files = mypy_util.count_stats(messages)
+    if options.error_summary:
+        if n_errors:
+            stdout.write(formatter.format_error(n_errors, n_files, len(sources), blockers=blockers) + "\n")
+        elif not messages or n_notes == len(messages):
+            stdout.write(formatter.format_success(len(sources), options.color_output) + "\n")
+    stdout.flush()
+    if not messages or n_notes == len(messages):
+        return 0
+    return 2 if blockers else 1
 
 
 def _split(value: str) -> list[str]:
     return [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
-
-
-def project_mypy_config(path: pathlib.Path | None) -> str:
-    """The project's mypy configuration (ini text) with the symscalar plugin and
-    ``truthy-bool`` added; what the project disables stays disabled. ``$MYPY_CONFIG_FILE_DIR``
-    is expanded to the project file's folder (the temporary file lives elsewhere)."""
-    sections = read_mypy_sections(path) if path is not None else None
-    sections = sections or {}
-    main = sections.setdefault("mypy", {})
-    plugins = _split(main.get("plugins", ""))
-    if RECOMMENDED["plugins"] not in plugins:
-        plugins.append(RECOMMENDED["plugins"])
-    main["plugins"] = ", ".join(plugins)
-    enabled = _split(main.get("enable_error_code", ""))
-    disabled = _split(main.get("disable_error_code", ""))
-    for code in _split(RECOMMENDED["enable_error_code"]):
-        if code not in enabled and code not in disabled:
-            enabled.append(code)
-    main["enable_error_code"] = ", ".join(enabled)
-    out = configparser.RawConfigParser()
-    for name, values in sections.items():
-        out[name] = {
-            key: value.replace("$MYPY_CONFIG_FILE_DIR", str(path.parent)) if path else value
-            for key, value in values.items()
-        }
-    text = io.StringIO()
-    out.write(text)
-    return text.getvalue()
-
-
-def check(paths: Sequence[str], extra: Sequence[str] = (), config: pathlib.Path | None = None) -> int:
-    """Run mypy with the plugin over ``paths``; print its report; return its exit status.
-
-    mypy takes plugins from a config file only, so the project's configuration (``config``,
-    else the file mypy would find from the current directory) plus the plugin is written to a
-    temporary one; its ``disable_error_code``, per-module sections and flags are kept.
-    """
-    api = importlib.import_module("mypy.api")
-    found = config if config is not None else find_mypy_config(pathlib.Path.cwd())
-    with tempfile.TemporaryDirectory() as tmp:
-        merged = pathlib.Path(tmp, "mypy.ini")
-        merged.write_text(project_mypy_config(found))
-        stdout, stderr, status = api.run(["--config-file", str(merged), *extra, *paths])
-    sys.stdout.write(stdout)
-    sys.stderr.write(stderr)
-    return int(status)
 
 
 def lint_thunder(spec: str) -> int:
@@ -264,10 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "target", metavar="SCRIPT.py::FUNCTION", help="a function taking no arguments (docs/thunder_lint.md)"
     )
     args = parser.parse_args(argv)
-    if args.command == "check":
-        return check(args.paths, args.mypy_arg, args.config_file)
     if args.command == "lint-thunder":
         return lint_thunder(args.target)
+    if args.command == "check":
+        return check(args.paths, args.mypy_arg, args.config_file)
     text = static_params_source()
     if args.check:
         stale = not STATIC_PARAMS_PATH.exists() or STATIC_PARAMS_PATH.read_text() != text

@@ -19,6 +19,7 @@ __all__ = [
     "MissingDependencyError",
     "ConfigurationError",
     "ShapeContractError",
+    "JitOptionError",
 ]
 
 
@@ -81,3 +82,10 @@ class ShapeContractError(SymscalarError, ValueError):
     """A call's tensor shapes violate the jitted function's declared dynamic dims (a size out
     of its declared range, two sizes declared equal that differ, a rank too small): the
     message names the parameter, the dim and the values. Never a silent retrace."""
+
+
+class JitOptionError(SymscalarError, ValueError):
+    """``jit(static=..., dynamic=...)`` names something that is not a parameter, names one
+    parameter in both, or contradicts a parameter's annotation (the annotation decides; the
+    options only decide for parameters whose annotation does not). Raised when ``jit`` is
+    applied; the mypy plugin reports the same at the ``jit(...)`` call."""

@@ -2,8 +2,8 @@
 
 A jitted function's parameters are tensors, static values or dynamic values, decided by their
 annotations (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
-dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or by
-``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
+dynamic, ``torch.Tensor`` tensors; unannotated numbers are static) or, for parameters whose
+annotation does not decide, by ``jit(fn, static=[...], dynamic=[...])``. The cache key holds the static values (type and
 value, through any pytree), the tensor metadata (shape, dtype, device, requires_grad) and the
 Python type of each dynamic value (it decides torch's type promotion); dynamic values are
 inputs of the compiled program, so a new dynamic value of the same type is a cache hit.
@@ -24,7 +24,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable
-from typing import Any, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 import torch
 
@@ -42,6 +42,9 @@ __all__ = ["jit", "JitFunction", "JitModule", "CacheInfo", "grad", "value_and_gr
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)
+Q = ParamSpec("Q")
+S = TypeVar("S")
+T = TypeVar("T")
 
 
 class JitFunction(Protocol, Generic[P, R]):
@@ -55,6 +58,15 @@ class JitFunction(Protocol, Generic[P, R]):
     def last_fusion(self) -> list[Any]: ...
     def explain(self) -> Explanation: ...
     def would_trace(self, *args: P.args, **kwargs: P.kwargs) -> WouldTrace: ...
+
+    # A jitted method binds like a function (``JitMethod`` is a descriptor): ``m.forward(x)``
+    # passes ``self``, and ``@jit`` on ``Module.forward`` overrides it as a method.
+    @typing.overload
+    def __get__(self, instance: None, owner: type[Any] | None = None, /) -> JitFunction[P, R]: ...
+    @typing.overload
+    def __get__(
+        self: JitFunction[Concatenate[S, Q], T], instance: S, owner: type[Any] | None = None, /
+    ) -> JitFunction[Q, T]: ...
 
 
 @typing.overload
@@ -119,8 +131,13 @@ def jit(
             make it static (its type and value are the key). Unannotated arguments, and each
             value of ``*args``/``**kwargs``, are pytrees: their tensors are traced and the rest
             is static.
-        static: parameter names (or positions) to treat as static, overriding annotations.
-        dynamic: parameter names (or positions) to treat as dynamic numbers.
+        static: parameter names (or positions) to treat as static. The annotation decides
+            (mypy and the plugin read it too): the option applies to parameters without one
+            (or annotated ``Any``/``object``), and one that contradicts the annotation
+            (``static=`` on a ``DynamicInt``/``IntLike``/tensor parameter) raises
+            ``symscalar.errors.JitOptionError`` here.
+        dynamic: parameter names (or positions) to treat as dynamic numbers, by the same rule
+            (``dynamic=`` on an ``int``/``StaticInt``/tensor parameter raises).
         dynamic_dims: the dynamic dims of tensor parameters (every other dim is static), e.g.
             ``{"x": ("B", "T", None)}`` (over the leading dims) or ``{"x": {1: "T"}}``; names
             may be ``symscalar.Dim("T", min=1, max=4096)``; the same name twice means equal

@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 
 from mypy.checker import TypeChecker
@@ -53,8 +54,10 @@ from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
     ARG_STAR,
     ARG_STAR2,
+    FUNC_NO_INFO,
     ArgKind,
     AssertStmt,
+    AssignmentStmt,
     Block,
     CallExpr,
     ClassDef,
@@ -62,6 +65,7 @@ from mypy.nodes import (
     ConditionalExpr,
     Context,
     Decorator,
+    DictExpr,
     DictionaryComprehension,
     Expression,
     FloatExpr,
@@ -77,10 +81,13 @@ from mypy.nodes import (
     NameExpr,
     Node,
     OpExpr,
+    RefExpr,
+    SetComprehension,
     SetExpr,
     SliceExpr,
     StarExpr,
     Statement,
+    StrExpr,
     TryStmt,
     TupleExpr,
     TypeInfo,
@@ -113,6 +120,7 @@ from mypy.types import (
     Type,
     TypeOfAny,
     TypeType,
+    TypeVarType,
     UnionType,
     get_proper_type,
 )
@@ -123,7 +131,7 @@ from symscalar._static_params import STATIC_PARAMS
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "2.0"
+__version__ = "2.1"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -138,6 +146,11 @@ DYNAMIC_CONDITION = ErrorCode(
 CONCRETIZATION = ErrorCode(
     "symscalar-concretization",
     "A dynamic value is turned into a Python value (int(), bool(), range(), in, match, sorted)",
+    "symscalar",
+)
+JIT_OPTION = ErrorCode(
+    "symscalar-jit-option",
+    "jit(static=..., dynamic=...) contradicts a parameter's annotation or names no parameter",
     "symscalar",
 )
 NUMBER_ISINSTANCE = ErrorCode(
@@ -223,6 +236,22 @@ CONCRETIZING = {
     "builtins.all": ("all()", False),
 }
 
+# Builtins that format or hash a value (``str(n)``, ``print(n)``, ``hash(n)``): the proxy's
+# ``__str__``/``__format__``/``__hash__`` raise DynamicValueError. Formatting a container
+# shows its items' repr (allowed), so only a dynamic value itself is reported there.
+FORMATTING = {
+    "builtins.str": "str()",
+    "builtins.format": "format()",
+    "builtins.print": "print()",
+}
+HASHING = {"builtins.hash": "hash()"}
+STR_FORMAT = "builtins.str.format"  # also every f-string: mypy reads f"{n}" as "{}".format(n)
+# Methods that hash their first argument (a key or an item).
+HASHED_KEY_METHODS = {
+    "builtins.dict": ("__getitem__", "get", "__setitem__", "__delitem__", "pop", "setdefault"),
+    "builtins.set": ("add", "discard", "remove"),
+}
+
 # Where mypy sees the torch spellings that symscalar.tracing.OPS names torch.X/torch.Tensor.X.
 TORCH_PREFIXES = {
     "torch._C._VariableFunctions.": "torch.",
@@ -266,6 +295,8 @@ def is_dynamic(typ: Type) -> bool:
         return t.type.has_base(NUMBER_PROXY) or any(is_dynamic(a) for a in t.args)
     if isinstance(t, (UnionType, TupleType)):
         return any(is_dynamic(item) for item in t.items)
+    if isinstance(t, TypeVarType):  # T bound to IntLike may be a DynamicInt
+        return is_dynamic(t.upper_bound) or any(is_dynamic(v) for v in t.values)
     return False
 
 
@@ -276,7 +307,18 @@ def may_be_dynamic(typ: Type) -> bool:
         return t.type.has_base(NUMBER_PROXY)
     if isinstance(t, UnionType):
         return any(may_be_dynamic(item) for item in t.items)
+    if isinstance(t, TypeVarType):
+        return may_be_dynamic(t.upper_bound) or any(may_be_dynamic(v) for v in t.values)
     return False
+
+
+def only_dynamic(typ: Type) -> bool:
+    """Whether every value of the type is a dynamic number (``DynamicInt``, not ``IntLike``
+    or ``DynamicInt | None``): mypy's ``truthy-bool`` already flags such a condition."""
+    t = get_proper_type(typ)
+    if isinstance(t, UnionType):
+        return all(only_dynamic(item) for item in t.items)
+    return isinstance(t, Instance) and t.type.has_base(NUMBER_PROXY)
 
 
 def type_name(typ: Type) -> str:
@@ -490,6 +532,8 @@ def check_static_arguments(
                     spread[id(expr)] = (expr, f'"{stars}{describe(expr)}" ({type_name(typ)})')
                 continue
             parts = dynamic_parts(expr, typ, api) if param is not None else []
+            if param is not None and not parts and isinstance(expr, NameExpr):
+                parts = assigned_display_parts(expr, api)
             if param is not None and parts:
                 api.fail(static_message(op, [param], parts), expr, code=STATIC_REQUIRED)
     # `*xs`/`**opts` may land in any parameter, whichever overload mypy matches them to; and
@@ -497,6 +541,22 @@ def check_static_arguments(
     # filters, or the error would only make mypy try (and accept) another overload.
     for expr, part in spread.values():
         fail_unfiltered(api, static_message(op, list(static_params(op)), [part]), expr, code=STATIC_REQUIRED)
+
+
+def assigned_display_parts(name: NameExpr, api: CheckerPluginInterface) -> list[str]:
+    """The dynamic values of the displays assigned to a local variable: mypy joins
+    ``shape = (*x.shape[:-1], n, -1)`` to ``tuple[Any, ...]``, losing ``n``; the display,
+    read item by item, still has it."""
+    assert isinstance(api, TypeChecker)
+    function = api.scope.current_function()
+    if function is None or not isinstance(name.node, Var):
+        return []
+    parts = []
+    for stmt in walk_statements(function.body.body):
+        if isinstance(stmt, AssignmentStmt) and isinstance(stmt.rvalue, (TupleExpr, ListExpr)):
+            if any(isinstance(lv, NameExpr) and lv.node is name.node for lv in stmt.lvalues):
+                parts += [f'{part} in "{name.name}"' for part in dynamic_parts(stmt.rvalue, None, api)]
+    return parts
 
 
 def static_message(op: str, params: list[str], parts: list[str]) -> str:
@@ -558,6 +618,12 @@ def check_partial(
                 report_static(op, params[index] if index < positional else None, expr, typ, ctx)
             for name, expr, typ in zip(ctx.arg_names[2], ctx.args[2], ctx.arg_types[2]):
                 report_static(op, name, expr, typ, ctx)
+            # mypy's partial checks the bound arguments against the callee's stub: show it the
+            # widened signature, as a call of the op sees it (`partial(F.dropout, p=p)`)
+            callee = get_proper_type(ctx.arg_types[0][0])
+            if isinstance(callee, CallableType):
+                widened = widened_signature(callee, ctx.context, plugin.lookup, ctx.api)
+                ctx = ctx._replace(arg_types=[[widened], *ctx.arg_types[1:]])
     return default(ctx) if default is not None else ctx.default_return_type
 
 
@@ -773,6 +839,57 @@ def report_concretization(what: str, ctx: FunctionContext) -> Type:
     return ctx.default_return_type
 
 
+def report_formatting(what: str, ctx: FunctionContext | MethodContext) -> Type:
+    """Call hook of ``str()``, ``format()``, ``print()`` and ``str.format`` (so f-strings):
+    report an argument that may be a dynamic value (its ``__str__``/``__format__`` needs the
+    value). A container of dynamic values formats their repr, which is allowed, as is a
+    ``{n!r}`` field."""
+    shown_by_repr = repr_fields(ctx.context)
+    for exprs, types, names in zip(ctx.args, ctx.arg_types, ctx.arg_names):
+        for i, (expr, typ) in enumerate(zip(exprs, types)):
+            key: int | str | None = names[i] if names[i] is not None else i
+            if key in shown_by_repr:
+                continue
+            if may_be_dynamic(typ):
+                value = f'dynamic value "{describe(expr)}" ({type_name(typ)})'
+                ctx.api.fail(concretization_message(what, value), expr, code=CONCRETIZATION)
+                return ctx.default_return_type
+    return ctx.default_return_type
+
+
+def repr_fields(call: Context) -> set[int | str]:
+    """The arguments of ``"...".format(...)`` (and so of an f-string) that every field shows
+    with ``!r``/``!a`` (their ``repr``, which a dynamic value has)."""
+    if not (isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr)):
+        return set()
+    if not isinstance(call.callee.expr, StrExpr):
+        return set()
+    try:
+        fields = [f for f in string.Formatter().parse(call.callee.expr.value) if f[1] is not None]
+    except ValueError:
+        return set()
+    uses: dict[int | str, set[str | None]] = {}
+    auto = 0
+    for _, name, _, conversion in fields:
+        field = (name or "").split(".")[0].split("[")[0]
+        key: int | str
+        if field == "":
+            key, auto = auto, auto + 1
+        else:
+            key = int(field) if field.isdigit() else field
+        uses.setdefault(key, set()).add(conversion)
+    return {key for key, conversions in uses.items() if conversions <= {"r", "a"}}
+
+
+def report_hashed_key(what: str, ctx: MethodContext) -> Type:
+    """Hook of ``dict.get``/``d[k]``/``set.add``...: the key is hashed (also a tuple's items)."""
+    if ctx.args and ctx.args[0] and is_dynamic(ctx.arg_types[0][0]):
+        expr, typ = ctx.args[0][0], ctx.arg_types[0][0]
+        value = f'dynamic value "{describe(expr)}" ({type_name(typ)})'
+        ctx.api.fail(concretization_message(what, value), expr, code=CONCRETIZATION)
+    return ctx.default_return_type
+
+
 def check_contains(ctx: MethodContext) -> Type:
     """Hook of ``__contains__`` (``n in (1, 2)``): Python compares the value with each element
     (``==``, or ``hash`` for sets and dicts) and needs a Python bool: a dynamic element or
@@ -780,13 +897,27 @@ def check_contains(ctx: MethodContext) -> Type:
     if not ctx.args or not ctx.args[0]:
         return ctx.default_return_type
     element, items = ctx.arg_types[0][0], compared_items(ctx.type)
+    expr = ctx.context
+    if not is_dynamic(element) and not is_dynamic(items):
+        # `3 in [n, 4]`: mypy joins the display's items to object; read them one by one
+        items = next((t for t in display_item_types(expr, ctx.api) if is_dynamic(t)), items)
     if is_dynamic(element) or is_dynamic(items):
-        expr = ctx.context
         typ = element if is_dynamic(element) else items
         shown = describe(expr) if isinstance(expr, ComparisonExpr) else "in"
         value = f"a dynamic value ({type_name(typ)})"
         fail_unfiltered(ctx.api, concretization_message(f'"{shown}"', value), expr, code=CONCRETIZATION)
     return ctx.default_return_type
+
+
+def display_item_types(expr: Context, api: CheckerPluginInterface) -> list[Type]:
+    """The item types of the list/tuple/set displays on the right of ``in`` in ``expr``."""
+    if not isinstance(expr, ComparisonExpr):
+        return []
+    out = []
+    for op, right in zip(expr.operators, expr.operands[1:]):
+        if op in ("in", "not in") and isinstance(right, (ListExpr, TupleExpr, SetExpr)):
+            out += [api.get_expression_type(item) for item in right.items]
+    return out
 
 
 def compared_items(container: ProperType) -> Type:
@@ -856,15 +987,184 @@ def class_refs(expr: Expression) -> list[str]:
     return []
 
 
-# ---- symscalar.jit: callers pass Python numbers for dynamic parameters
+# ---- symscalar.jit: the options, the jitted body, and callers passing Python numbers
 
 
-def widen_jit_function(lookup: Lookup, ctx: FunctionContext) -> Type:
+def jitted_function(ctx: FunctionContext, decorators: DecoratorIndex) -> tuple[FuncDef | None, CallableType | None]:
+    """The function a ``jit`` call compiles and its signature: ``@jit`` (the hook's context is
+    the decorator), ``@jit(...)`` (the call is one of a decorator's), ``jit(fn, ...)``."""
+    decorator = ctx.context if isinstance(ctx.context, Decorator) else decorators.find(ctx.context, ctx.api)
+    if decorator is not None:
+        typ = get_proper_type(decorator.func.type) if decorator.func.type is not None else None
+        return decorator.func, typ if isinstance(typ, CallableType) else None
+    if ctx.args and ctx.args[0] and ctx.arg_types[0]:
+        typ = get_proper_type(ctx.arg_types[0][0])
+        expr = ctx.args[0][0]
+        node = expr.node if isinstance(expr, RefExpr) else None
+        func = node.func if isinstance(node, Decorator) else node
+        return (func if isinstance(func, FuncDef) else None), (typ if isinstance(typ, CallableType) else None)
+    return None, None
+
+
+def option_items(expr: Expression) -> list[tuple[Expression, str | int]] | None:
+    """The names and positions a ``static=``/``dynamic=`` argument lists, if written out."""
+    if isinstance(expr, StrExpr):
+        return [(expr, expr.value)]
+    if isinstance(expr, IntExpr):
+        return [(expr, expr.value)]
+    if isinstance(expr, UnaryExpr) and expr.op == "-" and isinstance(expr.expr, IntExpr):
+        return [(expr, -expr.expr.value)]
+    if isinstance(expr, (ListExpr, TupleExpr, SetExpr)):
+        items = [option_items(item) for item in expr.items]
+        return None if any(i is None for i in items) else [x for i in items if i is not None for x in i]
+    return None
+
+
+def annotation_kind(typ: Type) -> str:
+    """What an annotation makes a jitted function's parameter, as the run time reads it
+    (``symscalar._jit.params``): "dynamic", "tensor", "undecided" (none, ``Any``, ``object``)
+    or "other" (static, or neither)."""
+    t = get_proper_type(typ)
+    if isinstance(t, TypeVarType):
+        return annotation_kind(t.upper_bound)
+    if isinstance(t, AnyType) or (isinstance(t, Instance) and t.type.fullname == "builtins.object"):
+        return "undecided"
+    if may_be_dynamic(t):
+        return "dynamic"
+    if isinstance(t, Instance) and (t.type.has_base(TENSOR) or t.type.has_base(TENSOR_BASE)):
+        return "tensor"
+    return "other"
+
+
+def check_jit_options(ctx: FunctionContext, sig: CallableType) -> None:
+    """``jit(fn, static=[...], dynamic=[...])``: the annotation decides, the options decide
+    only where it does not (the rule ``symscalar._jit.params.check_option`` applies when
+    ``jit`` runs): a contradiction, or a name that is no parameter, is reported here."""
+    names = list(sig.arg_names)
+    for option in ("static", "dynamic"):
+        if option not in ctx.callee_arg_names:
+            continue
+        for expr in ctx.args[ctx.callee_arg_names.index(option)]:
+            for item_expr, item in option_items(expr) or []:
+                index = item if isinstance(item, int) else (names.index(item) if item in names else None)
+                if index is None or not -len(names) <= index < len(names) or names[index] is None:
+                    shown = ", ".join(f'"{n}"' for n in names if n is not None)
+                    ctx.api.fail(
+                        f"jit(..., {option}=...): {item!r} is not a parameter; the parameters are {shown}",
+                        item_expr,
+                        code=JIT_OPTION,
+                    )
+                    continue
+                name, kind = names[index], annotation_kind(sig.arg_types[index])
+                contradicts = kind in ("dynamic", "tensor") if option == "static" else kind in ("tensor", "other")
+                if contradicts:
+                    message = jit_option_message(option, str(name), sig.arg_types[index], kind)
+                    ctx.api.fail(message, item_expr, code=JIT_OPTION)
+
+
+def jit_option_message(option: str, name: str, typ: Type, kind: str) -> str:
+    """The text of a [symscalar-jit-option] contradiction (``JitOptionError``'s twin)."""
+    if option == "static":
+        meaning = "a tensor" if kind == "tensor" else "dynamic"
+        fix = "annotate it StaticInt/StaticFloat/StaticBool (int, float, bool) to make it static"
+    else:
+        meaning = "a tensor" if kind == "tensor" else "static"
+        fix = "annotate it DynamicInt/DynamicFloat/DynamicBool (or IntLike, FloatLike, NumberLike) to make it dynamic"
+    return (
+        f'jit(..., {option}=["{name}"]): parameter "{name}" is annotated {type_name(typ)}, which makes it {meaning}; '
+        f"the annotation decides (mypy reads it too), and {option}= only applies to parameters whose "
+        f'annotation does not: {fix}, or remove "{name}" from {option}='
+    )
+
+
+def check_jitted_body(function: FuncDef, api: CheckerPluginInterface) -> None:
+    """What no hook sees in a jitted function, read from the types mypy inferred for its body
+    (checked before its decorators): dict/set displays hashing a dynamic key, ``%``-formatting
+    a dynamic value, a value that may be dynamic but is not only dynamic as a condition
+    (``if d:`` with ``d: DynamicFloat | None``, which ``truthy-bool`` leaves alone), and a
+    tensor method on an untyped receiver (``lambda t: t.sum(n)``)."""
+    assert isinstance(api, TypeChecker)
+
+    def typ(expr: Expression) -> Type | None:
+        # inferred again (speculatively: errors and types discarded), as mypy does not keep
+        # the types of a function body; its variables' inferred types are on their nodes
+        with api.msg.filter_errors(), api.local_type_map:
+            return api.expr_checker.accept(expr)
+
+    def report(what: str, expr: Expression, t: Type) -> None:
+        value = f'dynamic value "{describe(expr)}" ({type_name(t)})'
+        api.fail(concretization_message(what, value), expr, code=CONCRETIZATION)
+
+    for expr in get_subexpressions(function.body):
+        keys: list[Expression] = []
+        if isinstance(expr, DictExpr):
+            keys = [k for k, _ in expr.items if k is not None]
+        elif isinstance(expr, SetExpr):
+            keys = list(expr.items)
+        elif isinstance(expr, DictionaryComprehension):
+            keys = [expr.key] if expr.key is not None else []
+        elif isinstance(expr, SetComprehension):
+            keys = [expr.generator.left_expr]
+        for key in keys:
+            t = typ(key)
+            if t is not None and is_dynamic(t):
+                report("hashing (a dict key or set item)", key, t)
+        if isinstance(expr, OpExpr) and expr.op == "%" and isinstance(expr.left, StrExpr):
+            values = expr.right.items if isinstance(expr.right, TupleExpr) else [expr.right]
+            for value in values:
+                t = typ(value)
+                if t is not None and is_dynamic(t):
+                    report('"%"-formatting', value, t)
+                    break
+        if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr):
+            check_untyped_receiver(expr, expr.callee, typ, api)
+    for cond in conditions_of(function.body, function.body.body):
+        if isinstance(cond, (ComparisonExpr, UnaryExpr)) or (isinstance(cond, OpExpr) and cond.op in ("and", "or")):
+            continue  # the operator hooks report these (and the operands are conditions too)
+        t = typ(cond)
+        if t is not None and may_be_dynamic(t) and not only_dynamic(t):
+            api.fail(
+                f'Dynamic value used as a condition: "{describe(cond)}" may be a dynamic value '
+                f"({type_name(t)}), whose truth is only known when the compiled program runs; test "
+                f'"{describe(cond)} is not None" for None, use torch.where(...) or symscalar.check(cond, msg), '
+                "or make the value static (StaticInt, or symscalar.specialize(...))",
+                cond,
+                code=DYNAMIC_CONDITION,
+            )
+
+
+def check_untyped_receiver(
+    call: CallExpr, callee: MemberExpr, typ: Callable[[Expression], Type | None], api: CheckerPluginInterface
+) -> None:
+    """``t.sum(n)`` where ``t`` is untyped (``Any``: an unannotated lambda or parameter): mypy
+    calls no hook on ``Any``; in a jitted function such a receiver is a tensor when it has a
+    tensor method, so the tensor method's static parameters are checked."""
+    op = "torch.Tensor." + callee.name
+    receiver = typ(callee.expr)
+    if op not in STATIC_PARAMS or not static_params(op) or receiver is None:
+        return
+    if not isinstance(get_proper_type(receiver), AnyType):
+        return
+    for position, (arg, kind, name) in enumerate(zip(call.args, call.arg_kinds, call.arg_names)):
+        if kind in (ARG_STAR, ARG_STAR2):
+            return
+        param = static_parameter_of(op, position, name, 1) if name is None or name in STATIC_PARAMS[op][0] else None
+        t = typ(arg)
+        parts = dynamic_parts(arg, t, api) if param is not None and t is not None else []
+        if param is not None and parts:
+            api.fail(static_message(op, [param], parts), arg, code=STATIC_REQUIRED)
+
+
+def widen_jit_function(lookup: Lookup, decorators: DecoratorIndex, ctx: FunctionContext) -> Type:
     """Hook of ``symscalar.jit(fn)``: the returned ``JitFunction``'s dynamic parameters
-    also accept Python numbers (``reveal_type`` shows it). Also checks the ``match``
-    statements of the decorated function."""
-    if isinstance(ctx.context, Decorator):
-        check_match_subjects(ctx.context.func, ctx.api)
+    also accept Python numbers (``reveal_type`` shows it). Also checks the options against
+    the annotations, and the jitted body (``match`` statements, ``check_jitted_body``)."""
+    function, sig = jitted_function(ctx, decorators)
+    if sig is not None:
+        check_jit_options(ctx, sig)
+    if function is not None:
+        check_match_subjects(function, ctx.api)
+        check_jitted_body(function, ctx.api)
     ret = get_proper_type(ctx.default_return_type)
     if not isinstance(ret, Instance) or not ret.args:
         return ctx.default_return_type
@@ -872,7 +1172,29 @@ def widen_jit_function(lookup: Lookup, ctx: FunctionContext) -> Type:
     if not isinstance(params, Parameters):
         return ctx.default_return_type
     widened = params.copy_modified(arg_types=[accept_python_number(t, lookup) for t in params.arg_types])
+    if function is not None and overrides_attribute(function):
+        # `@jit` on `Module.forward`: mypy checks an override of a writable attribute
+        # (`forward: Callable[..., Any]`) as a signature only if it is one
+        return CallableType(
+            widened.arg_types,
+            widened.arg_kinds,
+            widened.arg_names,
+            ret.args[1],
+            ctx.api.named_generic_type("builtins.function", []),
+        )
     return ret.copy_modified(args=[widened, *ret.args[1:]])
+
+
+def overrides_attribute(function: FuncDef) -> bool:
+    """Whether a method overrides an attribute of a base class that is not a method
+    (``torch.nn.Module.forward`` is declared ``forward: Callable[..., Any]``)."""
+    if function.info is FUNC_NO_INFO:
+        return False
+    for base in function.info.mro[1:]:
+        node = base.names.get(function.name)
+        if node is not None:
+            return isinstance(node.node, Var)
+    return False
 
 
 def widen_jit_call(lookup: Lookup, ctx: MethodSigContext) -> FunctionLike:
@@ -909,6 +1231,25 @@ def class_name(typ: Type) -> str:
 # ---- the plugin
 
 
+class DecoratorIndex:
+    """Which decorator each ``@jit(...)`` call belongs to, found in one pass over a module's
+    tree (mypy gives the hook of ``jit(static=...)`` the call, not the decorated function)."""
+
+    def __init__(self) -> None:
+        self.tree: MypyFile | None = None
+        self.owner: dict[int, Decorator] = {}
+
+    def find(self, call: Context, api: CheckerPluginInterface) -> Decorator | None:
+        assert isinstance(api, TypeChecker)
+        if api.tree is not self.tree:
+            self.tree, self.owner = api.tree, {}
+            for stmt in walk_statements(api.tree.defs):
+                if isinstance(stmt, Decorator):
+                    self.owner.update((id(d), stmt) for d in stmt.decorators)
+        decorator = self.owner.get(id(call))
+        return decorator if decorator is not None and any(d is call for d in decorator.decorators) else None
+
+
 class SymscalarPlugin(Plugin):
     """Dispatches mypy's hooks to the callbacks above by fully qualified name."""
 
@@ -916,6 +1257,7 @@ class SymscalarPlugin(Plugin):
         super().__init__(options)
         self.lookup = class_lookup(self)
         self.conditions = ConditionIndex()
+        self.decorators = DecoratorIndex()
         self.default_partial = DefaultPlugin(self.options).get_function_hook(PARTIAL)
 
     def report_config_data(self, ctx: ReportConfigContext) -> dict[str, str]:
@@ -976,11 +1318,15 @@ class SymscalarPlugin(Plugin):
         if fullname == ISINSTANCE:
             return check_number_isinstance
         if fullname == JIT:
-            return functools.partial(widen_jit_function, self.lookup)
+            return functools.partial(widen_jit_function, self.lookup, self.decorators)
         if fullname == PARTIAL:
             return functools.partial(check_partial, self, self.default_partial)
         if fullname in CONCRETIZING:
             return functools.partial(report_concretization, CONCRETIZING[fullname][0])
+        if fullname in FORMATTING:
+            return functools.partial(report_formatting, FORMATTING[fullname])
+        if fullname in HASHING:
+            return functools.partial(report_concretization, HASHING[fullname])
         op = op_name(fullname)
         if op is not None and static_params(op):
             return functools.partial(check_function_call, op)
@@ -995,6 +1341,10 @@ class SymscalarPlugin(Plugin):
             return functools.partial(dynamic_equality, self.lookup, self.conditions)
         if method == "__contains__":
             return check_contains
+        if fullname == STR_FORMAT:
+            return functools.partial(report_formatting, "formatting (an f-string or str.format())")
+        if method in HASHED_KEY_METHODS.get(cls, ()):
+            return functools.partial(report_hashed_key, f"hashing (a {cls.removeprefix('builtins.')} key)")
         op = self.method_op(fullname)
         if op is not None and static_params(op):
             return functools.partial(check_method_call, op)

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import contextvars
 import numbers
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
 from typing_extensions import TypeAliasType, TypeIs
 
 from symscalar import messages
 from symscalar.callsite import user_location
 from symscalar.errors import CheckFailedError, DynamicValueError
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = [
     "StaticInt",
@@ -169,12 +172,6 @@ class NumberProxy(Traced):
     def __trunc__(self) -> DynamicInt:
         return _unary("trunc", self)  # type: ignore[no-any-return]
 
-    def __divmod__(self, other: Any, /) -> tuple[Any, Any]:
-        return (self // other, self % other)
-
-    def __rdivmod__(self, other: Any, /) -> tuple[Any, Any]:
-        return (other // self, other % self)
-
     @classmethod
     def _outside_trace(cls) -> Exception:
         return DynamicValueError("a dynamic value was passed to a torch function outside a trace")
@@ -228,6 +225,8 @@ class DynamicInt(NumberProxy):
     def __add__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __add__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __add__(self, other: Tensor, /) -> Tensor: ...
     def __add__(self, other: Any, /) -> Any:
         return _binary("add", self, other)
 
@@ -235,6 +234,8 @@ class DynamicInt(NumberProxy):
     def __radd__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __radd__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __radd__(self, other: Tensor, /) -> Tensor: ...
     def __radd__(self, other: Any, /) -> Any:
         return _binary("add", other, self)
 
@@ -242,6 +243,8 @@ class DynamicInt(NumberProxy):
     def __sub__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __sub__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __sub__(self, other: Tensor, /) -> Tensor: ...
     def __sub__(self, other: Any, /) -> Any:
         return _binary("sub", self, other)
 
@@ -249,6 +252,8 @@ class DynamicInt(NumberProxy):
     def __rsub__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rsub__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __rsub__(self, other: Tensor, /) -> Tensor: ...
     def __rsub__(self, other: Any, /) -> Any:
         return _binary("sub", other, self)
 
@@ -256,6 +261,8 @@ class DynamicInt(NumberProxy):
     def __mul__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __mul__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __mul__(self, other: Tensor, /) -> Tensor: ...
     def __mul__(self, other: Any, /) -> Any:
         return _binary("mul", self, other)
 
@@ -263,19 +270,31 @@ class DynamicInt(NumberProxy):
     def __rmul__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rmul__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __rmul__(self, other: Tensor, /) -> Tensor: ...
     def __rmul__(self, other: Any, /) -> Any:
         return _binary("mul", other, self)
 
-    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("truediv", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __truediv__(self, other: Tensor, /) -> Tensor: ...
+    def __truediv__(self, other: Any, /) -> Any:
+        return _binary("truediv", self, other)
 
-    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("truediv", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rtruediv__(self, other: Tensor, /) -> Tensor: ...
+    def __rtruediv__(self, other: Any, /) -> Any:
+        return _binary("truediv", other, self)
 
     @overload
     def __floordiv__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __floordiv__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __floordiv__(self, other: Tensor, /) -> Tensor: ...
     def __floordiv__(self, other: Any, /) -> Any:
         return _binary("floordiv", self, other)
 
@@ -283,6 +302,8 @@ class DynamicInt(NumberProxy):
     def __rfloordiv__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rfloordiv__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __rfloordiv__(self, other: Tensor, /) -> Tensor: ...
     def __rfloordiv__(self, other: Any, /) -> Any:
         return _binary("floordiv", other, self)
 
@@ -290,6 +311,8 @@ class DynamicInt(NumberProxy):
     def __mod__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __mod__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __mod__(self, other: Tensor, /) -> Tensor: ...
     def __mod__(self, other: Any, /) -> Any:
         return _binary("mod", self, other)
 
@@ -297,6 +320,8 @@ class DynamicInt(NumberProxy):
     def __rmod__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rmod__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __rmod__(self, other: Tensor, /) -> Tensor: ...
     def __rmod__(self, other: Any, /) -> Any:
         return _binary("mod", other, self)
 
@@ -306,6 +331,8 @@ class DynamicInt(NumberProxy):
     def __pow__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __pow__(self, other: float | DynamicFloat, /) -> DynamicFloat: ...
+    @overload
+    def __pow__(self, other: Tensor, /) -> Tensor: ...
     def __pow__(self, other: Any, /) -> Any:
         if type(other) is int and other < 0:
             # Python: int ** negative int is float(base) ** exponent
@@ -316,8 +343,24 @@ class DynamicInt(NumberProxy):
     def __rpow__(self, other: int | DynamicBool, /) -> DynamicInt: ...
     @overload
     def __rpow__(self, other: float, /) -> DynamicFloat: ...
+    @overload
+    def __rpow__(self, other: Tensor, /) -> Tensor: ...
     def __rpow__(self, other: Any, /) -> Any:
         return _binary("pow", other, self)
+
+    @overload
+    def __divmod__(self, other: int | DynamicInt | DynamicBool, /) -> tuple[DynamicInt, DynamicInt]: ...
+    @overload
+    def __divmod__(self, other: float | DynamicFloat, /) -> tuple[DynamicFloat, DynamicFloat]: ...
+    def __divmod__(self, other: Any, /) -> Any:
+        return (self // other, self % other)
+
+    @overload
+    def __rdivmod__(self, other: int | DynamicBool, /) -> tuple[DynamicInt, DynamicInt]: ...
+    @overload
+    def __rdivmod__(self, other: float, /) -> tuple[DynamicFloat, DynamicFloat]: ...
+    def __rdivmod__(self, other: Any, /) -> Any:
+        return (other // self, other % self)
 
     def __neg__(self) -> DynamicInt:
         return _unary("neg", self)  # type: ignore[no-any-return]
@@ -331,23 +374,47 @@ class DynamicInt(NumberProxy):
     def __invert__(self) -> DynamicInt:
         return _unary("invert", self)  # type: ignore[no-any-return]
 
-    def __and__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
-        return _binary("and", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __and__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __and__(self, other: Tensor, /) -> Tensor: ...
+    def __and__(self, other: Any, /) -> Any:
+        return _binary("and", self, other)
 
-    def __rand__(self, other: int | DynamicBool, /) -> DynamicInt:
-        return _binary("and", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rand__(self, other: int | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __rand__(self, other: Tensor, /) -> Tensor: ...
+    def __rand__(self, other: Any, /) -> Any:
+        return _binary("and", other, self)
 
-    def __or__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
-        return _binary("or", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __or__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __or__(self, other: Tensor, /) -> Tensor: ...
+    def __or__(self, other: Any, /) -> Any:
+        return _binary("or", self, other)
 
-    def __ror__(self, other: int | DynamicBool, /) -> DynamicInt:
-        return _binary("or", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __ror__(self, other: int | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __ror__(self, other: Tensor, /) -> Tensor: ...
+    def __ror__(self, other: Any, /) -> Any:
+        return _binary("or", other, self)
 
-    def __xor__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
-        return _binary("xor", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __xor__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __xor__(self, other: Tensor, /) -> Tensor: ...
+    def __xor__(self, other: Any, /) -> Any:
+        return _binary("xor", self, other)
 
-    def __rxor__(self, other: int | DynamicBool, /) -> DynamicInt:
-        return _binary("xor", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rxor__(self, other: int | DynamicBool, /) -> DynamicInt: ...
+    @overload
+    def __rxor__(self, other: Tensor, /) -> Tensor: ...
+    def __rxor__(self, other: Any, /) -> Any:
+        return _binary("xor", other, self)
 
     def __lshift__(self, other: int | DynamicInt | DynamicBool, /) -> DynamicInt:
         return _binary("lshift", self, other)  # type: ignore[no-any-return]
@@ -361,17 +428,33 @@ class DynamicInt(NumberProxy):
     def __rrshift__(self, other: int | DynamicBool, /) -> DynamicInt:
         return _binary("rshift", other, self)  # type: ignore[no-any-return]
 
-    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("lt", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __lt__(self, other: Tensor, /) -> Tensor: ...
+    def __lt__(self, other: Any, /) -> Any:
+        return _binary("lt", self, other)
 
-    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("le", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __le__(self, other: Tensor, /) -> Tensor: ...
+    def __le__(self, other: Any, /) -> Any:
+        return _binary("le", self, other)
 
-    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("gt", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __gt__(self, other: Tensor, /) -> Tensor: ...
+    def __gt__(self, other: Any, /) -> Any:
+        return _binary("gt", self, other)
 
-    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("ge", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __ge__(self, other: Tensor, /) -> Tensor: ...
+    def __ge__(self, other: Any, /) -> Any:
+        return _binary("ge", self, other)
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
         return _binary("eq", self, other)  # type: ignore[no-any-return]
@@ -388,47 +471,111 @@ class DynamicFloat(NumberProxy):
     __slots__ = ()
     _python_type = float
 
-    def __add__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("add", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __add__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __add__(self, other: Tensor, /) -> Tensor: ...
+    def __add__(self, other: Any, /) -> Any:
+        return _binary("add", self, other)
 
-    def __radd__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("add", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __radd__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __radd__(self, other: Tensor, /) -> Tensor: ...
+    def __radd__(self, other: Any, /) -> Any:
+        return _binary("add", other, self)
 
-    def __sub__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("sub", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __sub__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __sub__(self, other: Tensor, /) -> Tensor: ...
+    def __sub__(self, other: Any, /) -> Any:
+        return _binary("sub", self, other)
 
-    def __rsub__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("sub", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rsub__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rsub__(self, other: Tensor, /) -> Tensor: ...
+    def __rsub__(self, other: Any, /) -> Any:
+        return _binary("sub", other, self)
 
-    def __mul__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("mul", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __mul__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __mul__(self, other: Tensor, /) -> Tensor: ...
+    def __mul__(self, other: Any, /) -> Any:
+        return _binary("mul", self, other)
 
-    def __rmul__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("mul", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rmul__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rmul__(self, other: Tensor, /) -> Tensor: ...
+    def __rmul__(self, other: Any, /) -> Any:
+        return _binary("mul", other, self)
 
-    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("truediv", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __truediv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __truediv__(self, other: Tensor, /) -> Tensor: ...
+    def __truediv__(self, other: Any, /) -> Any:
+        return _binary("truediv", self, other)
 
-    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("truediv", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rtruediv__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rtruediv__(self, other: Tensor, /) -> Tensor: ...
+    def __rtruediv__(self, other: Any, /) -> Any:
+        return _binary("truediv", other, self)
 
-    def __floordiv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("floordiv", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __floordiv__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __floordiv__(self, other: Tensor, /) -> Tensor: ...
+    def __floordiv__(self, other: Any, /) -> Any:
+        return _binary("floordiv", self, other)
 
-    def __rfloordiv__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("floordiv", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rfloordiv__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rfloordiv__(self, other: Tensor, /) -> Tensor: ...
+    def __rfloordiv__(self, other: Any, /) -> Any:
+        return _binary("floordiv", other, self)
 
-    def __mod__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("mod", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __mod__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __mod__(self, other: Tensor, /) -> Tensor: ...
+    def __mod__(self, other: Any, /) -> Any:
+        return _binary("mod", self, other)
 
-    def __rmod__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("mod", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rmod__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rmod__(self, other: Tensor, /) -> Tensor: ...
+    def __rmod__(self, other: Any, /) -> Any:
+        return _binary("mod", other, self)
 
-    def __pow__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat:
-        return _binary("pow", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __pow__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __pow__(self, other: Tensor, /) -> Tensor: ...
+    def __pow__(self, other: Any, /) -> Any:
+        return _binary("pow", self, other)
 
-    def __rpow__(self, other: float | DynamicBool, /) -> DynamicFloat:
-        return _binary("pow", other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rpow__(self, other: float | DynamicBool, /) -> DynamicFloat: ...
+    @overload
+    def __rpow__(self, other: Tensor, /) -> Tensor: ...
+    def __rpow__(self, other: Any, /) -> Any:
+        return _binary("pow", other, self)
+
+    def __divmod__(
+        self, other: float | DynamicInt | DynamicFloat | DynamicBool, /
+    ) -> tuple[DynamicFloat, DynamicFloat]:
+        return (self // other, self % other)
+
+    def __rdivmod__(self, other: float | DynamicBool, /) -> tuple[DynamicFloat, DynamicFloat]:
+        return (other // self, other % self)
 
     def __neg__(self) -> DynamicFloat:
         return _unary("neg", self)  # type: ignore[no-any-return]
@@ -439,17 +586,33 @@ class DynamicFloat(NumberProxy):
     def __abs__(self) -> DynamicFloat:
         return _unary("abs", self)  # type: ignore[no-any-return]
 
-    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("lt", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __lt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __lt__(self, other: Tensor, /) -> Tensor: ...
+    def __lt__(self, other: Any, /) -> Any:
+        return _binary("lt", self, other)
 
-    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("le", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __le__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __le__(self, other: Tensor, /) -> Tensor: ...
+    def __le__(self, other: Any, /) -> Any:
+        return _binary("le", self, other)
 
-    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("gt", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __gt__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __gt__(self, other: Tensor, /) -> Tensor: ...
+    def __gt__(self, other: Any, /) -> Any:
+        return _binary("gt", self, other)
 
-    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool:
-        return _binary("ge", self, other)  # type: ignore[no-any-return]
+    @overload
+    def __ge__(self, other: float | DynamicInt | DynamicFloat | DynamicBool, /) -> DynamicBool: ...
+    @overload
+    def __ge__(self, other: Tensor, /) -> Tensor: ...
+    def __ge__(self, other: Any, /) -> Any:
+        return _binary("ge", self, other)
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
         return _binary("eq", self, other)  # type: ignore[no-any-return]
@@ -470,11 +633,25 @@ class DynamicBool(NumberProxy):
     __slots__ = ()
     _python_type = bool
 
+    if TYPE_CHECKING:
+        # With a tensor, as a bool tensor scalar: `x * b`, `x + b` (torch's own operator runs at
+        # run time: these exist for type checkers only, which otherwise reject `x * b`).
+        def __mul__(self, other: Tensor, /) -> Tensor: ...
+        def __rmul__(self, other: Tensor, /) -> Tensor: ...
+        def __add__(self, other: Tensor, /) -> Tensor: ...
+        def __radd__(self, other: Tensor, /) -> Tensor: ...
+        def __sub__(self, other: Tensor, /) -> Tensor: ...
+        def __rsub__(self, other: Tensor, /) -> Tensor: ...
+        def __truediv__(self, other: Tensor, /) -> Tensor: ...
+        def __rtruediv__(self, other: Tensor, /) -> Tensor: ...
+
     # &, |, ^ as for Python bools: with a bool a bool, with an int an int.
     @overload
     def __and__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __and__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __and__(self, other: Tensor, /) -> Tensor: ...
     def __and__(self, other: Any, /) -> Any:
         return _binary("and", self, other)
 
@@ -482,6 +659,8 @@ class DynamicBool(NumberProxy):
     def __rand__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __rand__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rand__(self, other: Tensor, /) -> Tensor: ...
     def __rand__(self, other: Any, /) -> Any:
         return _binary("and", other, self)
 
@@ -489,6 +668,8 @@ class DynamicBool(NumberProxy):
     def __or__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __or__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __or__(self, other: Tensor, /) -> Tensor: ...
     def __or__(self, other: Any, /) -> Any:
         return _binary("or", self, other)
 
@@ -496,6 +677,8 @@ class DynamicBool(NumberProxy):
     def __ror__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __ror__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __ror__(self, other: Tensor, /) -> Tensor: ...
     def __ror__(self, other: Any, /) -> Any:
         return _binary("or", other, self)
 
@@ -503,6 +686,8 @@ class DynamicBool(NumberProxy):
     def __xor__(self, other: bool | DynamicBool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __xor__(self, other: int | DynamicInt, /) -> DynamicInt: ...
+    @overload
+    def __xor__(self, other: Tensor, /) -> Tensor: ...
     def __xor__(self, other: Any, /) -> Any:
         return _binary("xor", self, other)
 
@@ -510,18 +695,24 @@ class DynamicBool(NumberProxy):
     def __rxor__(self, other: bool, /) -> DynamicBool: ...  # type: ignore[overload-overlap]  # bool is an int, as in typeshed's bool
     @overload
     def __rxor__(self, other: int, /) -> DynamicInt: ...
+    @overload
+    def __rxor__(self, other: Tensor, /) -> Tensor: ...
     def __rxor__(self, other: Any, /) -> Any:
         return _binary("xor", other, self)
 
-    def __invert__(self) -> NoReturn:
-        """Refused. Python's ``~True`` is ``-2`` (the int's bitwise not, deprecated since
-        Python 3.12), almost never what ``~b`` on a bool means; a logical not would silently
-        differ from Python. Write ``b ^ True`` for the logical not."""
-        raise TypeError(
-            f"~ on DynamicBool {self._name} ({self._origin}): in Python ~True is -2 (bitwise "
-            "not of the int, deprecated since Python 3.12), so symscalar does not give it a "
-            "meaning. Write `b ^ True` for a logical not."
-        )
+    if not TYPE_CHECKING:
+        # Run-time only, so that type checkers reject `~b` (an operator error) instead of
+        # typing it NoReturn, which would silently make the rest of the function unreachable.
+
+        def __invert__(self):
+            """Refused. Python's ``~True`` is ``-2`` (the int's bitwise not, deprecated since
+            Python 3.12), almost never what ``~b`` on a bool means; a logical not would
+            silently differ from Python. Write ``b ^ True`` for the logical not."""
+            raise TypeError(
+                f"~ on DynamicBool {self._name} ({self._origin}): in Python ~True is -2 (bitwise "
+                "not of the int, deprecated since Python 3.12), so symscalar does not give it a "
+                "meaning. Write `b ^ True` for a logical not."
+            )
 
     def __eq__(self, other: object, /) -> DynamicBool:  # type: ignore[override]
         return _binary("eq", self, other)  # type: ignore[no-any-return]

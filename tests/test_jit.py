@@ -3,6 +3,7 @@
 import functools
 import subprocess
 import sys
+import typing
 
 import pytest
 import torch
@@ -121,6 +122,77 @@ def test_static_and_dynamic_overrides():
         symscalar.jit(f, static=["nope"])
     with pytest.raises(ValueError, match="both static and dynamic"):
         symscalar.jit(f, static=["a"], dynamic=["a"])
+
+
+@pytest.mark.parametrize(
+    ("option", "annotation", "meaning"),
+    [
+        ("static", DynamicInt, "dynamic"),
+        ("static", symscalar.IntLike, "dynamic"),
+        ("static", "int | DynamicInt", "dynamic"),
+        ("static", "DynamicFloat | None", "dynamic"),
+        ("static", torch.Tensor, "a tensor"),
+        ("dynamic", int, "static"),
+        ("dynamic", symscalar.StaticInt, "static"),
+        ("dynamic", "int | None", "static"),
+        ("dynamic", torch.Tensor, "a tensor"),
+    ],
+)
+def test_an_option_that_contradicts_the_annotation_is_refused(option, annotation, meaning):
+    """One rule with the mypy plugin: the annotation decides; static=/dynamic= only decide for
+    parameters whose annotation does not, and contradicting one is an error at jit() time."""
+
+    def f(x: torch.Tensor, k):
+        return x * 2
+
+    f.__annotations__["k"] = annotation
+    with pytest.raises(
+        symscalar.errors.JitOptionError,
+        match=rf"parameter 'k' is annotated .*makes it {meaning}; the annotation decides.*remove 'k' from {option}=",
+    ):
+        symscalar.jit(f, **{option: ["k"]})
+
+
+def test_options_decide_where_the_annotation_does_not():
+    """Unannotated, Any, object or an unbounded TypeVar: the option applies; an option that
+    agrees with the annotation is allowed (and changes nothing)."""
+    unbounded = typing.TypeVar("unbounded")
+    x = torch.ones(3)
+    for annotation in (None, typing.Any, object, unbounded):
+
+        def f(x: torch.Tensor, k):
+            return x.sum(k)
+
+        if annotation is not None:
+            f.__annotations__["k"] = annotation
+        g = symscalar.jit(f, static=["k"])
+        torch.testing.assert_close(g(x, 0), x.sum(0))
+        h = symscalar.jit(f, dynamic=["k"])
+        with pytest.raises(symscalar.StaticValueRequiredError):
+            h(x, 0)
+
+    def agree(x: torch.Tensor, n: DynamicInt, d: symscalar.StaticInt):
+        return x * n + d
+
+    g = symscalar.jit(agree, dynamic=["n"], static=["d"])
+    g(x, 1, 2)
+    g(x, 3, 2)
+    assert g.cache_info().misses == 1
+
+
+def test_a_typevar_annotation_is_read_by_its_bound():
+    bounded = typing.TypeVar("bounded", bound=symscalar.IntLike)
+
+    @symscalar.jit
+    def f(x: torch.Tensor, k: bounded) -> torch.Tensor:  # type: ignore[valid-type]
+        return x * k
+
+    x = torch.ones(3)
+    f(x, 1)
+    f(x, 2)
+    assert f.cache_info().misses == 1  # dynamic, as IntLike: one program for both values
+    with pytest.raises(symscalar.errors.JitOptionError, match="annotated bounded"):
+        symscalar.jit(f.__wrapped__, static=["k"])
 
 
 def test_bad_arguments_get_clear_errors():

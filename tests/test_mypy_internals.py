@@ -10,6 +10,9 @@ import inspect
 import pathlib
 import re
 
+import mypy.build
+import mypy.main
+import mypy.util
 import tomllib
 from mypy.checker import TypeChecker
 from mypy.checker_shared import CheckerScope
@@ -77,3 +80,15 @@ def test_plugin_docstring_lists_each_internal() -> None:
         "get_subexpressions",
     ):
         assert name in doc, name
+
+
+def test_check_command_internals() -> None:
+    """``python -m symscalar check`` runs mypy's own option processing and build, adding the
+    plugin as a program using mypy does (``build(..., extra_plugins=...)``)."""
+    assert "extra_plugins" in inspect.signature(mypy.build.build).parameters
+    params = inspect.signature(mypy.main.process_options).parameters
+    assert {"stdout", "stderr", "fscache"} <= set(params)
+    assert list(inspect.signature(mypy.main.show_messages).parameters)[:4] == ["messages", "f", "formatter", "options"]
+    for name in ("format_error", "format_success", "fit_in_terminal"):
+        assert hasattr(mypy.util.FancyFormatter, name), name
+    assert hasattr(mypy.util, "count_stats")

@@ -122,3 +122,53 @@ def test_plugin_loads_and_reports_without_torch(torchless: pathlib.Path, tmp_pat
     assert any(line.startswith("user.py:8:") and "[symscalar-dynamic-condition]" in line for line in lines), lines
     assert any(line.startswith("user.py:9:") and "[symscalar-static-required]" in line for line in lines), lines
     assert all(line.startswith("user.py:") for line in lines), lines
+
+
+LOCAL_PLUGIN = """
+from mypy.plugin import Plugin
+
+
+def mark(ctx):
+    ctx.api.fail("the project's own plugin ran", ctx.context)
+    return ctx.default_return_type
+
+
+class LocalPlugin(Plugin):
+    def get_function_hook(self, fullname):
+        return mark if fullname == "user.marker" else None
+
+
+def plugin(version):
+    return LocalPlugin
+"""
+
+
+def test_check_command_without_torch(torchless: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """``python -m symscalar check`` in a project, where only mypy and symscalar are installed:
+    mypy reads the project's pyproject.toml itself, so a TOML ``exclude`` list excludes each of
+    its files, a relative plugin path resolves against the config's folder, and a message
+    about the configuration names the project's file (no merged copy elsewhere)."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "src" / "skipped").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "pyproject.toml").write_text(
+        "[tool.mypy]\n"
+        'plugins = ["tools/local_plugin.py"]\n'
+        'exclude = ["^src/skipped/", "generated\\\\.py$"]\n'
+        "unknown_setting = 1\n"
+    )
+    (project / "tools" / "local_plugin.py").write_text(LOCAL_PLUGIN)
+    (project / "src" / "skipped" / "bad.py").write_text('x: int = "excluded by the first pattern"\n')
+    (project / "src" / "generated.py").write_text('y: int = "excluded by the second pattern"\n')
+    (project / "src" / "user.py").write_text(CODE + "\n\ndef marker() -> None: ...\n\n\nmarker()\n")
+    result = run(torchless, "-m", "symscalar", "check", "--mypy-arg=--cache-dir=/dev/null", "src", cwd=project)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "torch" not in result.stderr, result.stderr
+    assert any(line.startswith("src/user.py:8:") and "[symscalar-dynamic-condition]" in line for line in lines), lines
+    assert any(line.startswith("src/user.py:9:") and "[symscalar-static-required]" in line for line in lines), lines
+    assert any(line.startswith("src/user.py:16:") and "the project's own plugin ran" in line for line in lines), lines
+    assert lines[-1] == "Found 3 errors in 1 file (checked 1 source file)", lines  # both others excluded
+    assert "pyproject.toml: [mypy]: Unrecognized option: unknown_setting = 1" in result.stderr, result.stderr
+    assert "mypy.ini" not in result.stdout + result.stderr

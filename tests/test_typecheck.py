@@ -20,9 +20,11 @@ of types.py with ``python tests/test_typecheck.py --update-pyright`` and review 
 mypy runs once over the folder per mode (no cache), once per pytest session (xdist workers
 share the result through a locked file). Files whose first lines say ``# executable`` are also
 run: every ``(jitted function, args)`` pair in their ``CALLS`` list is called, and it must
-raise ``StaticValueRequiredError``/``DynamicValueError`` exactly when mypy (with the plugin)
-reports an error inside that function (or inside the helpers listed after the arguments:
-``(fn, args, helper...)``). Every jitted function of an executable file must be in ``CALLS``.
+raise ``StaticValueRequiredError``/``DynamicValueError`` (or another ``TypeError``, such as
+``~b`` on a ``DynamicBool``), or ``JitOptionError`` from ``jit(static=..., dynamic=...)``,
+exactly when mypy (with the plugin) reports an error inside that function (or inside the
+helpers listed after the arguments: ``(fn, args, helper...)``). Every jitted function of an
+executable file must be in ``CALLS``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ import torch
 
 import symscalar
 from symscalar.__main__ import mypy_config
+from symscalar._static_params import STATIC_PARAMS
+from symscalar.errors import JitOptionError
 from tests.mypy_support import session_once
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -265,6 +269,31 @@ def test_pyright_holds_the_core_rule() -> None:
     assert not silent, "plain mypy rejects these, Pyright does not:\n" + "\n".join(silent)
 
 
+def unannotated_static_parameters() -> list[str]:
+    """Static parameters of torch spellings that torch's own source leaves unannotated (Python
+    methods such as ``Tensor.split``): Pyright, without a plugin, sees ``Any`` there."""
+    found = []
+    for name, (_, static, _) in sorted(STATIC_PARAMS.items()):
+        owner, _, method = name.rpartition(".")
+        if owner != "torch.Tensor" or not static:
+            continue
+        fn = getattr(torch.Tensor, method, None)
+        if not inspect.isfunction(fn):
+            continue  # a C method: typed by torch's stubs
+        params = inspect.signature(fn).parameters
+        found += [f"{name}({p})" for p in static if p in params and params[p].annotation is inspect.Parameter.empty]
+    return found
+
+
+def test_unannotated_torch_spellings_are_documented() -> None:
+    """docs/mypy.md names each torch spelling where the core rule needs the plugin."""
+    found = unannotated_static_parameters()
+    assert found, "torch annotates every static parameter now: update docs/mypy.md"
+    docs = (ROOT / "docs" / "mypy.md").read_text()
+    missing = [f for f in found if f"`{f.removeprefix('torch.')}`" not in docs]
+    assert not missing, f"docs/mypy.md should name: {missing}"
+
+
 def test_enough_cases() -> None:
     expected = expectations(plugin=True)
     clean = [p for p in case_files() if p.name.startswith("clean_")]
@@ -331,7 +360,7 @@ def test_runtime_agrees_with_mypy(path: pathlib.Path, plugin_output: list[Messag
         try:
             fn(*args)
             raised = None
-        except (symscalar.StaticValueRequiredError, symscalar.DynamicValueError) as e:
+        except (TypeError, JitOptionError) as e:  # StaticValueRequiredError, DynamicValueError, `~b`
             raised = e
         if bool(flagged) != (raised is not None):
             disagreements.append(

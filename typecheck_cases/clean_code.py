@@ -11,7 +11,7 @@ from symscalar import DynamicFloat, DynamicInt, NumberLike, StaticBool, StaticIn
 
 @symscalar.jit
 def normalize(x: torch.Tensor, eps: DynamicFloat, dim: StaticInt, keep: StaticBool) -> torch.Tensor:
-    total = x.sum(dim, keepdim=keep) + eps  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    total = x.sum(dim, keepdim=keep) + eps
     return x / total
 
 
@@ -19,7 +19,7 @@ def normalize(x: torch.Tensor, eps: DynamicFloat, dim: StaticInt, keep: StaticBo
 def reduce_many(x: torch.Tensor, scale: DynamicFloat) -> torch.Tensor:
     dims: list[int] = [0, 1]
     fixed: tuple[int, ...] = (0,)
-    a = torch.sum(x * scale, dims)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    a = torch.sum(x * scale, dims)
     b = ops.sum(x, fixed).sum()
     return a + b + x.sum(dim=-1).sum(0, False)
 
@@ -29,7 +29,7 @@ def shapes_from_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     rows = x.shape[0]
     flat = x.reshape(rows * x.shape[1])
     grid = ops.reshape(flat, (rows, -1))
-    return ops.expand(ops.sum(grid, 0, True), (rows * 2, x.shape[1])) * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return ops.expand(ops.sum(grid, 0, True), (rows * 2, x.shape[1])) * n
 
 
 @symscalar.jit
@@ -50,7 +50,7 @@ def comprehensions_are_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     first, _ = torch.split(x, [k * groups for k in sizes])
     ones = torch.ones(size=[x.shape[i] for i in (0, 1)])
     flat = x.reshape(tuple(d for d in x.shape))
-    return first.sum(0) + ones[0] * n + flat[1]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return first.sum(0) + ones[0] * n + flat[1]
 
 
 @symscalar.jit
@@ -58,7 +58,7 @@ def dynamic_arithmetic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch
     k = (n + 1) * 2 - n // 3
     t = s / k + 0.5
     symscalar.check(k > 0, "k must be positive")
-    return x * t - k  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    return x * t - k
 
 
 @symscalar.jit

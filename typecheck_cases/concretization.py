@@ -79,12 +79,12 @@ def not_name(x: torch.Tensor, b: DynamicBool) -> torch.Tensor:
 @symscalar.jit
 def and_compare(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     ok = n > 0 and n < 4  # E: Dynamic value used as a condition: "n > 0" is a DynamicBool, whose value is only known when the compiled program runs...  [symscalar-dynamic-condition]
-    return x * ok  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue
+    return x * ok
 
 
 @symscalar.jit
 def or_name(x: torch.Tensor, b: DynamicBool) -> torch.Tensor:
-    return x * (b or False)  # E: "b" has type "DynamicBool" which does not implement __bool__ or __len__ so it could always be true in boolean context  [truthy-bool]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue
+    return x * (b or False)  # E: "b" has type "DynamicBool" which does not implement __bool__ or __len__ so it could always be true in boolean context  [truthy-bool]
 
 
 @symscalar.jit
@@ -95,7 +95,7 @@ def ternary(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
 @symscalar.jit
 def assert_compare(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     assert n != 0  # E: Dynamic value used as a condition: "n != 0" is a DynamicBool, whose value is only known when the compiled program runs...  [symscalar-dynamic-condition]
-    return x * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x * n
 
 
 @symscalar.jit
@@ -116,7 +116,7 @@ def kept_dynamic(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tenso
     positive = n > 0
     both = positive & (s < 2.0)
     symscalar.check(n >= 0, "n must not be negative")
-    return x * s * n + x * (both ^ True)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicBool")  [operator]  # pyright-E: reportOperatorIssue  # pyright-E: reportOperatorIssue
+    return x * s * n + x * (both ^ True)
 
 
 @symscalar.jit

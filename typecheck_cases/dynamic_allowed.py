@@ -11,14 +11,14 @@ from symscalar import DynamicFloat, DynamicInt, ops
 
 @symscalar.jit
 def operators(x: torch.Tensor, s: DynamicFloat, n: DynamicInt) -> torch.Tensor:
-    a = x * s  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
-    b = s * x  # plain-E: Unsupported operand types for * ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
-    c = x + n  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
-    d = n + x  # plain-E: No overload variant of "__add__" of "DynamicInt" matches argument type "Tensor"  [operator]  # pyright-E: reportOperatorIssue
-    e = x - s  # plain-E: Unsupported operand types for - ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
-    f = s - x  # plain-E: Unsupported operand types for - ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
-    g = x / s  # plain-E: Unsupported operand types for / ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
-    h = s / x  # plain-E: Unsupported operand types for / ("DynamicFloat" and "Tensor")  [operator]  # pyright-E: reportOperatorIssue
+    a = x * s
+    b = s * x
+    c = x + n
+    d = n + x
+    e = x - s
+    f = s - x
+    g = x / s
+    h = s / x
     return a + b + c + d + e + f + g + h
 
 

@@ -13,17 +13,17 @@ from symscalar import DynamicBool, DynamicFloat, DynamicInt, StaticInt
 @symscalar.jit
 def scaled_sum(x: torch.Tensor, scale: DynamicFloat, dim: StaticInt) -> torch.Tensor:
     reveal_type(scale)  # N: Revealed type is "symscalar.types.DynamicFloat"
-    return torch.sum(x * scale, dim)  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    return torch.sum(x * scale, dim)
 
 
 @symscalar.jit
 def shifted(x: torch.Tensor, n: DynamicInt, flag: DynamicBool) -> torch.Tensor:
-    return (x + n) * flag  # plain-E: Unsupported operand types for + ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return (x + n) * flag
 
 
 @symscalar.jit(backend="torch")
 def scaled_with_options(x: torch.Tensor, scale: DynamicFloat) -> torch.Tensor:
-    return x * scale  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    return x * scale
 
 
 X = torch.ones(2, 3)

@@ -23,7 +23,7 @@ def slice_bound_dynamic(x: torch.Tensor, t: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def index_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x[0, 1:] * n + x[..., None][:, -1]  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x[0, 1:] * n + x[..., None][:, -1]
 
 
 @symscalar.jit
@@ -53,7 +53,7 @@ def not_and_chain(x: torch.Tensor, flag: StaticBool, n: DynamicInt) -> torch.Ten
 @symscalar.jit
 def static_chain(x: torch.Tensor, flag: StaticBool, n: DynamicInt) -> torch.Tensor:
     both = flag and n  # the right operand is returned, not tested
-    return x * both  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x * both
 
 
 @symscalar.jit
@@ -65,13 +65,13 @@ def in_tuple(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def in_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x * n if 2 in (1, 2) else x  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x * n if 2 in (1, 2) else x
 
 
 @symscalar.jit
 def in_mapping_keys(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
     scales = {"a": n}
-    return x * scales["a"] if "a" in scales else x  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x * scales["a"] if "a" in scales else x
 
 
 @symscalar.jit
@@ -88,7 +88,7 @@ def all_list(x: torch.Tensor, b: DynamicBool) -> torch.Tensor:
 
 @symscalar.jit
 def any_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x * n if any(v > 1 for v in x.shape) else x  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return x * n if any(v > 1 for v in x.shape) else x
 
 
 @symscalar.jit
@@ -111,7 +111,7 @@ def partial_bound_method(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def partial_static(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return functools.partial(torch.sum, dim=1)(x) * n  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    return functools.partial(torch.sum, dim=1)(x) * n
 
 
 @symscalar.jit
@@ -128,12 +128,12 @@ def spread_kwargs(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def sorted_mixed(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x * sorted([n, 2])[0]  # E: sorted() needs the Python value of dynamic value "n" (DynamicInt)...  [symscalar-concretization]  # plain-E: Value of type variable "SupportsRichComparisonT" of "sorted" cannot be "object"  [type-var]  # plain-E: Unsupported operand types for * ("Tensor" and "object")  [operator]  # pyright-E: reportArgumentType
+    return x * sorted([n, 2])[0]  # E: sorted() needs the Python value of dynamic value "n" (DynamicInt)...  [symscalar-concretization]  # plain-E: Value of type variable "SupportsRichComparisonT" of "sorted" cannot be "object"  [type-var]  # plain-E: Unsupported operand types for * ("Tensor" and "object")  [operator]
 
 
 @symscalar.jit
 def min_of(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
-    return x * min(n, 2)  # E: min() needs the Python value of dynamic value "n" (DynamicInt)...  [symscalar-concretization]  # plain-E: No overload variant of "min" matches argument types "DynamicInt", "int"  [call-overload]  # pyright-E: reportArgumentType
+    return x * min(n, 2)  # E: min() needs the Python value of dynamic value "n" (DynamicInt)...  [symscalar-concretization]  # plain-E: Unsupported operand types for * ("Tensor" and "SupportsDunderLT[Any]")  [operator]  # plain-E: Unsupported operand types for * ("Tensor" and "SupportsDunderGT[Any]")  [operator]
 
 
 def unbound_method(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:

@@ -65,7 +65,7 @@ def computed_dim(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def static_dims_pass(x: torch.Tensor, d: StaticInt, n: DynamicInt) -> torch.Tensor:
-    y = ops.reshape(ops.sum(x * n, d, keepdim=True), (-1,))  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicInt")  [operator]  # pyright-E: reportOperatorIssue
+    y = ops.reshape(ops.sum(x * n, d, keepdim=True), (-1,))
     return ops.expand(ops.full((1,), 2.0) + ops.sum(y), (2, 3))
 
 

@@ -54,7 +54,7 @@ def torch_full(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
 
 @symscalar.jit
 def static_spellings_pass(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
-    y = torch.sum(x * s, 1, keepdim=True) + x.sum(dim=(0, 1))  # plain-E: Unsupported operand types for * ("Tensor" and "DynamicFloat")  [operator]  # pyright-E: reportOperatorIssue
+    y = torch.sum(x * s, 1, keepdim=True) + x.sum(dim=(0, 1))
     z = torch.broadcast_to(torch.reshape(y, (2, 1)), (2, 3)) + x.sum(0, True)
     return z + torch.full((2, 3), s)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicFloat"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 

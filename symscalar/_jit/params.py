@@ -1,9 +1,11 @@
 """What each parameter of a jitted function is: tensor, static, dynamic or unannotated.
 
 Annotations decide (``StaticInt``/``int`` static, ``DynamicInt``/``DynamicFloat``/``NumberLike``
-dynamic, ``torch.Tensor`` a tensor, ``DynamicFloat | None`` dynamic-or-None), overridden by
-``jit(fn, static=[...], dynamic=[...])``; unannotated values are pytrees whose tensors are
-traced and the rest static. (``arguments.py`` checks a value against its kind.)
+dynamic, ``torch.Tensor`` a tensor, ``DynamicFloat | None`` dynamic-or-None, a ``TypeVar`` by its
+bound); ``jit(fn, static=[...], dynamic=[...])`` decides for parameters whose annotation does
+not, and contradicting an annotation is an error (``check_option``, the rule the mypy plugin
+applies too); unannotated values are pytrees whose tensors are traced and the rest static.
+(``arguments.py`` checks a value against its kind.)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import JitOptionError
 from symscalar.types import (
     BoolLike,
     DynamicBool,
@@ -156,12 +159,28 @@ def _union_kind(hint: Any) -> tuple[Kind, bool] | None:
         return None
     members, optional = found
     kinds = {_hint_kind(m) for m in members}
-    if not kinds or not kinds <= DYNAMIC_KINDS:
+    dynamic = kinds & DYNAMIC_KINDS
+    # `int | DynamicInt` is IntLike spelled out: dynamic, as a type checker reads it
+    if not dynamic or not kinds <= DYNAMIC_KINDS | {Kind.STATIC}:
         return None
-    return (kinds.pop() if len(kinds) == 1 else Kind.DYN_NUMBER), optional
+    if len(dynamic) == 1:
+        kind = next(iter(dynamic))
+        static = {_bound(m) for m in members if _hint_kind(m) is Kind.STATIC}
+        if all(getattr(m, "__value__", m) in DYNAMIC_TYPES[kind] for m in static):
+            return kind, optional
+    return Kind.DYN_NUMBER, optional
+
+
+def _bound(hint: Any) -> Any:
+    """A ``TypeVar`` stands for its bound (``T = TypeVar("T", bound=IntLike)`` is dynamic, as a
+    type checker reads it); one without a bound says nothing (``object``)."""
+    if isinstance(hint, typing.TypeVar):
+        return hint.__bound__ if hint.__bound__ is not None else object
+    return hint
 
 
 def _hint_kind(hint: Any) -> Kind:
+    hint = _bound(hint)
     if hint is inspect.Parameter.empty or hint is None:
         return Kind.AUTO
     union = _union_kind(hint)
@@ -225,10 +244,12 @@ def param_kinds(
     static_names = _named(fn, names, static, "static")
     dynamic_names = _named(fn, names, dynamic, "dynamic")
     for name in set(static_names) & set(dynamic_names):
-        raise ValueError(f"jit({qualname(fn)}): parameter {name!r} is both static and dynamic")
+        raise JitOptionError(f"jit({qualname(fn)}): parameter {name!r} is both static and dynamic")
     for name in static_names:
+        check_option(fn, name, hints.get(name, inspect.Parameter.empty), kinds[name], "static")
         kinds[name] = Kind.STATIC
     for name in dynamic_names:
+        check_option(fn, name, hints.get(name, inspect.Parameter.empty), kinds[name], "dynamic")
         if not kinds[name].dynamic:
             kinds[name] = Kind.DYN_NUMBER
     for name in (*static_names, *dynamic_names):
@@ -238,6 +259,37 @@ def param_kinds(
     return kinds, unresolved, frozenset(optional)
 
 
+# Annotations that say nothing about static/dynamic: ``static=``/``dynamic=`` decide for them.
+_UNDECIDED = (inspect.Parameter.empty, Any, object)
+
+
+def check_option(fn: Any, name: str, hint: Any, kind: Kind, option: str) -> None:
+    """The one rule for ``jit(static=..., dynamic=...)`` (the mypy plugin applies it too): the
+    annotation decides, the options only decide for parameters whose annotation does not
+    (none, ``Any``, ``object``, or an annotation that is neither static nor dynamic, such as
+    ``tuple[int, int]`` for ``static=``). An option that contradicts the annotation is an
+    error here, when ``jit`` is applied, instead of a verdict that the type checker, which
+    reads the annotation, would not share."""
+    if option == "static":
+        contradicts = kind.dynamic or kind is Kind.TENSOR
+    else:
+        contradicts = not kind.dynamic and _bound(hint) not in _UNDECIDED
+    if not contradicts:
+        return
+    shown = hint if isinstance(hint, str) else getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+    if option == "static":
+        fix = "annotate it StaticInt/StaticFloat/StaticBool (int, float, bool) to make it static"
+        meaning = "a tensor" if kind is Kind.TENSOR else "dynamic"
+    else:
+        fix = "annotate it DynamicInt/DynamicFloat/DynamicBool (or IntLike, FloatLike, NumberLike) to make it dynamic"
+        meaning = "a tensor" if kind is Kind.TENSOR else "static"
+    raise JitOptionError(
+        f"jit({qualname(fn)}, {option}=[{name!r}]): parameter {name!r} is annotated {shown}, which makes it "
+        f"{meaning}; the annotation decides (mypy reads it too), and {option}= only applies to parameters "
+        f"whose annotation does not: {fix}, or remove {name!r} from {option}="
+    )
+
+
 def _named(fn: Any, names: list[str], items: Any, what: str) -> list[str]:
     """The parameter names that ``static=``/``dynamic=`` (names or positions) designate."""
     items = [items] if isinstance(items, (str, int)) else list(items or ())
@@ -245,7 +297,7 @@ def _named(fn: Any, names: list[str], items: Any, what: str) -> list[str]:
     for item in items:
         name = names[item] if isinstance(item, int) and -len(names) <= item < len(names) else item
         if name not in names:
-            raise ValueError(
+            raise JitOptionError(
                 f"jit({qualname(fn)}, {what}=...): {item!r} is not a parameter; the parameters are {names}"
             )
         out.append(name)
