@@ -14,7 +14,7 @@ import torch
 from symscalar import autocast, torch_backend
 from symscalar import grad as grad_transform
 from symscalar import state as outside
-from symscalar._jit import arguments, tree
+from symscalar._jit import arguments, pystate, tree
 from symscalar._jit.cache import MISS, Entry
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
@@ -96,6 +96,7 @@ def compile_entry(
     hooks.add(watch.used_modules, watch.names)
     guards = tuple(builder.guards)
     guard = guard_function(trace, guards, builder) if guards else None
+    attributes, root_values = pystate.attribute_guards(watch, modules, qualname(fn))
     entry_run = outside.make_entry(
         run,
         watch.roots,
@@ -106,6 +107,9 @@ def compile_entry(
         MISS,
         qualname(fn),
         aliases=watch.aliases(captured, modules),
+        attributes=attributes,
+        root_values=root_values,
+        same=pystate.same_value,
     )
     return Entry(trace, entry_run, guards, backward, backend, guard)
 
