@@ -185,6 +185,9 @@ class TraceBuilder:
         # gets a ``stop_gradient`` on what it computes from values that require grad.
         self.grad_enabled_at_start = torch.is_grad_enabled()
         self.inference_at_start = torch.is_inference_mode_enabled()
+        # values computed inside a torch.inference_mode() region the traced function entered:
+        # eager returns them as inference tensors (see _jit/compile.py)
+        self.inference_values: set[TensorVar] = set()
         # Set when a function called without grad computes, in an ``enable_grad()`` region, a
         # value that requires grad: the program then runs with autograd, as eager builds a graph.
         self.grad_inside = False
@@ -347,6 +350,8 @@ class TraceBuilder:
         if not isinstance(result, TensorVar):  # only scalar results have values to propagate
             self._propagate_scalar_values(prim, atoms, params, outs)
         outs = self._propagate_requires_grad(prim, atoms, outs)
+        if not self.inference_at_start and torch.is_inference_mode_enabled():
+            self.inference_values.update(v for v in outs if isinstance(v, TensorVar))
         if prim.multiple_results:
             return tuple([self._wrap(v) for v in outs])
         return self._wrap(outs[0]) if outs else None

@@ -21,7 +21,7 @@ from symscalar._jit.params import Kind, identifier, qualname
 from symscalar.backend import choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.random import draw_seed
-from symscalar.trace import ScalarVar, Trace, check_trace
+from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
 from symscalar.tracing import TraceBuilder, stop_gradient_p, tracing
 
 __all__ = ["compile_entry", "guard_function"]
@@ -89,6 +89,8 @@ def compile_entry(
         run = backend.compile_trace(trace, render)
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
+    if builder.inference_values:
+        run = _inference_outputs(run, trace, len(leaves), builder, qualname(fn))
     if rng_seed:
         run = _append_rng_seed(run)
     run = finish_with_state(run, output) if pending else output.wrap(run)
@@ -165,6 +167,32 @@ def _autocast_off(compiled: Callable[..., Any]) -> Callable[..., Any]:
                 torch.set_autocast_enabled(device, True)
 
     return run
+
+
+def _inference_outputs(
+    run: Callable[..., Any], trace: Trace, n_leaves: int, builder: TraceBuilder, label: str
+) -> Callable[..., Any]:
+    """A program whose function entered ``torch.inference_mode()`` and returns what it computed
+    there: eager returns inference tensors, so the program runs under inference mode. Refused
+    when it also returns tensors computed outside the region (eager's mix cannot be rebuilt)."""
+    outs = [v for v in trace.outputs[:n_leaves] if isinstance(v, TensorVar) and v not in trace.inputs]
+    inside = [v in builder.inference_values for v in outs]
+    if not any(inside):
+        return run
+    if not all(inside) or len(trace.outputs) > n_leaves:
+        raise UnsupportedOperationError(
+            f"{label} returns tensors computed inside a torch.inference_mode() region it enters "
+            "together with tensors (or state writes) computed outside it: eager returns inference "
+            "tensors for the first only, which symscalar.jit cannot reproduce. Fix: use "
+            "torch.no_grad() inside the function, or call the whole jitted function under "
+            "torch.inference_mode()."
+        )
+
+    def run_in_inference_mode(*args: Any) -> Any:
+        with torch.inference_mode():
+            return run(*args)
+
+    return run_in_inference_mode
 
 
 def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:

@@ -357,7 +357,7 @@ class FunctionState:
             self.calls_before_clear = self._count_calls()
 
     def explain(self) -> explain.Explanation:
-        return explain.Explanation(self.retraces.misses)
+        return explain.Explanation(self.retraces.misses, self.retraces.traces)
 
 
 def jit_function(
