@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from symscalar.errors import UnsupportedOperationError
 from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.ops.common import Tensor
-from symscalar.ops.factories import full
+from symscalar.ops.factories import factory_options, full
 from symscalar.ops.shape import shape_arg
 from symscalar.trace import Primitive, TensorVar
 from symscalar.tracing import TraceBuilder, defop, implements, maybe_in_place
@@ -177,6 +177,7 @@ def _torch_sample(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]
         **keywords: Any,
     ) -> Tensor:
         _no_generator(name, generator)
+        factory_options(name, layout, requires_grad, pin_memory)
         return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
 
     return handler
@@ -201,6 +202,7 @@ def _torch_sample_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
         generator: Any = None,
     ) -> Tensor:
         _no_generator(name, generator)
+        factory_options(name, layout, requires_grad, False, memory_format)
         device = torch.device(device) if device is not None else input.device
         return op(tuple(input.shape), dtype=dtype or input.dtype, device=device)
 
