@@ -12,6 +12,7 @@ import types
 import pytest
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 import symscalar
 from symscalar import DynamicInt
@@ -260,3 +261,31 @@ def test_jit_of_compiled_or_scripted_callables_is_refused() -> None:
         symscalar.jit(torch.compile(f, backend="eager"))
     with pytest.warns(DeprecationWarning), pytest.raises(UnsupportedOperationError, match="TorchScript"):
         symscalar.jit(torch.jit.script(f))
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [{"use_reentrant": False}, {"use_reentrant": True}, {"use_reentrant": False, "preserve_rng_state": False}],
+)
+def test_checkpoint_inside_a_jitted_function_is_traced_through(keywords) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Dropout(0.0), nn.Linear(4, 4))
+
+    def loss(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(m, x, **keywords).pow(2).sum()
+
+    steps = [(lambda m: None, torch.randn(2, 4, requires_grad=True)) for _ in range(2)]
+    side_by_side(model, steps, call=loss)
+    if keywords.get("use_reentrant") is not False:  # inputs without grad: no gradient at all
+        jitted = symscalar.jit(lambda x: loss(model, x))
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad"):
+            eager = loss(model, torch.ones(2, 4))
+        assert eager.requires_grad is False and jitted(torch.ones(2, 4)).requires_grad is False
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "vmap"])
+def test_torch_func_transforms_over_a_jitted_function_are_refused(transform: str) -> None:
+    jitted = symscalar.jit(lambda x: (x.sin() * 2).sum())
+    transformed = getattr(torch.func, transform)(jitted)
+    with pytest.raises(UnsupportedOperationError, match=r"torch\.func transform"):
+        transformed(torch.randn(3))

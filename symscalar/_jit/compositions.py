@@ -17,13 +17,31 @@ wrong or fail deep inside torch, and kept out of ``torch.compile``'s way.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import torch
+import torch.utils.checkpoint
 
+from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
+from symscalar.types import current_tracer
 
-__all__ = ["check_jittable", "hide_from_dynamo"]
+__all__ = ["check_jittable", "hide_from_dynamo", "check_no_functorch"]
+
+
+def check_no_functorch(label: str) -> None:
+    """Refuse a call under a torch.func transform (grad, jacrev, vjp, vmap): the program is a
+    ``torch.autograd.Function`` without functorch support, and tracing would see the
+    transform's wrapped tensors."""
+    if torch._C._are_functorch_transforms_active():
+        raise UnsupportedOperationError(
+            f"{label} is called under a torch.func transform (torch.func.grad, jacrev, jacfwd, vjp "
+            "or vmap), which symscalar.jit does not support. Fix: differentiate the jitted "
+            "function with torch.autograd (loss.backward(), torch.autograd.grad), or apply the "
+            "transform to the function without jit."
+        )
+
 
 try:  # torch's own markers for code dynamo must run eagerly (see torch._dynamo.skip_code)
     from torch._C._dynamo.eval_frame import _FrameAction as FrameAction
@@ -75,3 +93,44 @@ def hide_from_dynamo(fn: Any, codes: tuple[Any, ...]) -> None:
     if set_code_exec_strategy is not None:
         for code in codes:
             set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+
+
+# -- torch.utils.checkpoint inside a traced function ----------------------------------------
+# Checkpointing is a recompute policy: the values and gradients are those of the function
+# without it. While a trace runs, ``checkpoint(fn, *args)`` (any spelling: reentrant or not,
+# preserve_rng_state or not, ``checkpoint`` bound early with ``from ... import``) traces ``fn``
+# through, so the program computes what eager computes; the recompute itself is not honoured
+# (the program keeps what its backward needs). The two functions ``checkpoint`` calls are
+# swapped while tracing (both are read from torch.utils.checkpoint's globals at each call).
+
+
+class _TracedThroughCheckpoint:
+    """``CheckpointFunction`` while tracing: ``apply(fn, preserve_rng_state, *args)`` calls fn."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+
+    def apply(self, function: Any, preserve: Any, *args: Any) -> Any:
+        if current_tracer.get() is None:
+            return self.original.apply(function, preserve, *args)
+        if not any(getattr(a, "requires_grad", False) is True for a in args):
+            with torch.no_grad():  # eager: no input requires grad, so neither does the output
+                return function(*args)
+        return function(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
+def _traced_through_generator(original: Any) -> Any:
+    def generator(*args: Any, **kwargs: Any) -> Iterator[None]:
+        if current_tracer.get() is None:
+            yield from original(*args, **kwargs)
+            return
+        yield  # checkpoint then calls the function itself, which is traced
+
+    return generator
+
+
+patch_while_tracing("torch.utils.checkpoint", "CheckpointFunction", _TracedThroughCheckpoint)
+patch_while_tracing("torch.utils.checkpoint", "_checkpoint_without_reentrant_generator", _traced_through_generator)

@@ -20,7 +20,7 @@ from symscalar import state as outside
 from symscalar._jit import arguments, frames, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
-from symscalar._jit.compositions import check_jittable, hide_from_dynamo
+from symscalar._jit.compositions import check_jittable, check_no_functorch, hide_from_dynamo
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
 from symscalar.backend import backend_named
@@ -133,6 +133,7 @@ class FunctionState:
             raise
 
     def _miss(self, args: tuple[Any, ...]) -> Any:
+        check_no_functorch(qualname(self.fn))
         try:
             self._validate(args)
         except TypeError:
