@@ -83,3 +83,27 @@ def test_mixed_inference_and_normal_outputs_are_refused() -> None:
 
     with pytest.raises(UnsupportedOperationError, match="inference_mode"):
         symscalar.jit(mixed)(torch.ones(2))
+
+
+@pytest.mark.parametrize("op", [torch.softmax, torch.log_softmax])
+@pytest.mark.parametrize("autocast", [True, False])
+def test_softmax_backward_in_16_bit_rounds_like_eager(op, autocast: bool) -> None:
+    """Eager's softmax backward kernels accumulate 16-bit inputs in float32 and round once."""
+    torch.manual_seed(0)
+    dtype = torch.float32 if autocast else torch.bfloat16
+    x = torch.randn(64, 64, dtype=dtype)
+    w1 = torch.randn(64, 64, dtype=dtype, requires_grad=True)
+    w2 = torch.randn(64, 16, dtype=dtype, requires_grad=True)
+
+    def f(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            return (op(x @ w1 / 8, -1) @ w2).float().pow(2).sum()
+
+    jitted = symscalar.jit(f)
+    for step in range(2):
+        eager = torch.autograd.grad(f(x, w1, w2), (w1, w2))
+        mine = torch.autograd.grad(jitted(x, w1, w2), (w1, w2))
+        for g_m, g_e in zip(mine, eager):
+            assert g_m.dtype == g_e.dtype
+            torch.testing.assert_close(g_m, g_e, atol=1e-5, rtol=1e-5, msg=f"step {step}")
+        x = x * 2
