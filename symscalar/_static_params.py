@@ -373,7 +373,7 @@ STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     'torch.flip': (('input', 'dims'), ('dims',), 2),
     'torch.floor': (('input',), (), 1),
     'torch.floor_divide': (('input', 'other'), (), 2),
-    'torch.full': (('size', 'fill_value', 'dtype', 'device', 'layout', 'requires_grad'), ('size',), 2),
+    'torch.full': (('size', 'fill_value', 'dtype', 'device', 'layout', 'requires_grad', 'pin_memory'), ('size',), 2),
     'torch.full_like': (('input', 'fill_value', 'dtype', 'device', 'layout', 'requires_grad', 'pin_memory', 'memory_format'), (), 2),
     'torch.functional.einsum': (('equation', 'operands'), (), 1),
     'torch.functional.split': (('tensor', 'split_size_or_sections', 'dim'), ('split_size_or_sections', 'dim'), 3),

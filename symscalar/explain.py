@@ -25,7 +25,7 @@ import contextvars
 import dataclasses
 import sys
 import warnings
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from symscalar import logs
@@ -147,7 +147,7 @@ def differences(old: Facts, new: Facts) -> list[str]:
     return out
 
 
-def closest(candidates: list[Facts], new: Facts) -> Facts | None:
+def closest(candidates: Sequence[Facts], new: Facts) -> Facts | None:
     """The earlier call whose facts differ from ``new`` in the fewest places."""
     if not candidates:
         return None
@@ -167,18 +167,27 @@ class Miss:
         return f"{self.function} trace #{self.number}: {'; '.join(self.reasons)} ({self.trace_ms:.1f} ms)"
 
 
-class Explanation(list[Miss]):
-    """What ``f.explain()`` returns: the misses in order; prints one line a miss. ``compiles``
-    lists what a lazily compiling backend (``backend="inductor"``) compiled after tracing, in
-    the cached entries, with how long each took (printed after the misses)."""
+# How many traces ``explain()`` keeps (the most recent; ``Explanation.total`` counts them all)
+HISTORY = 64
 
-    def __init__(self, misses: Iterable[Miss] = (), compiles: Iterable[Any] = ()) -> None:
+
+class Explanation(list[Miss]):
+    """What ``f.explain()`` returns: the misses in order (the last ``HISTORY``; ``total``
+    counts every trace); prints one line a miss. ``compiles`` lists what a lazily compiling
+    backend (``backend="inductor"``) compiled after tracing, in the cached entries, with how
+    long each took (printed after the misses)."""
+
+    def __init__(self, misses: Iterable[Miss] = (), compiles: Iterable[Any] = (), total: int | None = None) -> None:
         super().__init__(misses)
         self.compiles: list[Any] = list(compiles)
+        self.total = len(self) if total is None else total
 
     def __str__(self) -> str:
-        lines = [str(m) for m in self] or ["no traces yet"]
-        return "\n".join([*lines, *(f"  compile {c}" for c in self.compiles)])
+        if not self:
+            return "no traces yet"
+        earlier = self.total - len(self)
+        head = [f"({earlier} earlier traces not kept)"] if earlier > 0 else []
+        return "\n".join([*head, *map(str, self), *(f"  compile {c}" for c in self.compiles)])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,8 +212,11 @@ class RetraceLog:
         self._max_traces = max_traces
         self._on_limit = on_limit
         self.allowed = allowed  # jit(retrace=False) makes every miss an error
-        self.misses: Explanation = Explanation()
-        self.facts: list[Facts] = []  # facts of each call that traced, in order
+        # the last HISTORY traces (why, and the facts of their calls): a function that keeps
+        # tracing (a new shape per call under max_entries) must not keep every record
+        self.misses: collections.deque[Miss] = collections.deque(maxlen=HISTORY)
+        self.facts: collections.deque[Facts] = collections.deque(maxlen=HISTORY)
+        self.traces = 0  # every trace, including those no longer in the history
         self.label_counts: collections.Counter[str] = collections.Counter()  # retraces by cause
         self._warned_limit = False
         self._warned_numbers: set[str] = set()
@@ -241,7 +253,7 @@ class RetraceLog:
                 + "; ".join(shown)
                 + ". Warm the cache with this kind of call first, or fix the cause."
             )
-        if len(self.misses) >= self.max_traces:
+        if self.traces >= self.max_traces:
             if self.on_limit == "error":
                 raise RetraceError(self._limit_message(reasons, fixes, "would trace"))
             if not self._warned_limit:
@@ -258,7 +270,8 @@ class RetraceLog:
             for fact_label in facts:
                 if reason.startswith(fact_label + " "):
                     self.label_counts[fact_label] += 1
-        miss = Miss(self.function, tuple(_with_fix(r, fixes) for r in reasons), trace_ms, len(self.misses) + 1)
+        self.traces += 1
+        miss = Miss(self.function, tuple(_with_fix(r, fixes) for r in reasons), trace_ms, self.traces)
         self.misses.append(miss)
         self.facts.append(dict(facts))
         logger.info("%s", miss, extra=logs.artifact("retraces"))
@@ -279,16 +292,13 @@ class RetraceLog:
 
     def _limit_message(self, reasons: list[str], fixes: Mapping[str, str], verb: str) -> str:
         text = (
-            f"{self.function} has traced {len(self.misses)} times (max_traces={self.max_traces}); "
+            f"{self.function} has traced {self.traces} times (max_traces={self.max_traces}); "
             f"this call {verb} again because " + "; ".join(_with_fix(r, fixes) for r in reasons) + "."
         )
         if self.label_counts:
             label, count = self.label_counts.most_common(1)[0]
             seen = list(dict.fromkeys(f[label][0] for f in self.facts if label in f))
-            text += (
-                f" Most retraces came from {label} ({count} of {len(self.misses) - 1}; values so "
-                f"far: {', '.join(seen)})"
-            )
+            text += f" Most retraces came from {label} ({count} of {self.traces - 1}; values so far: {', '.join(seen)})"
             fix = fixes.get(label)
             text += f": {fix}." if fix else "."
         return text + " Raise the limit with jit(..., max_traces=N) or symscalar.config.max_traces."

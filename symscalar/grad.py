@@ -429,6 +429,13 @@ class _Program:
 
     def __call__(self, *args: Any) -> tuple[Any, ...]:
         """The trace's outputs, flat, wired into autograd."""
+        if torch._C._are_functorch_transforms_active():  # apply would fail inside torch
+            raise UnsupportedOperationError(
+                "a symscalar.jit function is called under a torch.func transform (torch.func.grad, "
+                "jacrev, vjp, vmap), which it does not support. Fix: differentiate it with "
+                "torch.autograd (loss.backward(), torch.autograd.grad), or apply the transform to "
+                "the function without jit."
+            )
         outs = self.function.apply(*args) if self.outs else ()  # type: ignore[no-untyped-call]
         return tuple(args[i] if kind == "in" else outs[i] if kind == "out" else i for kind, i in self.output_sources)
 

@@ -56,6 +56,9 @@ class GradRegions:
         # their stop_gradient where an enable_grad() region or an output of such a call uses them.
         self._no_grad_values: set[TensorVar] = set()
         self._cuts: dict[TensorVar, TensorVar] = {}
+        # values computed inside a torch.inference_mode() region the traced function entered:
+        # eager returns them as inference tensors (see _jit/compile.py)
+        self.inference_values: set[TensorVar] = set()
 
     def start(self) -> None:
         """Tracing starts now: the grad mode of the call is the current one."""

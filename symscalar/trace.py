@@ -239,6 +239,9 @@ def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
     VJPS.register(prim, rule)
 
 
+_META_CACHE_SIZE = 256  # signatures remembered per primitive
+
+
 def memoized_meta(meta: Callable[..., Any], name: str = "") -> Callable[..., Any]:
     """``meta``, remembered by input signature: tensor shapes, dtypes and devices, scalar
     types, static literals and parameters (by type and repr: ``1`` is not ``1.0`` nor
@@ -267,6 +270,8 @@ def memoized_meta(meta: Callable[..., Any], name: str = "") -> Callable[..., Any
             return _template(_without_autocast(meta, atoms, params))
         found = cache.get(key, _MISSING)
         if found is _MISSING:
+            if len(cache) >= _META_CACHE_SIZE:  # bounded: a new shape per call must not grow it
+                del cache[next(iter(cache))]  # the oldest signature
             found = cache[key] = _template(_without_autocast(meta, atoms, params))
         return found
 

@@ -218,7 +218,10 @@ class TraceBuilder(Recorder):
         return self.grad.operands(atoms)
 
     def _results(self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]) -> tuple[Var, ...]:
-        return self.grad.propagate_requires_grad(prim, atoms, outs)
+        outs = self.grad.propagate_requires_grad(prim, atoms, outs)
+        if not self.grad.inference_at_start and torch.is_inference_mode_enabled():
+            self.grad.inference_values.update(v for v in outs if isinstance(v, TensorVar))
+        return outs
 
     def _outputs(self, atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
         return self.grad.outputs(atoms)

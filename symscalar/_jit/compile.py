@@ -14,7 +14,7 @@ import torch
 from symscalar import autocast, logs, torch_backend
 from symscalar import grad as grad_transform
 from symscalar import state as outside
-from symscalar._jit import arguments, tree
+from symscalar._jit import arguments, pystate, tree
 from symscalar._jit.cache import MISS, Entry
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
@@ -22,7 +22,7 @@ from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.random import draw_seed
-from symscalar.trace import ScalarVar, Trace, check_trace
+from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
 from symscalar.tracer import TraceBuilder, tracing
 
 __all__ = ["compile_entry", "guard_function"]
@@ -95,6 +95,8 @@ def compile_entry(
             compiled.detail = f"{len(trace.eqns)} equations"
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
+    if builder.grad.inference_values:
+        run = _inference_outputs(run, trace, len(leaves), builder, qualname(fn))
     if rng_seed:
         run = _append_rng_seed(run)
     run = finish_with_state(run, output) if pending else output.wrap(run)
@@ -102,6 +104,7 @@ def compile_entry(
     hooks.add(watch.used_modules, watch.names)
     guards = tuple(builder.guards)
     guard = guard_function(trace, guards, builder) if guards else None
+    attributes, root_values = pystate.attribute_guards(watch, modules, qualname(fn))
     entry_run = outside.make_entry(
         run,
         watch.roots,
@@ -112,6 +115,9 @@ def compile_entry(
         MISS,
         qualname(fn),
         aliases=watch.aliases(captured, modules),
+        attributes=attributes,
+        root_values=root_values,
+        same=pystate.same_value,
     )
     return Entry(trace, entry_run, guards, backward, backend, guard)
 
@@ -167,6 +173,32 @@ def _autocast_off(compiled: Callable[..., Any]) -> Callable[..., Any]:
                 torch.set_autocast_enabled(device, True)
 
     return run
+
+
+def _inference_outputs(
+    run: Callable[..., Any], trace: Trace, n_leaves: int, builder: TraceBuilder, label: str
+) -> Callable[..., Any]:
+    """A program whose function entered ``torch.inference_mode()`` and returns what it computed
+    there: eager returns inference tensors, so the program runs under inference mode. Refused
+    when it also returns tensors computed outside the region (eager's mix cannot be rebuilt)."""
+    outs = [v for v in trace.outputs[:n_leaves] if isinstance(v, TensorVar) and v not in trace.inputs]
+    inside = [v in builder.grad.inference_values for v in outs]
+    if not any(inside):
+        return run
+    if not all(inside) or len(trace.outputs) > n_leaves:
+        raise UnsupportedOperationError(
+            f"{label} returns tensors computed inside a torch.inference_mode() region it enters "
+            "together with tensors (or state writes) computed outside it: eager returns inference "
+            "tensors for the first only, which symscalar.jit cannot reproduce. Fix: use "
+            "torch.no_grad() inside the function, or call the whole jitted function under "
+            "torch.inference_mode()."
+        )
+
+    def run_in_inference_mode(*args: Any) -> Any:
+        with torch.inference_mode():
+            return run(*args)
+
+    return run_in_inference_mode
 
 
 def _depends_on(trace: Trace, sources: set[Any]) -> set[Any]:

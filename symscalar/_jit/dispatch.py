@@ -81,7 +81,11 @@ def dispatch_namespace(state: Any) -> dict[str, Any]:
 
 
 def dispatch_source(
-    sig: inspect.Signature, kinds: Mapping[str, Kind], optional: Collection[str], contract: Any = None
+    sig: inspect.Signature,
+    kinds: Mapping[str, Kind],
+    optional: Collection[str],
+    contract: Any = None,
+    defaults_of: Any = None,
 ) -> tuple[str, dict[str, Any]]:
     """The source of ``_ss_dispatch`` (hook check, then ``_ss_inner``), ``_ss_inner`` (key,
     lookup, call) and ``_ss_key_and_args`` (the key and program inputs, for the miss path),
@@ -93,12 +97,17 @@ def dispatch_source(
     own entry, traced with an int; a type the miss path rejects never gets an entry.
     The tensors with declared dynamic dims (``contract``, a ``dims.ShapeContract``) key by
     ``contract.key``: their rank and static dims, the call checked against the declaration.
+
+    ``defaults_of``: the function whose ``__defaults__``/``__kwdefaults__`` hold the defaults;
+    they are read on every call that omits the argument (so replacing them is seen, as in
+    eager), instead of the values the signature had when the code was generated.
     """
     for param in sig.parameters:
         if param.startswith("_ss_"):
             raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({param!r})")
     namespace: dict[str, Any] = {}
-    params, prep, key, call, all_args = _signature_source(sig, namespace), [], [], [], []
+    params, defaults = _signature_source(sig, namespace, defaults_of)
+    prep, key, call, all_args = [], [], [], []
     declared = set(contract.names) if contract is not None else set()
     if declared:
         namespace["_ss_contract"] = contract.key
@@ -149,12 +158,16 @@ def dispatch_source(
     key_src = "(" + "".join(f"{k}, " for k in key) + ")"
     args_src = "(" + "".join(f"{a}, " for a in all_args) + ")"
     prep_src = "".join(f"\n        {line}" for line in prep)
+    defaults_src = "".join(f"\n    {line}" for line in defaults)
+    # the miss path is called outside the except block: its errors carry no KeyError context
     body = f"""
     _ss_next_call()
     try:{prep_src}
         _ss_key = {key_src}
         _ss_entry = _ss_cache[_ss_key]
     except (KeyError, AttributeError, TypeError):
+        _ss_entry = None
+    if _ss_entry is None:
         return _ss_miss({args_src})
     if _ss_entry is not _ss_state.last:  # else its key is the most recently used already
         _ss_used(_ss_key)  # least recently used first: evicted beyond max_entries
@@ -167,13 +180,13 @@ def dispatch_source(
     # Hooks: every register_*hook takes a new RemovableHandle id, so one comparison per call
     # tells whether the hooks of the traced modules must be looked at again.
     source = f"""
-def _ss_dispatch({", ".join(params)}):
+def _ss_dispatch({", ".join(params)}):{defaults_src}
     if _ss_tracer() is not None:
         return _ss_inline({args_src})
     if _ss_hooks.next_id != _ss_hooks_seen:
         return _ss_state.hooked_call({args_src})
 {body}
-def _ss_inner({", ".join(params)}):
+def _ss_inner({", ".join(params)}):{defaults_src}
 {body}
 def _ss_key_and_args({", ".join(all_args)}):{prep_src.replace(chr(10) + "    ", chr(10))}
     return {key_src}, ({"".join(f"{c}, " for c in call)})
@@ -181,9 +194,17 @@ def _ss_key_and_args({", ".join(all_args)}):{prep_src.replace(chr(10) + "    ", 
     return source, namespace
 
 
-def _signature_source(sig: inspect.Signature, namespace: dict[str, Any]) -> list[str]:
-    """The parameter list of the generated functions: the user's, defaults as globals."""
+def _signature_source(
+    sig: inspect.Signature, namespace: dict[str, Any], defaults_of: Any
+) -> tuple[list[str], list[str]]:
+    """The parameter list of the generated functions (the user's, defaults as globals) and the
+    lines that read the live defaults of ``defaults_of`` for omitted arguments."""
     params: list[str] = []
+    live = _live_defaults(sig, defaults_of)
+    lines: list[str] = []
+    if live:
+        namespace["_ss_fn"] = defaults_of
+        namespace["_ss_DEFAULT"] = _DEFAULT
     seen_kw_only = False
     items = list(sig.parameters.items())
     for i, (name, p) in enumerate(items):
@@ -193,19 +214,58 @@ def _signature_source(sig: inspect.Signature, namespace: dict[str, Any]) -> list
         text = ("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + name
         if p.kind is p.VAR_POSITIONAL:
             seen_kw_only = True
-        if p.default is not p.empty:
+        if name in live:
+            text += "=_ss_DEFAULT"
+            lines.append(f"if {name} is _ss_DEFAULT:")
+            lines.append(f"    {name} = _ss_fn.{live[name]}")
+        elif p.default is not p.empty:
             namespace[f"_ss_d{i}"] = p.default
             text += f"=_ss_d{i}"
         params.append(text)
         if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(items) or items[i + 1][1].kind is not p.POSITIONAL_ONLY):
             params.append("/")
-    return params
+    return params, lines
+
+
+class _Default:
+    """The generated functions' default for a parameter whose default is read live."""
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT = _Default()
+
+
+def _live_defaults(sig: inspect.Signature, fn: Any) -> dict[str, str]:
+    """For each parameter of ``sig`` whose default is held by ``fn.__defaults__`` (counted from
+    the end, so a bound method's ``self`` does not matter) or ``fn.__kwdefaults__``, the
+    expression reading it from ``fn``. Empty when ``fn`` is not a plain function or its
+    defaults are not the signature's (a ``functools.partial``, a custom ``__signature__``)."""
+    if fn is None:
+        return {}
+    defaults = getattr(fn, "__defaults__", None) or ()
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    positional = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    live: dict[str, str] = {}
+    for i, p in enumerate(positional):
+        back = i - len(positional)
+        if p.default is not p.empty:
+            if -back > len(defaults) or defaults[back] is not p.default:
+                return {}
+            live[p.name] = f"__defaults__[{back}]"
+    for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty:
+            if kwdefaults.get(p.name, _DEFAULT) is not p.default:
+                return {}
+            live[p.name] = f"__kwdefaults__[{p.name!r}]"
+    return live
 
 
 def generate_dispatch(label: str, state: Any) -> Callable[..., Any]:
     """Compile the per-call function of ``state`` (a ``function.FunctionState``); set its
     ``inner``, ``key_and_args`` and ``namespace`` (the hook epoch seen lives there)."""
-    source, extra = dispatch_source(state.sig, state.kinds, state.optional, state.contract)
+    source, extra = dispatch_source(state.sig, state.kinds, state.optional, state.contract, state.defaults_of)
     namespace = {**dispatch_namespace(state), **extra}
     exec_generated(source, f"dispatch of {label}", namespace)
     state.namespace = namespace

@@ -9,6 +9,7 @@ import inspect
 import itertools
 import threading
 import time
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,9 +17,10 @@ import torch
 
 from symscalar import explain, logs, nvfuser_backend
 from symscalar import state as outside
-from symscalar._jit import arguments, dims, tree
+from symscalar._jit import arguments, dims, frames, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
+from symscalar._jit.compositions import check_jittable, check_no_functorch, hide_from_dynamo
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
 from symscalar.backend import Backend, check_backend
@@ -63,6 +65,7 @@ class FunctionState:
         frame_locals: Mapping[str, Any] | None = None,
         dynamic_dims: Any = None,
     ) -> None:
+        check_jittable(fn)
         check_backend(backend)  # ValueError naming the backends
         limits = limits or Limits()
         explain.check_limits(limits.max_traces, limits.on_limit, limits.max_entries)
@@ -72,7 +75,7 @@ class FunctionState:
         # A module is called as itself (hooks run) but its parameters are forward's.
         signature_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
         try:
-            self.sig = inspect.signature(signature_of)
+            self.sig, self.defaults_of = call_signature(signature_of)
         except ValueError:
             raise TypeError(
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
@@ -120,6 +123,13 @@ class FunctionState:
         """The slow path taken when a hook was registered somewhere since the last check:
         refuse hooks jit cannot honour; run the jitted module's forward (pre-)hooks eagerly
         around the program (on every call while it has any)."""
+        try:
+            return self._hooked_call(args)
+        except Exception as e:
+            frames.hide_internal_frames(e)
+            raise
+
+    def _hooked_call(self, args: tuple[Any, ...]) -> Any:
         epoch = outside.hook_epoch()
         positional, kwargs = self.call(args, lambda kind, where, v: v, lambda *a, **k: (a, k))
         if not self.hooks.check():
@@ -131,6 +141,14 @@ class FunctionState:
     # -- the miss path ---------------------------------------------------------------------
 
     def miss(self, args: tuple[Any, ...]) -> Any:
+        try:
+            return self._miss(args)
+        except Exception as e:
+            frames.hide_internal_frames(e)
+            raise
+
+    def _miss(self, args: tuple[Any, ...]) -> Any:
+        check_no_functorch(qualname(self.fn))
         try:
             self._validate(args)
         except TypeError:
@@ -295,8 +313,9 @@ class FunctionState:
 
     def would_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> explain.WouldTrace:
         """Whether ``f(*args, **kwargs)`` would trace, and why; nothing is traced or run."""
+        sig = call_signature(self.fn.forward if isinstance(self.fn, torch.nn.Module) else self.fn)[0]
         try:
-            bound = self.sig.bind(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{qualname(self.fn)}(): {e}") from None
         bound.apply_defaults()
@@ -372,7 +391,7 @@ class FunctionState:
             if entry.backend is not None
             for record in entry.backend.compile_log()
         ]
-        return explain.Explanation(self.retraces.misses, compiles)
+        return explain.Explanation(self.retraces.misses, compiles, total=self.retraces.traces)
 
 
 def jit_function(
@@ -393,7 +412,32 @@ def jit_function(
             setattr(dispatch, name, getattr(state, name))
     dispatch.would_trace = lambda *args, **kwargs: state.would_trace(args, kwargs)  # type: ignore[attr-defined]
     dispatch._symscalar_state = state  # type: ignore[attr-defined]
+    hide_from_dynamo(dispatch, (dispatch.__code__, state.inner.__code__))
     return dispatch
+
+
+def call_signature(fn: Any) -> tuple[inspect.Signature, Any]:
+    """The signature calls of ``fn`` are bound with, and the function holding its defaults.
+
+    A ``functools.wraps`` wrapper reports the wrapped function's signature
+    (``inspect.signature`` follows ``__wrapped__``). That is the right one for a pass-through
+    wrapper (``def wrapper(*args, **kwargs)``), but a wrapper with parameters of its own is
+    called with those: binding the inner signature would refuse valid calls and key the
+    wrong values. So the wrapper's own signature is used unless it is a pure pass-through."""
+    followed = inspect.signature(fn)
+    function = getattr(fn, "__func__", fn)
+    inner = inspect.unwrap(function) if callable(function) else function
+    if inner is function or getattr(fn, "__signature__", None) is not None:
+        return followed, function if isinstance(function, types.FunctionType) else None
+    own = inspect.signature(fn, follow_wrapped=False)
+    if _passes_through(own):
+        return followed, inner if isinstance(inner, types.FunctionType) else None
+    return own, function if isinstance(function, types.FunctionType) else None
+
+
+def _passes_through(sig: inspect.Signature) -> bool:
+    kinds = [p.kind for p in sig.parameters.values()]
+    return kinds == [inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]
 
 
 # -- facts for messages -------------------------------------------------------------------

@@ -10,6 +10,7 @@ applies too); unannotated values are pytrees whose tensors are traced and the re
 
 from __future__ import annotations
 
+import builtins
 import enum
 import functools
 import inspect
@@ -117,9 +118,10 @@ def qualname(fn: Any) -> str:
 
 
 def identifier(name: str) -> str:
-    """A valid, non-keyword Python identifier for generated code (``<lambda>`` -> ``_lambda_``)."""
+    """A valid, non-keyword Python identifier for generated code (``<lambda>`` -> ``_lambda_``)
+    that shadows no builtin (a function named ``float`` must not replace ``float('inf')``)."""
     name = re.sub(r"\W", "_", name) or "f"
-    if keyword.iskeyword(name) or name[0].isdigit():
+    if keyword.iskeyword(name) or name[0].isdigit() or name in vars(builtins):
         name = f"_{name}"
     return name
 

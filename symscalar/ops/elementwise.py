@@ -126,6 +126,10 @@ def _times_alpha(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: N
         )
     if dtype == torch.bool:  # alpha acts as a truth value: other AND alpha
         return mul(other, alpha != 0)
+    if not _is_tensor(other):
+        # a number times alpha stays a number (static, or a dynamic scalar): as a 0-d tensor
+        # of the default dtype it would promote a 0-d float16 input to float32
+        return other * alpha  # type: ignore[operator]
     if _is_tensor(other) and other.dtype != dtype:  # type: ignore[union-attr]
         other = to(other, dtype)  # type: ignore[arg-type]
     return mul(other, alpha)

@@ -31,6 +31,39 @@ from symscalar.ops.define import (
 from symscalar.ops.shape import expand, reshape, shape_arg
 from symscalar.sizes import Size
 
+
+def factory_options(
+    name: str, layout: Any = None, requires_grad: Any = False, pin_memory: Any = False, memory_format: Any = None
+) -> None:
+    """Every keyword of a torch factory that symscalar does not model raises here instead of
+    being dropped (a handler that accepted ``requires_grad=True`` and ignored it returned a
+    tensor that does not require grad; ``layout=torch.sparse_coo`` a strided one)."""
+    if layout is not None and layout is not torch.strided:
+        raise UnsupportedOperationError(
+            f"{name}(..., layout={layout}) inside a jitted function is not supported: traced "
+            "programs create strided tensors only. Fix: create the tensor outside the jitted "
+            "function and pass it in, or omit layout."
+        )
+    if requires_grad:
+        raise UnsupportedOperationError(
+            f"{name}(..., requires_grad=True) inside a jitted function is not supported: the new "
+            "tensor would be a leaf of a graph that exists only inside the program. Fix: create it "
+            "outside the jitted function (a parameter, or an argument), or return it and call "
+            ".requires_grad_() on the result."
+        )
+    if pin_memory:
+        raise UnsupportedOperationError(
+            f"{name}(..., pin_memory=True) inside a jitted function is not supported. Fix: create "
+            "the tensor outside the jitted function, or call .pin_memory() on the result."
+        )
+    if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+        raise UnsupportedOperationError(
+            f"{name}(..., memory_format={memory_format}) inside a jitted function is not "
+            "supported: traced programs create contiguous tensors. Fix: omit memory_format, or "
+            "call .contiguous(memory_format=...) on the result outside the jitted function."
+        )
+
+
 __all__ = [
     "full",
     "zeros",
@@ -103,7 +136,9 @@ def _torch_full(
     device: Any = None,
     layout: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
+    factory_options("torch.full", layout, requires_grad, pin_memory)
     return full(size, fill_value, dtype=dtype, device=device)
 
 
@@ -137,6 +172,7 @@ def _torch_filled(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]
         pin_memory: bool = False,
         **keywords: Any,
     ) -> Tensor:
+        factory_options(name, layout, requires_grad, pin_memory)
         return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
 
     return handler
@@ -183,10 +219,11 @@ def _torch_full_like(
     pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
+    factory_options("torch.full_like", layout, requires_grad, pin_memory, memory_format)
     return full_like(input, fill_value, dtype=dtype, device=device)
 
 
-def _torch_filled_like(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def _torch_filled_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """The handler of ``torch.zeros_like``/``torch.ones_like``."""
 
     def handler(
@@ -199,13 +236,14 @@ def _torch_filled_like(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         pin_memory: bool = False,
         memory_format: Any = None,
     ) -> Tensor:
+        factory_options(name, layout, requires_grad, pin_memory, memory_format)
         return op(input, dtype=dtype, device=device)
 
     return handler
 
 
-implements(torch.zeros_like)(_torch_filled_like(zeros_like))
-implements(torch.ones_like)(_torch_filled_like(ones_like))
+implements(torch.zeros_like)(_torch_filled_like("torch.zeros_like", zeros_like))
+implements(torch.ones_like)(_torch_filled_like("torch.ones_like", ones_like))
 
 
 @implements(torch.Tensor.new_full)
@@ -220,6 +258,7 @@ def _tensor_new_full(
     requires_grad: bool = False,
     pin_memory: bool = False,
 ) -> Tensor:
+    factory_options("torch.Tensor.new_full", layout, requires_grad, pin_memory)
     return full(size, fill_value, dtype=dtype or input.dtype, device=device or input.device)
 
 
@@ -237,6 +276,7 @@ def _tensor_new_filled(name: str, fill: int) -> Callable[..., Tensor]:
         pin_memory: bool = False,
         **keywords: Any,
     ) -> Tensor:
+        factory_options(name, layout, requires_grad, pin_memory)
         shape = shape_arg(name, "size", size, keywords)
         return full(shape, fill, dtype=dtype or input.dtype, device=device or input.device)
 
@@ -328,6 +368,7 @@ def _torch_arange(
     requires_grad: bool = False,
     pin_memory: bool = False,
 ) -> Tensor:
+    factory_options("torch.arange", layout, requires_grad, pin_memory)
     return arange(start, end, step, dtype=dtype, device=device)
 
 

@@ -38,7 +38,7 @@ from symscalar.ops.define import (
     maybe_in_place,
     register_nvfuser,
 )
-from symscalar.ops.factories import full
+from symscalar.ops.factories import factory_options, full
 from symscalar.ops.shape import shape_arg
 
 __all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout"]
@@ -189,6 +189,7 @@ def _torch_sample(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]
         **keywords: Any,
     ) -> Tensor:
         _no_generator(name, generator)
+        factory_options(name, layout, requires_grad, pin_memory)
         return op(shape_arg(name, "size", size, keywords), dtype=dtype, device=device)
 
     return handler
@@ -213,6 +214,7 @@ def _torch_sample_like(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
         generator: Any = None,
     ) -> Tensor:
         _no_generator(name, generator)
+        factory_options(name, layout, requires_grad, False, memory_format)
         device = torch.device(device) if device is not None else input.device
         return op(tuple(input.shape), dtype=dtype or input.dtype, device=device)
 

@@ -520,8 +520,22 @@ def _log_softmax_vjp(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) 
     return (ct - torch.exp(out) * ct.sum(dim, keepdim=True),)
 
 
-register_vjp(softmax_p, holomorphic(_softmax_vjp))
-register_vjp(log_softmax_p, holomorphic(_log_softmax_vjp))
+def _in_float32(vjp: Any) -> Any:
+    """A softmax-family vjp computed in float32 for 16-bit floats and rounded once, as eager's
+    ``_softmax_backward_data`` kernels accumulate (a bfloat16 backward written with bfloat16 ops
+    rounds at every step: 3x eager's error against float64 under autocast)."""
+
+    def rule(ct: Any, out: Any, x: Any, **params: Any) -> Any:
+        if out.dtype not in (torch.float16, torch.bfloat16):
+            return vjp(ct, out, x, **params)
+        (grad,) = vjp(ct.to(torch.float32), out.to(torch.float32), x, **params)
+        return (grad.to(out.dtype),)
+
+    return rule
+
+
+register_vjp(softmax_p, holomorphic(_in_float32(_softmax_vjp)))
+register_vjp(log_softmax_p, holomorphic(_in_float32(_log_softmax_vjp)))
 
 
 def _shifted(fd: Any, x: Any, dim: int, dtype: Any) -> Any:

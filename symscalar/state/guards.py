@@ -42,6 +42,9 @@ def make_entry(
     miss: object,
     label: str,
     aliases: Sequence[tuple[Path, Path]] = (),
+    attributes: Sequence[Any] = (),
+    root_values: Sequence[tuple[int, Any]] = (),
+    same: Callable[[Any, Any], bool] | None = None,
 ) -> Callable[..., Any]:
     """Generate the callable stored in the cache: check the state the trace assumed, run the
     program with the captured tensors read now, write state back; ``miss`` when a check fails.
@@ -54,6 +57,10 @@ def make_entry(
         writes: replayed in order with the run's second result (the state outputs).
         aliases: (other path, shortest path) pairs that must still reach one object (tied
             weights, a shared submodule; see ``Walk.aliases``).
+        attributes: objects (``obj``, ``path`` or None, ``values``: (name, value) pairs) whose
+            ``__dict__`` must still hold those plain values; ``root_values``: (root index,
+            value) of globals and cells; compared by identity, then by ``same`` (see
+            ``symscalar/_jit/pystate.py``).
     """
     ns: dict[str, Any] = {
         "_ss_run": run,
@@ -110,6 +117,23 @@ def make_entry(
             f"{ref}.shape == _ss_S{j} and {ref}.device == _ss_V{j}"
         )
     checks.extend(f"{read(other)} is {read(path)}" for other, path in aliases)
+    ns["_ss_same"] = same
+    n_values = 0
+
+    def holds(source: str, value: Any) -> str:
+        nonlocal n_values
+        if value is None or type(value) is bool:
+            return f"{source} is {value!r}"
+        ns[f"_ss_A{n_values}"] = value
+        n_values += 1
+        return f"({source} is _ss_A{n_values - 1} or _ss_same({source}, _ss_A{n_values - 1}))"
+
+    for k, held in enumerate(attributes):
+        ns[f"_ss_G{k}"] = held.obj
+        ref = read(held.path) if held.path is not None else f"_ss_G{k}"
+        lines.append(f"        _d{k} = {ref}.__dict__")
+        checks.extend(holds(f"_d{k}[{name!r}]", value) for name, value in held.values)
+    checks.extend(holds(read(Path(index, ())), value) for index, value in root_values)
     if not (lines or checks or guard or writes or names):  # nothing to check: the program itself
         return _unchecked_entry(run)
     body = "\n".join(lines)

@@ -229,6 +229,9 @@ class Walk:
         self.tensors: dict[int, tuple[torch.Tensor, Path]] = {}
         self.modules: dict[int, tuple[torch.nn.Module, Path]] = {}
         self.objects: list[Any] = []
+        # the other objects reached (a config on a module, an argument object), each with its
+        # shortest path: their plain attributes are checked on every call (_jit/pystate.py)
+        self.plain: dict[int, tuple[Any, Path]] = {}
         # every way found to each object: (id of the object it was read from, path); first = shortest
         self.paths: dict[int, list[tuple[int | None, Path]]] = {}
         self._queue: collections.deque[tuple[Any, Path, int | None]] = collections.deque()
@@ -302,12 +305,15 @@ class Walk:
             for name, item in self._class_attributes(value):
                 push((item, path.child("getattr", name), key))
         elif not _library(type(value).__module__):
+            self.plain[key] = (value, path)
             if _is_plain_object(value):
                 self._attributes(value, path, key, frozenset())
             for name in _slots(type(value)):  # an object with __slots__
                 item = getattr(value, name, None)
                 if type(item) not in _ATOMS:
                     push((item, path.child("getattr", name), key))
+        elif _is_plain_object(value):  # a library's object (a transformers config): not entered
+            self.plain[key] = (value, path)
 
     def _attributes(self, obj: Any, path: Path, key: int, skip: frozenset[str]) -> None:
         """An object's own attributes, then its class attributes not shadowed by them."""

@@ -1,0 +1,164 @@
+"""The plain Python values a cache entry assumed, checked on every call.
+
+A trace runs the function's Python once, so a number, flag or ``None`` it read on a module
+(``self.drop.p``, ``self.mask is None``, a KV cache ``self.k = None`` filled later), on an
+object passed as an argument (``cfg.temperature``), in a global or a closure cell is baked into
+the program. Eager reads them again on every call; a stale cache hit would silently compute
+something else. So each entry checks, on every call, that the plain values (``None``, bools,
+numbers, strings, dtypes, devices, tuples of them) held by the objects its state guard already
+reads are the values it was traced with: a changed value is a retrace, never a stale hit.
+
+Which values: every such attribute in the ``__dict__`` of the modules the trace depends on and
+of the plain objects the state walk reached from them and from the arguments (the walk cannot
+tell which of them the trace read; checking all is a superset, one identity test each, see
+``benchmarks/overhead.py``), and the globals and closure cells of the walked functions holding
+such a value (those are exactly the names the code uses). What cannot be checked (values in
+``__slots__``, objects with thousands of attributes) gets one warning per function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import torch
+
+from symscalar import state as outside
+from symscalar._jit import tree
+
+__all__ = ["AttributeGuard", "attribute_guards", "same_value", "UnguardedStateWarning"]
+
+_SCALARS = frozenset(
+    {
+        type(None),
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        torch.dtype,
+        torch.device,
+        torch.layout,
+        torch.memory_format,
+        type(Ellipsis),
+    }
+)
+_MAX_TUPLE = 64
+_MAX_ATTRIBUTES = 512  # an object with more plain attributes is not checked (warned once)
+# nn.Module's own bookkeeping (``training`` is checked with the module; hooks by HookWatch)
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
+# objects of these packages are not checked: their attributes are machinery, not settings
+_UNCHECKED_PACKAGES = frozenset({"torch", "symscalar", "logging", "threading", "typing", "enum"})
+
+
+class UnguardedStateWarning(UserWarning):
+    """A plain Python value the trace may read lives where symscalar cannot check it on every
+    call (``__slots__``, an object with very many attributes): a change there is not seen."""
+
+
+def guardable(value: Any) -> bool:
+    """A plain value whose change the entry checks: None, a bool, number, string, dtype,
+    device, layout, or a (short) tuple of them."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind in (tuple, torch.Size) and len(value) <= _MAX_TUPLE:
+        return all(guardable(item) for item in value)
+    return False
+
+
+def same_value(now: Any, then: Any) -> bool:
+    """``now`` is the value ``then`` (after an identity test failed): same type and equal the
+    way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN)."""
+    return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
+
+
+@dataclasses.dataclass(frozen=True)
+class AttributeGuard:
+    """The plain values of one object's ``__dict__`` (``path`` from the roots, or None: held by
+    reference), or of one root (a global, a closure cell: ``names`` empty, ``root`` set)."""
+
+    obj: Any
+    path: outside.Path | None
+    values: tuple[tuple[str, Any], ...]  # (attribute, value when traced)
+
+
+def attribute_guards(
+    watch: outside.TraceWatch, modules: dict[int, torch.nn.Module], label: str
+) -> tuple[list[AttributeGuard], list[tuple[int, Any]]]:
+    """The attribute guards of an entry depending on ``modules`` (with the objects the walk
+    found), and the roots (globals, closure cells) holding a plain value: (index, value)."""
+    guards: list[AttributeGuard] = []
+    unchecked: list[str] = []
+    for i, module in modules.items():
+        found = watch.modules.get(i)
+        values = _plain_attributes(module, _MODULE_INTERNALS)
+        if values is None:
+            unchecked.append(f"{type(module).__name__} (too many attributes)")
+        elif values:
+            guards.append(AttributeGuard(module, found[1] if found else None, values))
+    for obj, path in watch.walk.plain.values():
+        if _unchecked_package(type(obj)):
+            continue
+        if not hasattr(obj, "__dict__"):
+            if any(guardable(getattr(obj, name, None)) for name in _slot_names(type(obj))):
+                unchecked.append(f"{type(obj).__name__} (__slots__)")
+            continue
+        values = _plain_attributes(obj, frozenset())
+        if values is None:
+            unchecked.append(f"{type(obj).__name__} (too many attributes)")
+        elif values:
+            guards.append(AttributeGuard(obj, path, values))
+    roots = []
+    for index, value in watch.roots.values():
+        root = watch.roots.roots[index]
+        if root.kind in ("global", "cell") and guardable(value):
+            roots.append((index, value))
+    if unchecked:
+        _warn_once(label, unchecked)
+    return guards, roots
+
+
+def _plain_attributes(obj: Any, skip: frozenset[str]) -> tuple[tuple[str, Any], ...] | None:
+    """The guardable attributes of ``obj``'s ``__dict__``; None when there are too many."""
+    try:
+        own = vars(obj)
+    except TypeError:
+        return ()
+    if type(own) is not dict:  # a mappingproxy (a class), a custom mapping: not checked
+        return ()
+    values = tuple((name, v) for name, v in own.items() if type(name) is str and name not in skip and guardable(v))
+    return values if len(values) <= _MAX_ATTRIBUTES else None
+
+
+def _slot_names(kind: type) -> list[str]:
+    names: list[str] = []
+    for base in kind.__mro__:
+        slots = vars(base).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return names
+
+
+def _unchecked_package(kind: type) -> bool:
+    module = getattr(kind, "__module__", "") or ""
+    return module.partition(".")[0] in _UNCHECKED_PACKAGES
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_once(label: str, unchecked: list[str]) -> None:
+    key = (label, ", ".join(sorted(set(unchecked))))
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(
+        f"{label} reads objects whose plain Python values symscalar.jit cannot check on every "
+        f"call: {key[1]}. A change there after the first call is not seen (the program keeps the "
+        "value it was traced with). Fix: keep such settings in a regular attribute (not "
+        "__slots__), pass them as arguments, or call f.cache_clear() after changing them.",
+        UnguardedStateWarning,
+        stacklevel=3,
+    )
