@@ -321,7 +321,8 @@ _SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
     tuple: _sequence_key,
     list: _sequence_key,
     **dict.fromkeys(
-        (type(None), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout), _literal_key
+        (type(None), type(Ellipsis), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout),
+        _literal_key,
     ),
 }
 

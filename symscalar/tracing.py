@@ -34,6 +34,7 @@ from symscalar import autocast
 from symscalar.compiling import answer_isinstance_for, called_from_symscalar, reporting_compiling
 from symscalar.errors import (
     DynamicValueError,
+    RegistrationError,
     StaticValueRequiredError,
     TraceCheckError,
     UnsupportedOperationError,
@@ -78,6 +79,7 @@ __all__ = [
     "OPS",
     "TORCH_FUNCTIONS",
     "supported_torch_functions",
+    "register_fallback",
     "tracing",
 ]
 
@@ -899,7 +901,7 @@ def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
     (``Tensor.shape.__get__``, ``Tensor.size``, ``torch.numel``...), if the proxy defines
     it itself; otherwise the unsupported-operation error is raised."""
     if not args or not isinstance(args[0], TensorProxy):
-        raise _unsupported(func)
+        return _fallback(func)
     prop = _PROPERTY_GETTERS.get(func)
     if prop is not None:
         return lambda proxy: getattr(proxy, prop)
@@ -908,7 +910,28 @@ def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
         attr = TensorProxy.__dict__.get(name)
         if callable(attr) and not getattr(attr, "_forwarded", False):
             return attr  # type: ignore[no-any-return]
-    raise _unsupported(func)
+    return _fallback(func)
+
+
+# The handler of torch callables that have none of their own (ops/opaque.py: the opaque torch
+# call), registered once: ``fallback(func, args, kwargs)`` traces the call or raises why not.
+_FALLBACK: list[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = []
+
+
+def register_fallback(fallback: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]) -> None:
+    """Register the handler of every torch callable without one (once)."""
+    if _FALLBACK:
+        raise RegistrationError(f"the fallback handler is already registered (as {_FALLBACK[0]!r})")
+    _FALLBACK.append(fallback)
+
+
+def _fallback(func: Any) -> Callable[..., Any]:
+    """The fallback's handler of ``func``, or the unsupported-operation error (data-dependent
+    ops keep theirs)."""
+    if not _FALLBACK or func in _DATA_DEPENDENT or func in (torch.histc, torch.Tensor.histc):
+        raise _unsupported(func)
+    fallback = _FALLBACK[0]
+    return lambda *args, **kwargs: fallback(func, args, kwargs)
 
 
 class _TraceMode(torch.overrides.TorchFunctionMode):

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.common import Tensor, torch_meta
+from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.shape import zero_pad_p
 from symscalar.trace import Primitive, register_vjp
 from symscalar.tracing import TraceBuilder, defop, implements
@@ -158,10 +159,8 @@ implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
 # ---- F.pad, constant mode: zero padding (negative widths crop) and a fill that may be dynamic
 @implements(F.pad)
 def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
-    if mode != "constant":
-        raise NotImplementedError(
-            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function (only mode='constant')"
-        )
+    if mode != "constant":  # reflect, replicate, circular: torch's own kernels and derivatives
+        return opaque_handler(F.pad, (input, pad, mode), {} if value is None else {"value": value})  # type: ignore[no-any-return]
     widths = tuple(pad)
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
         raise RuntimeError(

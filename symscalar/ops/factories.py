@@ -340,29 +340,47 @@ def to(x: Tensor, dtype: torch.dtype) -> Tensor:
 
 @implements(torch.Tensor.to)
 def _tensor_to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(other)``, each with torch's positional
+    ``non_blocking`` and ``copy`` flags after them; ``memory_format`` is accepted (the backend
+    chooses the layout of traced values; values are the same)."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
+    flags = [kwargs.pop("non_blocking", False), kwargs.pop("copy", False)]
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"Tensor.to() got unexpected keyword arguments {sorted(kwargs)}")
+    positional_flags = []
     for a in args:
-        if isinstance(a, torch.dtype):
+        if isinstance(a, bool):
+            positional_flags.append(a)
+        elif isinstance(a, torch.dtype):
             dtype = a
         elif isinstance(a, (str, torch.device)):
             device = a
+        elif isinstance(a, (torch.Tensor, TensorProxy)):  # x.to(other)
+            dtype, device = a.dtype, a.device
         else:
-            raise TypeError(f"Tensor.to({a!r}): expected a dtype or a device")
+            raise TypeError(f"Tensor.to({a!r}): expected a dtype, a device, a tensor or the bool flags")
+    if len(positional_flags) > 2:
+        raise TypeError("Tensor.to() takes at most two bool flags (non_blocking, copy)")
+    flags[: len(positional_flags)] = positional_flags
     if device is not None and torch.device(device) != input.device:
-        raise NotImplementedError(
+        raise UnsupportedOperationError(
             "Tensor.to(device) inside a jitted function is not supported: move the inputs before the call"
         )
-    return to(input, dtype) if dtype is not None else input
+    result = to(input, dtype) if dtype is not None else input
+    if flags[1] and result is input:  # copy=True: a new tensor even when nothing converts
+        return input.clone()
+    return result
 
 
 @implements(torch.Tensor.float)
-def _tensor_float(input: Tensor) -> Tensor:
+def _tensor_float(input: Tensor, memory_format: Any = None) -> Tensor:
     return to(input, torch.float32)
 
 
 @implements(torch.Tensor.double)
-def _tensor_double(input: Tensor) -> Tensor:
+def _tensor_double(input: Tensor, memory_format: Any = None) -> Tensor:
     return to(input, torch.float64)
 
 
