@@ -37,6 +37,7 @@ __all__ = [
     "PRIMITIVES",
     "Registry",
     "VJPS",
+    "DISCONNECTED",
     "register_vjp",
     "prims",
     "check_trace",
@@ -231,6 +232,17 @@ PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
 # positional argument; for a primitive with multiple results ``ct`` and ``out`` are tuples.
 # Written with symscalar ops, so a backward is a trace like any other (see grad.py).
 VJPS: Registry[Primitive[Any], Callable[..., Any]] = Registry("vjp of primitive")
+
+
+class _Disconnected:
+    def __repr__(self) -> str:
+        return "DISCONNECTED"
+
+
+# What a vjp rule returns for an argument that no differentiable path joins to the results
+# (torch's own autograd graph has none, e.g. a loss's target used only as a condition): its
+# gradient stays None, as eager's, where a rule's None means a zero gradient (eager's floor).
+DISCONNECTED: Any = _Disconnected()
 
 
 def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:

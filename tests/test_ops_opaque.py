@@ -133,7 +133,7 @@ def test_dynamic_float_that_sets_the_shape_must_be_static() -> None:
     def fn(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
         return F.interpolate(x, scale_factor=s)
 
-    with pytest.raises(symscalar.StaticValueRequiredError, match="scale_factor.*shape or dtype of the result depends"):
+    with pytest.raises(symscalar.StaticValueRequiredError, match=r"scale_factor.*shape or dtype of the result depends"):
         symscalar.jit(fn)(torch.ones(1, 1, 4), 2.0)
 
 
@@ -162,9 +162,19 @@ def test_running_statistics_written_in_place_are_refused() -> None:
 
 
 def test_data_dependent_shape_is_refused() -> None:
-    f = symscalar.jit(lambda x, r: torch.repeat_interleave(x, r))
-    with pytest.raises(symscalar.UnsupportedOperationError, match="shape depends on"):
-        f(torch.ones(3), torch.tensor([1, 2, 3]))
+    f = symscalar.jit(lambda x: torch.unique(x, dim=0))
+    with pytest.raises(symscalar.UnsupportedOperationError, match="output's shape depends on"):
+        f(torch.tensor([1, 0, 2]))
+    g = symscalar.jit(lambda x: torch.combinations(x))  # no meta kernel: refused, never run eagerly
+    with pytest.raises(symscalar.UnsupportedOperationError, match="not run eagerly"):
+        g(torch.ones(3))
+
+
+def test_python_branch_on_values_is_refused() -> None:
+    """``F.gaussian_nll_loss`` checks ``torch.any(var < 0)`` in Python: a trace cannot."""
+    f = symscalar.jit(lambda x, t, v: F.gaussian_nll_loss(x, t, v))
+    with pytest.raises(symscalar.UnsupportedOperationError, match="reads tensor values while tracing"):
+        f(torch.ones(3), torch.zeros(3), torch.ones(3))
 
 
 def test_non_tensor_result_is_refused() -> None:
@@ -188,13 +198,14 @@ def test_view_result_is_not_updated_in_place() -> None:
     g = symscalar.jit(lambda x: x.diagonal() * 2)
     x = torch.randn(3, 3)
     torch.testing.assert_close(g(x), x.diagonal() * 2)
-    assert [e.prim.name for e in g.last_trace().eqns][0] == "torch_view_call"
+    assert g.last_trace().eqns[0].prim.name == "torch_view_call"
 
 
 def test_unprintable_argument_is_refused() -> None:
-    f = symscalar.jit(lambda x: torch.diff(x, dim=object()))  # type: ignore[call-overload]
+    distance = torch.nn.PairwiseDistance()
+    f = symscalar.jit(lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, distance_function=distance))
     with pytest.raises(symscalar.UnsupportedOperationError, match="neither a tensor, a number"):
-        f(torch.ones(3))
+        f(torch.ones(2, 3), torch.zeros(2, 3), torch.ones(2, 3))
 
 
 def test_constant_result_is_a_fresh_tensor_per_call() -> None:

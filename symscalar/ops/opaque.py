@@ -45,7 +45,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.ops.common import Tensor
-from symscalar.trace import Atom, Primitive, TensorVar, register_vjp
+from symscalar.trace import DISCONNECTED, Atom, Primitive, TensorVar, register_vjp
 from symscalar.tracing import (
     TensorProxy,
     TraceBuilder,
@@ -228,13 +228,15 @@ def _describe(call: tuple[Any, ...]) -> str:
 def _opaque_vjp(cts: tuple[Any, ...], outs: tuple[Any, ...], *args: Any, call: Any, expect: Any) -> list[Any]:
     """torch's own derivative, as an opaque call of the ``vjp`` recipe (see ``_run_vjp``)."""
     diff_cts = tuple(ct for ct, out in zip(cts, outs) if _differentiable_proxy(out))
-    positions = tuple(i for i, a in enumerate(args) if _differentiable_proxy(a))
+    candidates = tuple(i for i, a in enumerate(args) if _differentiable_proxy(a))
+    connected = _connected(call, diff_cts, args, candidates)
+    positions = tuple(i for i in candidates if i in connected)
+    result: list[Any] = [DISCONNECTED if i in candidates else None for i in range(len(args))]
+    if not positions:
+        return result
     recipe = ("vjp", call, len(diff_cts), positions)
     grads_expect = tuple((tuple(args[i].shape), args[i].dtype, args[i].device) for i in positions)
-    operands = (*diff_cts, *args)
-    _check_vjp(recipe, operands)
-    grads = torch_call_p.bind(*operands, call=recipe, expect=grads_expect)
-    result: list[Any] = [None] * len(args)
+    grads = torch_call_p.bind(*diff_cts, *args, call=recipe, expect=grads_expect)
     for i, g in zip(positions, grads):
         result[i] = g
     return result
@@ -244,17 +246,30 @@ def _differentiable_proxy(v: Any) -> bool:
     return isinstance(v, TensorProxy) and (v.dtype.is_floating_point or v.dtype.is_complex)
 
 
-def _check_vjp(recipe: tuple[Any, ...], operands: Sequence[Any]) -> None:
-    """Run the vjp recipe on meta tensors once: torch's missing derivatives raise here, at
-    trace time, with the op's name, rather than when the backward runs."""
+def _connected(call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], candidates: Sequence[int]) -> set[int]:
+    """The positions among ``candidates`` that torch's autograd graph joins to the results
+    (the others get no gradient, eager's None), found by running torch's derivative on meta
+    tensors once: a missing derivative raises here, at trace time, naming the op."""
+    values = [_meta_value(v, 0) for v in args]
+    meta_cts = [_meta_value(c, 0) for c in cts]
     try:
-        run_recipe(recipe, [_meta_value(v, 0) for v in operands])
+        with torch.enable_grad():
+            for i in candidates:
+                values[i] = values[i].requires_grad_(True)
+            outs = [o for o in run_recipe(call, values) if _differentiable(o)]
+            pairs = [(o, c) for o, c in zip(outs, meta_cts) if c is not None and o.requires_grad]
+            if not pairs:
+                return set()
+            grads = torch.autograd.grad(
+                [o for o, _ in pairs], [values[i] for i in candidates], [c for _, c in pairs], allow_unused=True
+            )
     except Exception as e:  # noqa: BLE001 - any failure of torch's derivative on meta tensors
         raise UnsupportedOperationError(
-            f"{_describe(recipe)} (an opaque torch call) cannot be differentiated by symscalar: torch's derivative "
+            f"{_describe(call)} (an opaque torch call) cannot be differentiated by symscalar: torch's derivative "
             f"raised {type(e).__name__}: {str(e).splitlines()[0][:200]}. Detach its inputs, or compute "
             "it under torch.no_grad()."
         ) from None
+    return {i for i, g in zip(candidates, grads) if g is not None}
 
 
 register_vjp(torch_call_p, _opaque_vjp)
@@ -397,7 +412,7 @@ def _param(func: Any, name: str, where: int | str, n_args: int, kwargs: dict[str
     else:
         return where, False
     annotation = param.annotation
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
     text = str(text).replace("typing.", "")
     return param.name, text in _DYNAMIC_ANNOTATIONS
 
@@ -458,7 +473,13 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         result, recorder, meta_inputs = _run_meta(func, template, operands, 0, requires_grad)
     except (NotImplementedError, RuntimeError) as e:
         text = str(e)
-        if "data-dependent" in text or "data dependent" in text or "item() cannot be called on meta" in text:
+        if "item() cannot be called on meta" in text:
+            raise UnsupportedOperationError(
+                f"{name} on traced values reads tensor values while tracing (a Python branch or check on values, "
+                "or an output shape computed from them), which a trace cannot depend on. Run it outside the "
+                "jitted function, or write the computation with tensor ops (torch.where instead of `if`)."
+            ) from None
+        if "data-dependent" in text or "data dependent" in text:
             raise data_dependent_shape_error(name, "tensor values") from None
         if isinstance(e, NotImplementedError) or "meta" in text.lower():
             raise _no_meta(name, e) from None
