@@ -18,8 +18,9 @@ import torch
 import torch.nn.functional as F
 
 import symscalar
-from symscalar import DynamicFloat, DynamicInt
+from symscalar import DynamicFloat, DynamicInt, nvfuser_backend
 from symscalar.trace import python_source
+from tests.test_nvfuser_lowerings import run_through_lowerings
 
 # (name, function of float64 tensors, input shapes): each is an op with no hand-written primitive
 CASES: list[tuple[str, Callable[..., Any], tuple[tuple[int, ...], ...]]] = [
@@ -227,3 +228,15 @@ def test_tensor_to_flags_and_memory_format() -> None:
     )
     a, b, c = f(x)
     assert a.dtype == torch.float64 and torch.equal(b, x) and b is not x and torch.equal(c, x)
+
+
+def test_nvfuser_plan_breaks_the_fusion_at_the_opaque_call() -> None:
+    """No nvFuser lowering: the opaque call is a torch step between fusions (built without a
+    GPU, and evaluated with torch ops read for nvFuser's)."""
+    f = symscalar.jit(lambda x: (torch.diff(x.exp(), dim=0) * 2).sin())
+    x = torch.randn(4, 3)
+    y = f(x)
+    trace = f.last_trace()
+    assert not nvfuser_backend.is_fusible(next(e for e in trace.eqns if e.prim.name == "torch_call"))
+    nvfuser_backend.lower(trace, [x])
+    torch.testing.assert_close(run_through_lowerings(trace, [x])[0], y)
