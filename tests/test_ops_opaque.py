@@ -240,3 +240,17 @@ def test_nvfuser_plan_breaks_the_fusion_at_the_opaque_call() -> None:
     assert not nvfuser_backend.is_fusible(next(e for e in trace.eqns if e.prim.name == "torch_call"))
     nvfuser_backend.lower(trace, [x])
     torch.testing.assert_close(run_through_lowerings(trace, [x])[0], y)
+
+
+def test_under_autocast_results_have_eager_dtypes() -> None:
+    """symscalar's autocast casts the operands of autocast's ops (conv_transpose2d) before the
+    opaque call, so its result has eager's dtype; an op whose dtype autocast would change
+    otherwise is refused (``_check_autocast``)."""
+    x, w = torch.randn(1, 2, 4, 4), torch.randn(2, 3, 3, 3)
+    f = symscalar.jit(lambda x, w: F.conv_transpose2d(x, w))
+    g = symscalar.jit(lambda x: torch.diff(x, dim=0))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, expected = f(x, w), F.conv_transpose2d(x, w)
+        assert got.dtype == expected.dtype == torch.bfloat16
+        torch.testing.assert_close(got, expected)
+        torch.testing.assert_close(g(x), torch.diff(x, dim=0))

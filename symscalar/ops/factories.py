@@ -237,27 +237,49 @@ implements(torch.Tensor.new_zeros)(_tensor_new_filled("torch.Tensor.new_zeros", 
 implements(torch.Tensor.new_ones)(_tensor_new_filled("torch.Tensor.new_ones", 1))
 
 
-def _uninitialized(name: str) -> UnsupportedOperationError:
-    return UnsupportedOperationError(
-        f"{name} is not supported on traced values: it returns uninitialized memory, whose "
-        "contents a traced program cannot define. Use torch.zeros/torch.full (or the *_like "
-        "variants) instead."
-    )
-
-
+# ---- empty, empty_like, new_empty: uninitialized memory may hold any values, and the program's
+# hold zeros (a valid instance, the same on every call): what code does with them next (timm's
+# drop_path fills `x.new_empty(shape).bernoulli_(p)`, a buffer is written before it is read)
+# then behaves as in eager
 @implements(torch.empty)
-def _torch_empty(*size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.empty")
+def _torch_empty(
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+    **keywords: Any,
+) -> Tensor:
+    return _fresh(full(shape_arg("torch.empty", "size", size, keywords), 0, dtype=dtype, device=device))
 
 
 @implements(torch.empty_like)
-def _torch_empty_like(input: Tensor, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.empty_like")
+def _torch_empty_like(
+    input: Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    return _fresh(full(tuple(input.shape), 0, dtype=dtype or input.dtype, device=device or input.device))
+
+
+def _fresh(value: Tensor) -> Tensor:
+    """A tensor of its own (``full`` broadcasts one number, a view): one that code may fill in
+    place, as it fills eager's empty tensors."""
+    return value.clone() if isinstance(value, TensorProxy) else value
+
+
+_new_zeros = _tensor_new_filled("torch.Tensor.new_empty", 0)
 
 
 @implements(torch.Tensor.new_empty)
 def _tensor_new_empty(input: Tensor, *size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.Tensor.new_empty")
+    return _fresh(_new_zeros(input, *size, **kwargs))
 
 
 # ---- arange

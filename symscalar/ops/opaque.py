@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -140,7 +139,7 @@ def _arity(recipe: tuple[Any, ...]) -> int:
     if recipe[0] == "call":
         _, _, args, kwargs = recipe
         return _placeholders(args) + _placeholders(tuple(v for _, v in kwargs))
-    return recipe[2] + _arity(recipe[1])
+    return int(recipe[2]) + _arity(recipe[1])
 
 
 def run_recipe(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
@@ -221,7 +220,7 @@ torch_view_call_p: Primitive[tuple[Tensor, ...]] = Primitive(
 
 def _describe(call: tuple[Any, ...]) -> str:
     if call[0] == "call":
-        return call[1]
+        return str(call[1])
     return f"the gradient of {_describe(call[1])}"
 
 
@@ -357,7 +356,8 @@ def _template(value: Any, operands: list[Any], name: str) -> Any:
 
 def _dynamic_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[int | str, NumberProxy]]:
     found: list[tuple[int | str, NumberProxy]] = []
-    for where, value in [*enumerate(args), *kwargs.items()]:
+    places: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
+    for where, value in places:
         for leaf in pytree.tree_leaves(value):
             if isinstance(leaf, NumberProxy):
                 found.append((where, leaf))
@@ -506,6 +506,8 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         )
     if any(proxy is not None for _, proxy in _dynamic_leaves(args, kwargs)):
         _check_invariant(name, func, template, operands, requires_grad, flat, args, kwargs)
+    if torch._C._is_any_autocast_enabled():
+        _check_autocast(name, func, template, operands, requires_grad, flat)
     view = any(_storage_id(r) in recorder.operands for r in flat)
     device = _device(operands, kwargs)
     expect = tuple((tuple(r.shape), r.dtype, device) for r in flat)
@@ -548,13 +550,35 @@ def _check_invariant(
         )
 
 
+def _check_autocast(
+    name: str, func: Any, template: tuple[Any, Any], operands: list[Any], requires_grad: list[bool], flat: list[Any]
+) -> None:
+    """Under autocast, an op whose result dtype autocast changes is refused: the program's
+    casts are its own equations, and the opaque call runs with whatever autocast state the
+    program (or its backward) runs under."""
+    enabled = [d for d in ("cpu", "cuda") if torch.is_autocast_enabled(d)]
+    for device in enabled:
+        torch.set_autocast_enabled(device, False)
+    try:
+        plain, _, _ = _run_meta(func, template, operands, 0, requires_grad)
+    finally:
+        for device in enabled:
+            torch.set_autocast_enabled(device, True)
+    if _signature_of(pytree.tree_leaves(plain)) != _signature_of(flat):
+        raise UnsupportedOperationError(
+            f"{name} under autocast: autocast changes its result's dtype, and symscalar runs it as an opaque torch "
+            "call, outside autocast's control. Cast its inputs to the dtype you want (x.to(torch.bfloat16)) and call "
+            "it with autocast disabled (torch.autocast(..., enabled=False)), or call it outside the jitted function."
+        )
+
+
 def _device(operands: list[Any], kwargs: dict[str, Any]) -> torch.device:
     if kwargs.get("device") is not None:
         return torch.device(kwargs["device"])
     tensors = [v for v in operands if isinstance(v, TensorProxy)]
     for t in tensors:
         if t.ndim > 0:
-            return typing.cast(torch.device, t.device)
+            return t.device
     return tensors[0].device if tensors else torch.device("cpu")
 
 
