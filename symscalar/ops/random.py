@@ -232,9 +232,11 @@ def _torch_f_dropout(
 # as in-place updates (``maybe_in_place``: every reference to `x` sees the new values, refused
 # where an alias would not). timm's drop_path and torchvision's StochasticDepth fill
 # `x.new_empty(shape).bernoulli_(keep)`.
-def _fill(name: str, input: Tensor, generator: Any, sample: Callable[[Tensor], Tensor]) -> Tensor:
+def _fill(
+    name: str, input: Tensor, generator: Any, sample: Callable[[Tensor], Tensor], floating_only: bool = True
+) -> Tensor:
     _no_generator(name, generator)
-    if not input.dtype.is_floating_point:
+    if floating_only and not input.dtype.is_floating_point:
         raise UnsupportedOperationError(
             f"{name} on a {input.dtype} tensor inside a jitted function is not supported: symscalar "
             "samples floating tensors only. Fill a floating tensor and convert it (.to(dtype))."
@@ -244,7 +246,10 @@ def _fill(name: str, input: Tensor, generator: Any, sample: Callable[[Tensor], T
 
 @implements(torch.Tensor.bernoulli_)
 def _tensor_bernoulli_(input: Tensor, p: FloatLike | Tensor = 0.5, *, generator: Any = None) -> Tensor:
-    return _fill("torch.Tensor.bernoulli_", input, generator, lambda x: rand_like(x) < p)
+    def sample(x: Tensor) -> Tensor:  # 0/1 of any dtype, drawn in a floating one (as torch.bernoulli)
+        return rand_like(x, dtype=x.dtype if x.dtype.is_floating_point else torch.float32) < p
+
+    return _fill("torch.Tensor.bernoulli_", input, generator, sample, floating_only=False)
 
 
 @implements(torch.Tensor.uniform_)
