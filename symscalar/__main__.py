@@ -41,7 +41,7 @@ STATIC_PARAMS_PATH = pathlib.Path(__file__).with_name("_static_params.py")
 
 _HEADER = '''"""The static/dynamic contract of every op, for the mypy plugin (which must not import torch).
 
-Generated from ``symscalar.tracing.OPS`` by ``python -m symscalar export-static-params``; do not
+Generated from ``symscalar.frontend.OPS`` by ``python -m symscalar export-static-params``; do not
 edit. ``tests/test_mypy_static_params.py`` fails when this file is stale.
 """
 
@@ -52,8 +52,8 @@ STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = '''
 def static_params_source() -> str:
     """The text of ``symscalar/_static_params.py`` for the ops registered now."""
     importlib.import_module("symscalar.ops")
-    tracing = importlib.import_module("symscalar.tracing")
-    table = {name: (sig.params, sig.static, sig.positional) for name, sig in sorted(tracing.OPS.items())}
+    frontend = importlib.import_module("symscalar.frontend")
+    table = {name: (sig.params, sig.static, sig.positional) for name, sig in sorted(frontend.OPS.items())}
     lines = [f"    {name!r}: {entry!r}," for name, entry in table.items()]
     return _HEADER + "{\n" + "\n".join(lines) + "\n}\n"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from symscalar.errors import UnsupportedOperationError
+from symscalar.errors import RegistrationError, UnsupportedOperationError
 from symscalar.trace import Registry
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "TORCH_FUNCTIONS",
     "data_dependent_shape_error",
     "public_name",
+    "register_fallback",
     "supported_torch_functions",
 ]
 
@@ -237,3 +238,24 @@ def _unsupported(func: Any) -> UnsupportedOperationError:
         f"{name} is not supported on traced values by symscalar ({hint}). It was not run "
         "eagerly: running it would bake its trace-time result into the compiled program."
     )
+
+
+# The handler of torch callables that have none of their own (ops/opaque.py: the opaque torch
+# call), registered once: ``fallback(func, args, kwargs)`` traces the call or raises why not.
+_FALLBACK: list[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = []
+
+
+def register_fallback(fallback: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]) -> None:
+    """Register the handler of every torch callable without one (once)."""
+    if _FALLBACK:
+        raise RegistrationError(f"the fallback handler is already registered (as {_FALLBACK[0]!r})")
+    _FALLBACK.append(fallback)
+
+
+def _fallback(func: Any) -> Callable[..., Any]:
+    """The fallback's handler of ``func``, or the unsupported-operation error (data-dependent
+    ops keep theirs)."""
+    if not _FALLBACK or func in _DATA_DEPENDENT or func in (torch.histc, torch.Tensor.histc):
+        raise _unsupported(func)
+    fallback = _FALLBACK[0]
+    return lambda *args, **kwargs: fallback(func, args, kwargs)

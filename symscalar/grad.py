@@ -36,7 +36,18 @@ from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.factories import full
 from symscalar.recorder import Recorder, recording
 from symscalar.simplify import simplify
-from symscalar.trace import VJPS, Primitive, TensorVar, Trace, Var, check_trace, dce, format_static, is_var
+from symscalar.trace import (
+    DISCONNECTED,
+    VJPS,
+    Primitive,
+    TensorVar,
+    Trace,
+    Var,
+    check_trace,
+    dce,
+    format_static,
+    is_var,
+)
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 
@@ -138,9 +149,9 @@ def vjp(
             if eqn.prim in STOP_GRADIENT or reached.isdisjoint(eqn.outs):
                 continue
             joined = [a for a in eqn.args if a in connected and is_differentiable(a)]
-            reached.update(joined)
             cts = [grads.get(o) for o in eqn.outs]
             if not joined or all(ct is None for ct in cts):
+                reached.update(joined)
                 continue
             vjp = VJPS.get(eqn.prim)
             if vjp is None:
@@ -155,8 +166,10 @@ def vjp(
                 arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
             else:
                 arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
+            disconnected = {a for a, g in zip(eqn.args, arg_cts) if g is DISCONNECTED}
+            reached.update(a for a in joined if a not in disconnected)
             for a, g in zip(eqn.args, arg_cts):
-                if g is not None and a in connected and is_differentiable(a):
+                if g is not None and g is not DISCONNECTED and a in connected and is_differentiable(a):
                     accumulate(a, g, eqn.prim.name)
         grad_inputs = tuple(i for i in wrt if trace.inputs[i] in reached)
         results = []

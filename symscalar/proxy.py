@@ -20,6 +20,7 @@ import torch
 from symscalar import size_ops, sizes
 from symscalar.compiling import answer_isinstance_for
 from symscalar.errors import DynamicValueError, TraceCheckError, UnsupportedOperationError
+from symscalar.frontend import TORCH_FUNCTIONS
 from symscalar.generated import called_from_symscalar
 from symscalar.trace import TensorVar
 from symscalar.types import Traced, Tracer
@@ -158,7 +159,8 @@ def _inplace_method(name: str) -> Callable[..., Any]:
     func = getattr(torch.Tensor, name)
 
     def method(self: TensorProxy, *args: Any, **kwargs: Any) -> Any:
-        if self._tracer._inplace_target(func, (self, *args)) is None:
+        # an in-place method with a handler of its own (ops/random.py's fills) decides itself
+        if func not in TORCH_FUNCTIONS and self._tracer._inplace_target(func, (self, *args)) is None:
             raise _inplace_error(f"torch.Tensor.{name}", self)
         return self._tracer.torch_function(func, (self, *args), kwargs)
 

@@ -21,7 +21,7 @@ import torch
 from symscalar import messages, size_ops, sizes
 from symscalar.compiling import reporting_compiling
 from symscalar.errors import DynamicValueError, StaticValueRequiredError
-from symscalar.frontend import _PROPERTY_GETTERS, TORCH_FUNCTIONS, _unsupported
+from symscalar.frontend import _PROPERTY_GETTERS, TORCH_FUNCTIONS, _fallback
 from symscalar.proxy import SIZES_ON, TensorProxy, _inplace_error
 from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import Atom, Eqn, Namespace, Primitive, ScalarVar, TensorVar, Trace, Var, contains_dynamic
@@ -317,7 +317,7 @@ def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
     (``Tensor.shape.__get__``, ``Tensor.size``, ``torch.numel``...), if the proxy defines
     it itself; otherwise the unsupported-operation error is raised."""
     if not args or not isinstance(args[0], TensorProxy):
-        raise _unsupported(func)
+        return _fallback(func)
     prop = _PROPERTY_GETTERS.get(func)
     if prop is not None:
         return lambda proxy: getattr(proxy, prop)
@@ -326,4 +326,4 @@ def _proxy_attribute(func: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
         attr = TensorProxy.__dict__.get(name)
         if callable(attr) and not getattr(attr, "_forwarded", False):
             return attr  # type: ignore[no-any-return]
-    raise _unsupported(func)
+    return _fallback(func)

@@ -38,6 +38,7 @@ __all__ = [
     "PRIMITIVES",
     "Registry",
     "VJPS",
+    "DISCONNECTED",
     "register_vjp",
     "prims",
     "check_trace",
@@ -234,6 +235,17 @@ PRIMITIVES: Registry[str, Primitive[Any]] = Registry("primitive")
 VJPS: Registry[Primitive[Any], Callable[..., Any]] = Registry("vjp of primitive")
 
 
+class _Disconnected:
+    def __repr__(self) -> str:
+        return "DISCONNECTED"
+
+
+# What a vjp rule returns for an argument that no differentiable path joins to the results
+# (torch's own autograd graph has none, e.g. a loss's target used only as a condition): its
+# gradient stays None, as eager's, where a rule's None means a zero gradient (eager's floor).
+DISCONNECTED: Any = _Disconnected()
+
+
 def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
     """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``)."""
     VJPS.register(prim, rule)
@@ -333,7 +345,8 @@ _SIGNATURE_KEYS: dict[type, Callable[[Any], Any]] = {
     tuple: _sequence_key,
     list: _sequence_key,
     **dict.fromkeys(
-        (type(None), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout), _literal_key
+        (type(None), type(Ellipsis), bool, int, str, torch.dtype, torch.device, torch.memory_format, torch.layout),
+        _literal_key,
     ),
 }
 

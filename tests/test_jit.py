@@ -321,13 +321,16 @@ def test_dynamic_bool_and_where_free_selection():
     assert f.cache_info().misses == 1
 
 
-def test_unsupported_torch_function_names_the_nearest():
+def test_unsupported_torch_function_is_refused_not_run():
+    """A torch function with no hand-written op and no meta kernel (so no opaque torch call
+    either) is refused, never run eagerly at trace time."""
+
     @symscalar.jit
     def f(x: torch.Tensor) -> torch.Tensor:
-        return torch.cumprod(x, 0)
+        return torch.cov(x)
 
-    with pytest.raises(UnsupportedOperationError, match=r"torch.cumprod is not supported") as info:
-        f(torch.ones(3))
+    with pytest.raises(UnsupportedOperationError, match=r"torch.cov on traced values is not supported") as info:
+        f(torch.ones(3, 4))
     assert "not run eagerly" in str(info.value)
 
 

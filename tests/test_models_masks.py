@@ -187,3 +187,29 @@ def test_litgpt_moe_is_refused_at_its_one_argument_where() -> None:
     ids, _ = masked_batch(0)
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"torch.where\(condition\).*shape depends"):
         symscalar.jit(lambda ids: model(ids))(ids)
+
+
+@pytest.mark.parametrize("factory", [hf_gpt2], ids=["hf_gpt2"])
+def test_decoder_called_with_input_ids_only_trains_like_eager(factory: Callable[[], nn.Module]) -> None:
+    """The most basic training call, ``model(input_ids=ids, labels=ids, use_cache=False)`` with
+    no attention mask: transformers 5 then looks for packed sequences with ``torch.diff`` on
+    the position ids (masking_utils.find_packed_sequence_indices), an op without a hand-written
+    primitive that runs as an opaque torch call. float64, values and every gradient, three
+    optimizer steps, train -> eval -> train. (Tolerance: float64 sums in another order.)"""
+    torch.manual_seed(0)
+    eager = factory().double()
+    mine = copy.deepcopy(eager)
+    opt_e = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    opt_m = torch.optim.AdamW(mine.parameters(), lr=1e-2)
+    step = symscalar.jit(lambda ids: mine(input_ids=ids, labels=ids, use_cache=False).loss)
+    tol = {"atol": 1e-8, "rtol": 1e-7}
+    for i, training in enumerate([True, False, True]):
+        eager.train(training)
+        mine.train(training)
+        ids = torch.randint(0, VOCAB, (2, SEQ), generator=torch.Generator().manual_seed(i))
+        loss_e = eager(input_ids=ids, labels=ids, use_cache=False).loss
+        loss_m = step(ids)
+        torch.testing.assert_close(loss_m, loss_e, **tol)
+        if training:
+            backward_and_step_like_eager(factory.__name__, i, (eager, loss_e, opt_e), (mine, loss_m, opt_m), tol)
+    assert any("torch.diff" in str(e.params.get("call", "")) for e in step.last_trace().eqns)

@@ -579,6 +579,10 @@ UNLOWERED = {
     "check": "host-only: a scalar assertion, run in Python before the fusions",
     "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
     **dict.fromkeys(
+        ("torch_call", "torch_view_call"),
+        "the opaque torch call (ops/opaque.py) runs any torch function by torch itself: a fusion break",
+    ),
+    **dict.fromkeys(
         ("index_select", "index_add", "gather", "scatter_add", "scatter", "index", "index_put", "embedding", "one_hot"),
         "torch raises on an out-of-range index; nvFuser's gather/scatter/index ops do not "
         "check, so a fusion could silently read or write out of bounds",

@@ -217,3 +217,45 @@ def test_eager_ops_outside_a_trace_use_the_default_generator() -> None:
     torch.manual_seed(3)
     assert torch.equal(a, symscalar.ops.rand((4,)))
     assert not torch.equal(a, symscalar.ops.rand((4,)))
+
+
+# ---- in-place random fills (ops/random.py): drawn from the program's RNG seed
+
+
+def _drop_path(x: torch.Tensor, drop_prob: float = 0.2) -> torch.Tensor:
+    """timm's drop_path, as timm writes it."""
+    keep_prob = 1 - drop_prob
+    shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+    random_tensor = x.new_empty(shape).bernoulli_(keep_prob)
+    random_tensor.div_(keep_prob)
+    return x * random_tensor
+
+
+FILLS = {
+    "drop_path": (_drop_path, 1.0, (0.2 * 0.8) ** 0.5 / 0.8),
+    "uniform_": (lambda x: torch.empty_like(x).uniform_(-1.0, 3.0), 1.0, 4 / 12**0.5),
+    "normal_": (lambda x: x.new_empty(x.shape).normal_(2.0, 3.0), 2.0, 3.0),
+    "exponential_": (lambda x: torch.empty_like(x).exponential_(2.0), 0.5, 0.5),
+    "bernoulli_tensor_p": (lambda x: torch.zeros_like(x).add(1).bernoulli_(x * 0 + 0.25), 0.25, 0.1875**0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(FILLS))
+def test_inplace_random_fill_distribution_and_determinism(name: str) -> None:
+    fn, mean, std = FILLS[name]
+    f = symscalar.jit(fn)
+    x = torch.ones(40000, 2)
+    torch.manual_seed(3)
+    a, b = f(x), f(x)
+    torch.manual_seed(3)
+    again = f(x)
+    assert torch.equal(a, again) and not torch.equal(a, b)  # per seed, fresh per call
+    assert abs(a.mean().item() - mean) < 0.02 * max(1.0, std) * 2 and abs(a.std().item() - std) < 0.03 * max(1.0, std)
+    eager = fn(x)
+    assert (a.shape, a.dtype) == (eager.shape, eager.dtype)
+    assert abs(eager.mean().item() - mean) < 0.04 * max(1.0, std)  # the distribution is eager's
+
+
+def test_inplace_random_fill_of_an_argument_is_refused() -> None:
+    with pytest.raises(symscalar.UnsupportedOperationError, match="uniform_"):
+        symscalar.jit(lambda y: y.uniform_())(torch.ones(3))

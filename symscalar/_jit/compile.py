@@ -32,6 +32,23 @@ __all__ = ["compile_entry", "guard_function"]
 CallWith = Callable[[Callable[[Kind, str, Any], Any], Callable[..., Any]], Any]
 
 
+def _constants_traced(builder: TraceBuilder, result: Any) -> Any:
+    """The result with each tensor the function built from Python values alone (``torch.zeros(3)``,
+    ``torch.arange(n)``: a constant of the program) replaced by a traced copy of it: the program
+    returns a fresh tensor on every call, as eager builds one."""
+    values, spec = tree.flatten(result)
+    if not any(isinstance(v, torch.Tensor) and builder.is_constant(v) and not v.requires_grad for v in values):
+        return result
+    with tracing(builder):
+        values = [
+            builder.torch_function(torch.Tensor.clone, (builder.capture(v),), {})
+            if isinstance(v, torch.Tensor) and builder.is_constant(v) and not v.requires_grad
+            else v
+            for v in values
+        ]
+    return tree.unflatten(values, spec)
+
+
 def compile_entry(
     fn: Any,
     traced: Callable[..., Any],
@@ -61,7 +78,7 @@ def compile_entry(
             "trace time, while the program's random ops draw a fresh seed on every call. "
             "Seed outside the jitted function (torch.manual_seed before calling it)."
         )
-    output = Output(result, qualname(fn))
+    output = Output(_constants_traced(builder, result), qualname(fn))
     leaves = output.leaves
     pending, values = _state_writes(fn, builder, watch)
     render = with_state_outputs(output.render, len(leaves)) if pending else output.render

@@ -38,6 +38,7 @@ from symscalar.ops.define import (
     register_vjp,
     torch_meta,
 )
+from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.shape import zero_pad_p
 
 __all__ = [
@@ -169,10 +170,8 @@ implements(F.conv3d, torch.conv3d)(_conv_handler(3, "conv3d"))
 # ---- F.pad, constant mode: zero padding (negative widths crop) and a fill that may be dynamic
 @implements(F.pad)
 def _torch_pad(input: Tensor, pad: StaticShape, mode: str = "constant", value: FloatLike | None = None) -> Tensor:
-    if mode != "constant":
-        raise NotImplementedError(
-            f"torch.nn.functional.pad(mode={mode!r}) is not supported inside a jitted function (only mode='constant')"
-        )
+    if mode != "constant":  # reflect, replicate, circular: torch's own kernels and derivatives
+        return opaque_handler(F.pad, (input, pad, mode), {} if value is None else {"value": value})  # type: ignore[no-any-return]
     widths = tuple(pad)
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
         raise RuntimeError(

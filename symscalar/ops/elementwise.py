@@ -19,7 +19,6 @@ from symscalar.ops.define import (
     StaticFloat,
     StaticInt,
     Tensor,
-    UnsupportedOperationError,
     data_dependent_shape_error,
     defop,
     elementwise_primitive,
@@ -35,6 +34,7 @@ from symscalar.ops.define import (
     upcast,
 )
 from symscalar.ops.factories import full, to
+from symscalar.ops.opaque import opaque_handler
 
 __all__ = [
     "add",
@@ -1200,39 +1200,36 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: NumberLik
     return addcmul_p.bind(input, tensor1, tensor2, value)
 
 
-# ---- &, |, ^, ~ on masks: on bool tensors torch's bitwise ops are the logical ones
-# (transformers combines attention masks with `&`). On integer tensors they are bitwise,
-# which has no primitive here: refused by name, never computed as the logical op.
-def _masks_only(op: str, *operands: Any) -> None:
-    for v in operands:
-        if not (_is_tensor(v) and v.dtype == torch.bool):
-            what = v._describe() if hasattr(v, "_describe") else f"{type(v).__name__} {v!r}"
-            raise UnsupportedOperationError(
-                f"torch.{op} on {what}: symscalar implements it on bool tensors only (masks, where "
-                "it is logical_and/or/xor/not). Convert the operands with `.bool()` when they "
-                "are masks, or compute the integer bitwise op outside the jitted function."
-            )
+# ---- &, |, ^, ~: on bool tensors torch's bitwise ops are the logical ones (transformers
+# combines attention masks with `&`), fused; on integers (or with a number operand) they are
+# bitwise, run by torch itself as an opaque call (ops/opaque.py).
+def _masks(*operands: Any) -> bool:
+    return all(_is_tensor(v) and v.dtype == torch.bool for v in operands)
 
 
 @implements(torch.bitwise_and, torch.Tensor.bitwise_and, torch.Tensor.__and__, torch.Tensor.__rand__)
 def _torch_bitwise_and(input: Tensor, other: Tensor) -> Tensor:
-    _masks_only("bitwise_and", input, other)
+    if not _masks(input, other):
+        return opaque_handler(torch.bitwise_and, (input, other), {})  # type: ignore[no-any-return]
     return logical_and(input, other)
 
 
 @implements(torch.bitwise_or, torch.Tensor.bitwise_or, torch.Tensor.__or__, torch.Tensor.__ror__)
 def _torch_bitwise_or(input: Tensor, other: Tensor) -> Tensor:
-    _masks_only("bitwise_or", input, other)
+    if not _masks(input, other):
+        return opaque_handler(torch.bitwise_or, (input, other), {})  # type: ignore[no-any-return]
     return logical_or(input, other)
 
 
 @implements(torch.bitwise_xor, torch.Tensor.bitwise_xor, torch.Tensor.__xor__, torch.Tensor.__rxor__)
 def _torch_bitwise_xor(input: Tensor, other: Tensor) -> Tensor:
-    _masks_only("bitwise_xor", input, other)
+    if not _masks(input, other):
+        return opaque_handler(torch.bitwise_xor, (input, other), {})  # type: ignore[no-any-return]
     return ne(input, other)
 
 
 @implements(torch.bitwise_not, torch.Tensor.bitwise_not, torch.Tensor.__invert__)
 def _torch_bitwise_not(input: Tensor) -> Tensor:
-    _masks_only("bitwise_not", input)
+    if not _masks(input):
+        return opaque_handler(torch.bitwise_not, (input,), {})  # type: ignore[no-any-return]
     return logical_not(input)

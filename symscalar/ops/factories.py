@@ -287,27 +287,49 @@ implements(torch.Tensor.new_zeros)(_tensor_new_filled("torch.Tensor.new_zeros", 
 implements(torch.Tensor.new_ones)(_tensor_new_filled("torch.Tensor.new_ones", 1))
 
 
-def _uninitialized(name: str) -> UnsupportedOperationError:
-    return UnsupportedOperationError(
-        f"{name} is not supported on traced values: it returns uninitialized memory, whose "
-        "contents a traced program cannot define. Use torch.zeros/torch.full (or the *_like "
-        "variants) instead."
-    )
-
-
+# ---- empty, empty_like, new_empty: uninitialized memory may hold any values, and the program's
+# hold zeros (a valid instance, the same on every call): what code does with them next (timm's
+# drop_path fills `x.new_empty(shape).bernoulli_(p)`, a buffer is written before it is read)
+# then behaves as in eager
 @implements(torch.empty)
-def _torch_empty(*size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.empty")
+def _torch_empty(
+    *size: StaticInt | StaticShape,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+    **keywords: Any,
+) -> Tensor:
+    return _fresh(full(shape_arg("torch.empty", "size", size, keywords), 0, dtype=dtype, device=device))
 
 
 @implements(torch.empty_like)
-def _torch_empty_like(input: Tensor, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.empty_like")
+def _torch_empty_like(
+    input: Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    return _fresh(full(tuple(input.shape), 0, dtype=dtype or input.dtype, device=device or input.device))
+
+
+def _fresh(value: Tensor) -> Tensor:
+    """A tensor of its own (``full`` broadcasts one number, a view): one that code may fill in
+    place, as it fills eager's empty tensors."""
+    return value.clone() if isinstance(value, TensorProxy) else value
+
+
+_new_zeros = _tensor_new_filled("torch.Tensor.new_empty", 0)
 
 
 @implements(torch.Tensor.new_empty)
 def _tensor_new_empty(input: Tensor, *size: StaticInt | StaticShape, **kwargs: Any) -> Tensor:
-    raise _uninitialized("torch.Tensor.new_empty")
+    return _fresh(_new_zeros(input, *size, **kwargs))
 
 
 # ---- arange
@@ -392,29 +414,47 @@ def to(x: Tensor, dtype: torch.dtype) -> Tensor:
 
 @implements(torch.Tensor.to)
 def _tensor_to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(other)``, each with torch's positional
+    ``non_blocking`` and ``copy`` flags after them; ``memory_format`` is accepted (the backend
+    chooses the layout of traced values; values are the same)."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
+    flags = [kwargs.pop("non_blocking", False), kwargs.pop("copy", False)]
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"Tensor.to() got unexpected keyword arguments {sorted(kwargs)}")
+    positional_flags = []
     for a in args:
-        if isinstance(a, torch.dtype):
+        if isinstance(a, bool):
+            positional_flags.append(a)
+        elif isinstance(a, torch.dtype):
             dtype = a
         elif isinstance(a, (str, torch.device)):
             device = a
+        elif isinstance(a, (torch.Tensor, TensorProxy)):  # x.to(other)
+            dtype, device = a.dtype, a.device
         else:
-            raise TypeError(f"Tensor.to({a!r}): expected a dtype or a device")
+            raise TypeError(f"Tensor.to({a!r}): expected a dtype, a device, a tensor or the bool flags")
+    if len(positional_flags) > 2:
+        raise TypeError("Tensor.to() takes at most two bool flags (non_blocking, copy)")
+    flags[: len(positional_flags)] = positional_flags
     if device is not None and torch.device(device) != input.device:
-        raise NotImplementedError(
+        raise UnsupportedOperationError(
             "Tensor.to(device) inside a jitted function is not supported: move the inputs before the call"
         )
-    return to(input, dtype) if dtype is not None else input
+    result = to(input, dtype) if dtype is not None else input
+    if flags[1] and result is input:  # copy=True: a new tensor even when nothing converts
+        return input.clone()
+    return result
 
 
 @implements(torch.Tensor.float)
-def _tensor_float(input: Tensor) -> Tensor:
+def _tensor_float(input: Tensor, memory_format: Any = None) -> Tensor:
     return to(input, torch.float32)
 
 
 @implements(torch.Tensor.double)
-def _tensor_double(input: Tensor) -> Tensor:
+def _tensor_double(input: Tensor, memory_format: Any = None) -> Tensor:
     return to(input, torch.float64)
 
 

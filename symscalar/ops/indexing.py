@@ -53,6 +53,7 @@ from symscalar.ops.define import (
 )
 from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
+from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
 from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
 from symscalar.sizes import is_symbolic_shape
@@ -271,6 +272,8 @@ def _extremum(name: str, reduce_all: Any, arg: Any, pairwise: Any, result: Any) 
             raise RuntimeError("Please look up dimensions by name, got: name = None.")
         if isinstance(dim, NumberProxy):
             raise StaticValueRequiredError(static_message(f"torch.{name}", "dim", dim))
+        if input.dtype == torch.bool:  # argmax has no bool kernel: torch's own max(dim) does
+            return opaque_handler(getattr(torch, name), (input, dim, keepdim), {})
         d = canonical_dim(dim, input.ndim) if input.ndim else 0
         indices = arg(input, dim, keepdim=True)
         values = gather(input, d, indices) if input.ndim else input

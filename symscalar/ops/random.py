@@ -239,3 +239,44 @@ def _torch_f_dropout(
     return maybe_in_place(
         "torch.nn.functional.dropout(..., inplace=True)", input, inplace, lambda x: dropout(x, p, training)
     )
+
+
+# ---- in-place random fills: `x.bernoulli_(p)`, `x.uniform_(a, b)`, `x.normal_(m, s)`,
+# `x.exponential_(l)`, drawn from the program's RNG seed like every random op here, and traced
+# as in-place updates (``maybe_in_place``: every reference to `x` sees the new values, refused
+# where an alias would not). timm's drop_path and torchvision's StochasticDepth fill
+# `x.new_empty(shape).bernoulli_(keep)`.
+def _fill(
+    name: str, input: Tensor, generator: Any, sample: Callable[[Tensor], Tensor], floating_only: bool = True
+) -> Tensor:
+    _no_generator(name, generator)
+    if floating_only and not input.dtype.is_floating_point:
+        raise UnsupportedOperationError(
+            f"{name} on a {input.dtype} tensor inside a jitted function is not supported: symscalar "
+            "samples floating tensors only. Fill a floating tensor and convert it (.to(dtype))."
+        )
+    return maybe_in_place(name, input, True, lambda x: sample(x).to(x.dtype))
+
+
+@implements(torch.Tensor.bernoulli_)
+def _tensor_bernoulli_(input: Tensor, p: FloatLike | Tensor = 0.5, *, generator: Any = None) -> Tensor:
+    def sample(x: Tensor) -> Tensor:  # 0/1 of any dtype, drawn in a floating one (as torch.bernoulli)
+        return rand_like(x, dtype=x.dtype if x.dtype.is_floating_point else torch.float32) < p
+
+    return _fill("torch.Tensor.bernoulli_", input, generator, sample, floating_only=False)
+
+
+@implements(torch.Tensor.uniform_)
+def _tensor_uniform_(input: Tensor, low: FloatLike = 0.0, high: FloatLike = 1.0, *, generator: Any = None) -> Tensor:
+    return _fill("torch.Tensor.uniform_", input, generator, lambda x: rand_like(x) * (high - low) + low)
+
+
+@implements(torch.Tensor.normal_)
+def _tensor_normal_(input: Tensor, mean: FloatLike = 0.0, std: FloatLike = 1.0, *, generator: Any = None) -> Tensor:
+    return _fill("torch.Tensor.normal_", input, generator, lambda x: randn_like(x) * std + mean)
+
+
+@implements(torch.Tensor.exponential_)
+def _tensor_exponential_(input: Tensor, lambd: FloatLike = 1.0, *, generator: Any = None) -> Tensor:
+    # inverse CDF: -log(1 - U) / lambd, U in [0, 1)
+    return _fill("torch.Tensor.exponential_", input, generator, lambda x: -torch.log1p(-rand_like(x)) / lambd)
