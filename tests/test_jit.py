@@ -476,3 +476,15 @@ def test_modules_methods_and_partials():
     assert g.cache_info().misses == 1
     p = symscalar.jit(functools.partial(lambda x, k: x * k, k=2))
     torch.testing.assert_close(p(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_a_call_whose_trace_raises_is_neither_a_hit_nor_a_miss():
+    f = symscalar.jit(lambda x, n: x.sum(n), dynamic=["n"])
+    for _ in range(2):
+        with pytest.raises(symscalar.StaticValueRequiredError):
+            f(torch.ones(2, 2), 1)
+    assert f.cache_info() == symscalar.CacheInfo(hits=0, misses=0, entries=0, evictions=0)
+    g = symscalar.jit(lambda x: x * 2)
+    g(torch.ones(2))
+    g(torch.ones(2))
+    assert (g.cache_info().hits, g.cache_info().misses) == (1, 1)

@@ -169,12 +169,16 @@ class FunctionState:
             fixes = self.fixes(args)
             self.retraces.before_trace(reasons, fixes)
             start = time.perf_counter()
-            shapes = self.contract.symbolic(self._named(args)) if self.contract is not None else None
-            with (
-                dims.tracing_shapes(shapes),
-                logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"),
-            ):
-                entry = self._compile(args, call_args)
+            try:
+                shapes = self.contract.symbolic(self._named(args)) if self.contract is not None else None
+                with (
+                    dims.tracing_shapes(shapes),
+                    logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"),
+                ):
+                    entry = self._compile(args, call_args)
+            except BaseException:
+                self.rejected += 1  # a call whose trace raised is neither a hit nor a miss
+                raise
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
             self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))

@@ -46,6 +46,7 @@ from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.frontend import data_dependent_shape_error, public_name, register_fallback
 from symscalar.ops.common import Tensor
 from symscalar.ops.define import TensorProxy, TraceBuilder, static_message
+from symscalar.sizes import is_symbolic_shape
 from symscalar.trace import DISCONNECTED, Atom, Primitive, TensorVar, register_vjp
 from symscalar.types import NumberProxy, current_tracer
 
@@ -454,6 +455,14 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     operands: list[Any] = []
     arg_template = tuple(_template(a, operands, name) for a in args)
     kwarg_template = tuple((k, _template(v, operands, name)) for k, v in kwargs.items())
+    symbolic = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    if symbolic:  # torch's meta kernels see one call's sizes: the result's shape rule is unknown
+        raise UnsupportedOperationError(
+            f"{name} on a tensor with declared dynamic dims ({symbolic[0]!r}) is not supported by symscalar: it "
+            "runs as an opaque torch call, whose result shape is known only for one call's sizes, so the "
+            "program would be specialized to them. Declare those dims static (leave them out of "
+            "dynamic_dims), or compute this part outside the jitted function."
+        )
     for where, proxy in _dynamic_leaves(args, kwargs):
         param, allowed = _param(func, name, where, len(args), kwargs)
         if not allowed:
