@@ -158,8 +158,8 @@ class FunctionState:
         assert out is not MISS, "a freshly traced entry must accept the call it was traced for"
         return out
 
-    def _named(self, args: tuple[Any, ...]) -> dict[str, Any]:
-        return dict(zip(self.sig.parameters, args))
+    def _named(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
+        return {p.name: (where, value) for p, _, where, value in self._arguments(args)}
 
     def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
         return compile_entry(
