@@ -20,7 +20,7 @@ import weakref
 from typing import Any
 
 from symscalar import sizes
-from symscalar.compiling import patch_while_tracing
+from symscalar.compiling import answer_int_for, patch_while_tracing
 from symscalar.errors import DynamicValueError
 from symscalar.sizes import Size
 from symscalar.trace import Primitive, ScalarVar, leaves
@@ -188,3 +188,6 @@ def is_on() -> bool:
 
 def is_size_symbol(value: Any) -> bool:
     return isinstance(value, DynamicInt) and size_of(value) is not None
+
+
+answer_int_for(DynamicInt, is_size_symbol)  # isinstance(x.shape[1], int) in user code: compiling.py
