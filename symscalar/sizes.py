@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from symscalar.errors import DynamicValueError, UnsupportedOperationError
-from symscalar.types import current_tracer
+from symscalar.types import Traced, current_tracer
 
 __all__ = [
     "Dim",
@@ -321,6 +321,11 @@ class Size:
         tracer = current_tracer.get()
         if tracer is None:
             return NotImplemented
+        if not any(isinstance(a, Traced) for a in _flat((args, kwargs))):
+            # no traced operand: a size in a static parameter of a plain torch call (the count
+            # of torch.chunk(meta, n) in an op's frontend), which the tracer cannot record
+            name = getattr(func, "__name__", repr(func))
+            raise _undecided(f"{name}(..., {_sizes_in((args, kwargs))}, ...)", "a static parameter (a count, a dim)")
         return tracer.torch_function(func, args, kwargs or {})
 
     # Python ints are needed: refuse (a silent int() would bake the trace-time size in).
@@ -331,6 +336,21 @@ class Size:
 
     def __bool__(self) -> bool:
         raise _undecided(f"bool({self!r})", "a Python bool")
+
+
+def _flat(value: Any) -> Iterable[Any]:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _flat(v)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _flat(v)
+    else:
+        yield value
+
+
+def _sizes_in(value: Any) -> str:
+    return ", ".join(repr(v) for v in _flat(value) if isinstance(v, Size))
 
 
 def _mono_key(monomial: tuple[Any, ...]) -> str:
