@@ -1,0 +1,297 @@
+"""Adversarial cases for declared dynamic dims: every case equals eager torch (values, dtypes,
+shapes, gradients and their None-ness) on every call, the first and the cache hits at other
+sizes, or is refused with a clear symscalar error at its first call. Never a wrong result,
+never a deep internal error (AttributeError, TypeError, RecursionError from inside symscalar).
+
+The sizes of each case put a size 1 first or right after the first call (the trace made at
+one size is reused at the others), and each case runs at least four sizes per cache entry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import symscalar
+from symscalar import Dim, Dims, ShapeContractError
+from symscalar.errors import SymscalarError
+
+SIZES = [(2, 3), (1, 1), (3, 5), (4, 8), (1, 6)]
+FIRST_ONE = [(1, 1), (2, 3), (1, 5), (4, 1)]
+DIMS = {"x": ("B", Dim("T", max=8))}
+
+
+def _x(b: int, t: int) -> tuple[torch.Tensor, ...]:
+    return (torch.randn(b, t, 3, dtype=torch.float64),)
+
+
+def _same(got: Any, want: Any, path: str = "out") -> None:
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want), (path, got, want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            _same(g, w, f"{path}[{i}]")
+    elif want is None or got is None:
+        assert got is None and want is None, (path, got, want)
+    elif isinstance(want, torch.Tensor):
+        assert isinstance(got, torch.Tensor), (path, type(got))
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), (path, got.dtype, got.shape, want.dtype, want.shape)
+        torch.testing.assert_close(got, want, equal_nan=True)
+    else:
+        assert type(got) is type(want) and got == want, (path, got, want)
+
+
+def _leaves(args: tuple[Any, ...], grad: bool) -> tuple[Any, ...]:
+    return tuple(
+        a.detach().clone().requires_grad_(grad and a.is_floating_point()) if isinstance(a, torch.Tensor) else a
+        for a in args
+    )
+
+
+def _diff_outputs(out: Any) -> list[torch.Tensor]:
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+
+
+def check_against_eager(
+    fn: Callable[..., Any],
+    make: Callable[..., tuple[Any, ...]],
+    sizes: list[tuple[int, ...]],
+    dynamic_dims: Any = None,
+    *,
+    grad: bool = True,
+    jitted: Any = None,
+) -> Any:
+    """Equal to eager at every size (forward and, with ``grad``, backward with the same
+    cotangents), or refused with a symscalar error; returns the jitted function."""
+    jitted = jitted if jitted is not None else symscalar.jit(fn, dynamic_dims=dynamic_dims)
+    for size in sizes:
+        torch.manual_seed(0)
+        args = make(*size)
+        mine, theirs = _leaves(args, grad), _leaves(args, grad)
+        want = fn(*theirs)
+        got = jitted(*mine)
+        _same(got, want)
+        if grad and _diff_outputs(want):
+            cts = [torch.randn_like(o) for o in _diff_outputs(want)]
+            wrt_want = [a for a in theirs if isinstance(a, torch.Tensor) and a.requires_grad]
+            wrt_got = [a for a in mine if isinstance(a, torch.Tensor) and a.requires_grad]
+            assert len(_diff_outputs(got)) == len(_diff_outputs(want))
+            g_want = torch.autograd.grad(_diff_outputs(want), wrt_want, cts, allow_unused=True)
+            g_got = torch.autograd.grad(_diff_outputs(got), wrt_got, cts, allow_unused=True)
+            _same(g_got, g_want, "grad")
+    return jitted
+
+
+def equal_or_refused(fn: Callable[..., Any], make: Callable[..., Any], sizes: Any, dynamic_dims: Any, **kw: Any) -> None:
+    try:
+        jitted = check_against_eager(fn, make, sizes, dynamic_dims, **kw)
+    except SymscalarError as e:
+        assert "dynamic" in str(e) or "static" in str(e) or "not supported" in str(e), e
+        return
+    assert jitted.cache_info().misses == 1
+
+
+# (name, fn) over x: [B, T, 3] float64 with DIMS; equal to eager or refused clearly.
+CASES: list[tuple[str, Callable[..., Any]]] = [
+    ("var over T (1/(T-1) in the backward; T=1 is nan as eager)", lambda x: x.var(1)),
+    ("std over T", lambda x: x.std(1)),
+    ("var of all elements", lambda x: x.var()),
+    ("var_mean over T", lambda x: torch.var_mean(x, 1)),
+    ("std with correction 0", lambda x: x.std(1, correction=0)),
+    ("mean over T", lambda x: x.mean(1)),
+    ("softmax over T", lambda x: x.softmax(1)),
+    ("log_softmax over T", lambda x: x.log_softmax(1)),
+    ("layer_norm", lambda x: F.layer_norm(x, (3,))),
+    ("layer_norm over a dynamic dim", lambda x: F.layer_norm(x.transpose(1, 2), (x.shape[1],))),
+    ("logsumexp over T", lambda x: x.logsumexp(1)),
+    ("cumsum over T", lambda x: x.cumsum(1)),
+    ("flip T", lambda x: x.flip(1)),
+    ("roll along T", lambda x: x.roll(1, 1)),
+    ("amax over T", lambda x: x.amax(1)),
+    ("max over T", lambda x: x.max(1).values),
+    ("argmax over T", lambda x: x.argmax(1)),
+    ("sort along T", lambda x: x.sort(1).values),
+    ("x[:, -1]", lambda x: x[:, -1]),
+    ("x[:, 0]", lambda x: x[:, 0]),
+    ("x[:, -T:]", lambda x: x[:, -x.shape[1] :]),
+    ("x[:, T:] (empty)", lambda x: x[:, x.shape[1] :]),
+    ("x[:, ::2]", lambda x: x[:, ::2]),
+    ("x[:, 1::2]", lambda x: x[:, 1::2]),
+    ("x[:, :-1]", lambda x: x[:, :-1]),
+    ("x[:, 1:-1]", lambda x: x[:, 1:-1]),
+    ("x[:, 2:]", lambda x: x[:, 2:]),
+    ("x[:, :2]", lambda x: x[:, :2]),
+    ("x[:, T - 2:]", lambda x: x[:, x.shape[1] - 2 :]),
+    ("x[:, :T // 2]", lambda x: x[:, : x.shape[1] // 2]),
+    ("x[:, T - 1]", lambda x: x[:, x.shape[1] - 1]),
+    ("x[:, -T]", lambda x: x[:, -x.shape[1]]),
+    ("x[:, :100] clamps", lambda x: x[:, :100]),
+    ("x[:, -100:] clamps", lambda x: x[:, -100:]),
+    ("x[:, :, T % 3]", lambda x: x[:, :, x.shape[1] % 3]),
+    ("x[-1] on a dynamic B", lambda x: x[-1]),
+    ("narrow(1, 0, T)", lambda x: x.narrow(1, 0, x.shape[1])),
+    ("narrow(1, T - 1, 1)", lambda x: x.narrow(1, x.shape[1] - 1, 1)),
+    ("select(1, T - 1)", lambda x: x.select(1, x.shape[1] - 1)),
+    ("select(1, -1)", lambda x: x.select(1, -1)),
+    ("unflatten (B, T)", lambda x: x.flatten(0, 1).unflatten(0, (x.shape[0], x.shape[1]))),
+    ("unflatten (B, -1)", lambda x: x.flatten(0, 1).unflatten(0, (x.shape[0], -1))),
+    ("reshape(-1, T, 3)", lambda x: x.reshape(-1, x.shape[1], 3)),
+    ("reshape(T, B, 3) (same count, other order)", lambda x: x.reshape(x.shape[1], x.shape[0], 3)),
+    ("reshape(B, 2T // 2, 3)", lambda x: x.reshape(x.shape[0], (2 * x.shape[1]) // 2, 3)),
+    ("transpose then reshape(T, -1)", lambda x: x.transpose(0, 1).reshape(x.shape[1], -1)),
+    ("expand a static 1 to T", lambda x: x[:, :1].expand(-1, x.shape[1], -1)),
+    ("expand_as", lambda x: x[:, :1].expand_as(x)),
+    ("broadcast_to x.shape", lambda x: torch.broadcast_to(x[:, :1], x.shape)),
+    ("expand a new leading dim", lambda x: x.expand(2, -1, -1, -1)),
+    ("repeat", lambda x: x.repeat(1, 2, 1)),
+    ("repeat T times", lambda x: x[:, :1].repeat(1, x.shape[1], 1)),
+    ("repeat_interleave along T", lambda x: x.repeat_interleave(2, dim=1)),
+    ("new_zeros(x.shape)", lambda x: x.new_zeros(x.shape) + x),
+    ("zeros(x.shape)", lambda x: torch.zeros(x.shape, dtype=x.dtype) + x),
+    ("ones(*x.shape)", lambda x: torch.ones(*x.shape, dtype=x.dtype) * x),
+    ("full((T,), T) is int64", lambda x: torch.full((x.shape[1],), x.shape[1])),
+    ("new_full", lambda x: x.new_full((x.shape[0], x.shape[1]), 2.0)),
+    ("new_ones(T, T)", lambda x: x.new_ones(x.shape[1], x.shape[1])),
+    ("torch.tensor(T)", lambda x: torch.tensor(x.shape[1])),
+    ("x * T", lambda x: x * x.shape[1]),
+    ("x / T", lambda x: x / x.shape[1]),
+    ("T / x", lambda x: x.shape[1] / (x + 10)),
+    ("x % T", lambda x: x % x.shape[1]),
+    ("T ** -0.5", lambda x: x * x.shape[1] ** -0.5),
+    ("arange(T)", lambda x: torch.arange(x.shape[1])),
+    ("arange(1, T + 1)", lambda x: torch.arange(1, x.shape[1] + 1)),
+    ("arange(0, T, 2)", lambda x: torch.arange(0, x.shape[1], 2)),
+    ("arange(T, dtype=float32)", lambda x: torch.arange(x.shape[1], dtype=torch.float32)),
+    ("arange(T - 1, -1, -1)", lambda x: torch.arange(x.shape[1] - 1, -1, -1)),
+    ("arange(T * 0.5)", lambda x: torch.arange(x.shape[1] * 0.5)),
+    ("tril(ones(T, T))", lambda x: torch.tril(torch.ones(x.shape[1], x.shape[1]))),
+    ("triu(ones(T, T, bool), 1)", lambda x: torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)),
+    ("x^T @ tril", lambda x: x.transpose(1, 2) @ torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=x.dtype))),
+    ("triu(diagonal=T)", lambda x: torch.triu(torch.ones(5, 5), diagonal=x.shape[1])),
+    ("F.pad by T", lambda x: F.pad(x, (0, x.shape[1]))),
+    ("F.pad to a fixed length 8 - T", lambda x: F.pad(x, (0, 0, 0, 8 - x.shape[1]))),
+    ("F.pad with a negative pad", lambda x: F.pad(x, (0, 0, 0, -1))),
+    ("cat of T and T - 1", lambda x: torch.cat([x, x[:, :-1]], 1)),
+    ("stack", lambda x: torch.stack([x, x], 1)),
+    ("matmul [B, T, T]", lambda x: x @ x.transpose(1, 2)),
+    ("bmm", lambda x: torch.bmm(x, x.transpose(1, 2))),
+    ("einsum btc,bsc->bts", lambda x: torch.einsum("btc,bsc->bts", x, x)),
+    ("einsum btc->bc", lambda x: torch.einsum("btc->bc", x)),
+    ("1-d matmul over T", lambda x: x[0, :, 0] @ x[0, :, 1]),
+    ("matrix-vector over T", lambda x: x[0].transpose(0, 1) @ x[0, :, 0]),
+    ("outer", lambda x: torch.outer(x[0, :, 0], x[0, :, 1])),
+    ("where with a mask from arange(T)", lambda x: torch.where(torch.arange(x.shape[1])[None, :, None] < 2, x, 0.0)),
+    (
+        "causal masked_fill softmax",
+        lambda x: (x @ x.transpose(1, 2))
+        .masked_fill(torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1), float("-inf"))
+        .softmax(-1),
+    ),
+    ("index_select arange(T - 1)", lambda x: x.index_select(1, torch.arange(x.shape[1] - 1))),
+    ("gather with a [B, T, 3] index", lambda x: x.gather(1, torch.zeros(x.shape[0], x.shape[1], 3, dtype=torch.long))),
+    ("advanced index arange(T)", lambda x: x[:, torch.arange(x.shape[1])]),
+    ("flatten", lambda x: x.flatten()),
+    ("unbind a static dim", lambda x: x.unbind(2)),
+    ("chunk a static dim", lambda x: x.chunk(3, 2)),
+    ("split a static dim", lambda x: x.split(1, 2)),
+    ("chunk into T pieces", lambda x: x.chunk(x.shape[1], 2)),
+    ("split along T", lambda x: x.split(2, 1)),
+    ("unbind B", lambda x: x.unbind(0)),
+    ("squeeze(0) of B", lambda x: x.squeeze(0)),
+    ("squeeze()", lambda x: x.squeeze()),
+    ("squeeze a static 1", lambda x: x[:, :, :1].squeeze(-1)),
+    ("sdpa causal", lambda x: F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None], is_causal=True)),
+    ("sdpa", lambda x: F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None])),
+    ("x.mT", lambda x: x.mT),
+    ("contiguous view(-1)", lambda x: x.transpose(0, 1).contiguous().view(-1)),
+    ("sum(keepdim) / T", lambda x: x.sum(1, keepdim=True) / x.shape[1]),
+    ("x.view(*x.size()[:2], 3, 1)", lambda x: x.view(*x.size()[:2], 3, 1)),
+    ("sum over a size as a dim", lambda x: x.sum(x.shape[0])),
+    ("numel as a factor", lambda x: x * x.numel()),
+    ("(x - mean)^2 over T", lambda x: (x - x.mean(1, keepdim=True)) ** 2),
+    ("sum((0, 1)) / (B * T)", lambda x: x.sum((0, 1)) / (x.shape[0] * x.shape[1])),
+    ("min(T, 8) as a bound (decided by max=8)", lambda x: x[:, : min(x.shape[1], 8)]),
+    ("max(T, 1)", lambda x: x * max(x.shape[1], 1)),
+]
+
+
+@pytest.mark.parametrize("name, fn", CASES, ids=[n for n, _ in CASES])
+def test_equal_to_eager_or_refused(name, fn):
+    equal_or_refused(fn, _x, SIZES, DIMS)
+
+
+# Python code on size symbols: decided by the ranges, or refused.
+PYTHON: list[tuple[str, Callable[..., Any]]] = [
+    ("T in a list", lambda x: x * (2 if x.shape[1] in [100, 200] else 1)),
+    ("T in a dict (hash)", lambda x: x * (2 if x.shape[1] in {1: 0} else 1)),
+    ("f-string of T", lambda x: x * len(f"{x.shape[1]}")),
+    ("int(T)", lambda x: x * int(x.shape[1])),
+    ("float(T)", lambda x: x * float(x.shape[1])),
+    ("math.sqrt(T)", lambda x: x * math.sqrt(x.shape[1])),
+    ("math.ceil(T / 2)", lambda x: x * math.ceil(x.shape[1] / 2)),
+    ("range(T)", lambda x: sum(x[:, i] for i in range(x.shape[1]))),
+    ("a list indexed by T", lambda x: x * [1, 2, 3, 4, 5, 6, 7, 8, 9][x.shape[1]]),
+    ("T == 1", lambda x: x * (2 if x.shape[1] == 1 else 1)),
+    ("T > 0 (decided)", lambda x: x * (2 if x.shape[1] > 0 else 1)),
+    ("bool(T)", lambda x: x * (2 if x.shape[1] else 1)),
+    ("T == T", lambda x: x * (2 if x.shape[1] == x.shape[1] else 1)),
+    ("B * T == numel // 3", lambda x: x * (2 if x.shape[0] * x.shape[1] == x.numel() // 3 else 1)),
+    ("x.shape[1:] == (T, 3)", lambda x: x * (2 if x.shape[1:] == (x.shape[1], 3) else 1)),
+    ("isinstance(T, int) (eager: True)", lambda x: x * (2 if isinstance(x.shape[1], int) else 1)),
+    ("isinstance(T, float)", lambda x: x * (2 if isinstance(x.shape[1], float) else 1)),
+    ("(-T) // 2 floors", lambda x: x * ((-x.shape[1]) // 2)),
+    ("(-T) % 3 is non-negative", lambda x: x * ((-x.shape[1]) % 3)),
+    ("T // -2", lambda x: x * (x.shape[1] // -2)),
+    ("T % -3", lambda x: x * (x.shape[1] % -3)),
+    ("(T - 3) // 2", lambda x: x * ((x.shape[1] - 3) // 2)),
+    ("(T - 3) % 2", lambda x: x * ((x.shape[1] - 3) % 2)),
+    ("T // 2 * 2 as a bound", lambda x: x[:, : x.shape[1] // 2 * 2]),
+    ("abs(T - 3)", lambda x: x * abs(x.shape[1] - 3)),
+    ("round(T / 2)", lambda x: x * round(x.shape[1] / 2)),
+    ("divmod(T, 2)", lambda x: x * divmod(x.shape[1], 2)[0]),
+    ("T ** 2", lambda x: x * x.shape[1] ** 2),
+    ("len(x.shape)", lambda x: x * len(x.shape)),
+    ("len(x) of a dynamic first dim", lambda x: x * len(x)),
+]
+
+
+@pytest.mark.parametrize("name, fn", PYTHON, ids=[n for n, _ in PYTHON])
+def test_python_on_size_symbols(name, fn):
+    equal_or_refused(fn, _x, FIRST_ONE, DIMS)
+
+
+def test_one_tensor_for_a_declared_and_an_undeclared_parameter():
+    # The declared shape belongs to the parameter, not to the tensor: y stays static (part of
+    # the key), so a later call with another x and the same y shape cannot reuse a trace that
+    # took y's dims for x's symbols (it gave x[:, -1] + y[:, -1] a [1] result for a [2] one).
+    def f(x, y):
+        return x[:, -1] + y[:, -1]
+
+    jitted = symscalar.jit(f, dynamic_dims={"x": ("B", "T")})
+    a = torch.randn(2, 3)
+    for x, y in [(a, a), (torch.randn(2, 5), torch.randn(2, 3)), (torch.randn(1, 3), torch.randn(2, 3))]:
+        try:
+            got = jitted(x, y)
+        except SymscalarError as e:  # x's B meets y's static 2: refused at every size
+            assert "dynamic" in str(e)
+            continue
+        _same(got, f(x, y))
+
+
+def test_one_tensor_for_two_declared_parameters():
+    def f(x, y):
+        return x[:, -1] + y.sum(1)
+
+    jitted = symscalar.jit(f, dynamic_dims={"x": ("B", "T"), "y": ("B",)})
+    for t in (3, 1, 5):
+        a = torch.randn(2, t)
+        _same(jitted(a, a), f(a, a))
+        b = torch.randn(2, t)
+        _same(jitted(a, b), f(a, b))
+    assert jitted.cache_info().misses == 3  # y's dim 1 is static: one trace per its size
