@@ -40,6 +40,7 @@ __all__ = [
     "hint",
     "evaluate",
     "decide",
+    "may_equal",
     "register_shape_rule",
     "register_symbolic_meta",
     "register_size_params",
@@ -479,6 +480,15 @@ def decide(op: str, a: Any, b: Any) -> bool | None:
     if op == "ge":
         return True if lo >= 0 else False if hi < 0 else None
     raise ValueError(op)
+
+
+def may_equal(a: Any, b: Any) -> bool:
+    """Whether ``a == b`` at some size the declared ranges allow (for ints, ``a == b``): the
+    test for an op that special-cases a size (an empty dim: ``0 in shape``), where ``==``
+    between a ``Size`` and an int (structural: False) would silently take the general path."""
+    if not isinstance(a, Size) and not isinstance(b, Size):
+        return bool(a == b)
+    return decide("eq", a, b) is not False
 
 
 def _decided(result: bool | None, a: Any, op: str, b: Any) -> bool:
