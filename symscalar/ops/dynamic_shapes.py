@@ -18,7 +18,7 @@ from symscalar.ops.composites import (
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
 )
-from symscalar.ops.factories import arange_p, full_p
+from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
 from symscalar.ops.indexing import (
     cumsum_p,
     embedding_p,
@@ -116,6 +116,7 @@ register_shape_rule(
 )
 register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
 register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
+register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
