@@ -19,6 +19,9 @@ import math
 import weakref
 from typing import Any
 
+import torch
+import torch.utils._pytree as pytree
+
 from symscalar import sizes
 from symscalar.compiling import answer_int_for, patch_while_tracing
 from symscalar.errors import DynamicValueError
@@ -143,6 +146,16 @@ class SymbolicShape(tuple):  # type: ignore[type-arg]
 
     def numel(self) -> Any:
         return math.prod(self)
+
+
+# Returned from a jitted function (``return x.shape``), a symbolic shape is a pytree node of
+# its sizes, rebuilt on every call as the ``torch.Size`` eager returns.
+pytree.register_pytree_node(
+    SymbolicShape,
+    lambda shape: (list(shape), None),
+    lambda values, context: torch.Size(values),
+    serialized_type_name="symscalar.size_ops.SymbolicShape",
+)
 
 
 def user_shape(proxy: Any) -> tuple[Any, ...]:
