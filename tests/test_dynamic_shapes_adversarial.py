@@ -41,7 +41,7 @@ def _same(got: Any, want: Any, path: str = "out") -> None:
     elif isinstance(want, torch.Tensor):
         assert isinstance(got, torch.Tensor), (path, type(got))
         assert (got.dtype, got.shape) == (want.dtype, want.shape), (path, got.dtype, got.shape, want.dtype, want.shape)
-        torch.testing.assert_close(got, want, equal_nan=True)
+        torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-5, atol=1e-6)
     else:
         assert type(got) is type(want) and got == want, (path, got, want)
 
@@ -295,3 +295,94 @@ def test_one_tensor_for_two_declared_parameters():
         b = torch.randn(2, t)
         _same(jitted(a, b), f(a, b))
     assert jitted.cache_info().misses == 3  # y's dim 1 is static: one trace per its size
+
+
+# Outputs, dtypes and grad modes.
+OUTPUTS: list[tuple[str, Callable[..., Any], bool]] = [
+    ("a size returned next to a tensor", lambda x: (x * 2, x.shape[1]), True),
+    ("numel returned", lambda x: x.numel(), False),
+    ("a decided comparison returned", lambda x: x.shape[1] > 0, False),
+    ("T / 2 returned", lambda x: x.shape[1] / 2, False),
+    ("a list of sizes returned", lambda x: [x.shape[0], x.shape[1]], False),
+    ("x.shape returned", lambda x: (x * 2, x.shape), True),
+    ("x.size() returned", lambda x: x.size(), False),
+    ("float() then softmax over T", lambda x: (x.float() * x.shape[1]).softmax(1), True),
+    ("half() * T ** -0.5", lambda x: x.half() * x.shape[1] ** -0.5, False),
+    ("amax over T (its backward converts dtypes)", lambda x: x.amax(1), True),
+    ("mean of a bool mask over T", lambda x: (x > 0).sum(1) / x.shape[1], False),
+    ("arange(T) * T is int64", lambda x: torch.arange(x.shape[1]) * x.shape[1], False),
+    ("arange(T) / T is float", lambda x: torch.arange(x.shape[1]) / x.shape[1], False),
+    ("T - arange(T)", lambda x: x.shape[1] - torch.arange(x.shape[1]), False),
+    ("full((2,), T, dtype=float32)", lambda x: torch.full((2,), x.shape[1], dtype=torch.float32), False),
+    ("full((2,), T / 2)", lambda x: torch.full((2,), x.shape[1] / 2), False),
+    ("x.new_tensor([T])", lambda x: x.new_tensor([x.shape[1]]), False),
+    ("clamp(max=T - 1.5)", lambda x: x.clamp(max=x.shape[1] - 1.5), True),
+    ("x ** T", lambda x: x ** x.shape[1], True),
+    ("T ** x", lambda x: x.shape[1] ** x, True),
+    ("masked_fill with T", lambda x: x.masked_fill(x > 0, x.shape[1]), True),
+    ("where(x > 0, x, T)", lambda x: torch.where(x > 0, x, x.shape[1]), True),
+    ("no_grad inside", lambda x: x - _no_grad_mean(x), True),
+    ("detach", lambda x: x.detach().sum(1) + x.mean(1), True),
+]
+
+
+def _no_grad_mean(x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return x.mean(1, keepdim=True)
+
+
+@pytest.mark.parametrize("name, fn, grad", OUTPUTS, ids=[n for n, _, _ in OUTPUTS])
+def test_outputs_and_dtypes(name, fn, grad):
+    equal_or_refused(fn, _x, SIZES, DIMS, grad=grad)
+
+
+def test_integer_inputs_divided_by_sizes_floor_as_eager():
+    make = lambda b, t: (torch.randint(-9, 9, (b, t, 3)),)  # noqa: E731
+    for fn in (lambda x: x // x.shape[1], lambda x: x % x.shape[1], lambda x: x.sum(1) * x.shape[1]):
+        assert check_against_eager(fn, make, SIZES, DIMS, grad=False).cache_info().misses == 1
+
+
+def test_under_no_grad_outside():
+    jitted = symscalar.jit(lambda x: x.mean(1) * x.shape[1], dynamic_dims=DIMS)
+    with torch.no_grad():
+        for b, t in SIZES:
+            x = torch.randn(b, t, 3, requires_grad=True)
+            got = jitted(x)
+            _same(got, x.mean(1) * t)
+            assert not got.requires_grad
+    assert jitted.cache_info().misses == 1
+
+
+# Empty dims: Dim("T", min=0). Eager's special cases of an empty dim (attention with no keys,
+# the flash kernel, which crashed the process on 0 keys) are refused unless decided.
+EMPTY_DIMS = {"x": ("B", Dim("T", min=0, max=8))}
+EMPTY_SIZES = [(2, 3), (2, 0), (1, 1), (3, 0)]
+EMPTY: list[tuple[str, Callable[..., Any]]] = [
+    ("mean over T", lambda x: x.mean(1)),
+    ("mean of all", lambda x: x.mean()),
+    ("sum over T", lambda x: x.sum(1)),
+    ("softmax over T", lambda x: x.softmax(1)),
+    ("var over T", lambda x: x.var(1)),
+    ("std of all", lambda x: x.std()),
+    ("sum / T", lambda x: x.sum(1) / x.shape[1]),
+    ("x[:, :-1]", lambda x: x[:, :-1]),
+    ("x[:, 1:]", lambda x: x[:, 1:]),
+    ("x[:, -1]", lambda x: x[:, -1]),
+    ("F.pad along T", lambda x: F.pad(x, (0, 0, 1, 1))),
+    ("cat along T", lambda x: torch.cat([x, x], 1)),
+    ("reshape(B, -1)", lambda x: x.reshape(x.shape[0], -1)),
+    ("reshape(-1, 3)", lambda x: x.reshape(-1, 3)),
+    ("x^T @ x", lambda x: x.transpose(1, 2) @ x),
+    ("sdpa (flash kernel on 0 keys)", lambda x: F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None])),
+    ("arange(T)", lambda x: torch.arange(x.shape[1])),
+    ("expand to T", lambda x: x.sum(1, keepdim=True).expand(-1, x.shape[1], -1)),
+    ("logsumexp over T", lambda x: x.logsumexp(1)),
+    ("cumsum over T", lambda x: x.cumsum(1)),
+    ("sqrt of a sum over T", lambda x: (x * x).sum(1).sqrt()),
+    ("x - mean(keepdim)", lambda x: x - x.mean(1, keepdim=True)),
+]
+
+
+@pytest.mark.parametrize("name, fn", EMPTY, ids=[n for n, _ in EMPTY])
+def test_empty_dims(name, fn):
+    equal_or_refused(fn, _x, EMPTY_SIZES, EMPTY_DIMS)
