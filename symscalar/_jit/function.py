@@ -22,6 +22,7 @@ from symscalar._jit.compile import compile_entry
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
 from symscalar.backend import backend_named
+from symscalar.errors import ShapeContractError
 from symscalar.trace import Trace
 
 __all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
@@ -193,6 +194,12 @@ class FunctionState:
         for p, _, where, value in self._arguments(args):
             if value is None and p.name in self.optional:
                 continue
+            if self.contract is not None and p.name in self.contract.names and not isinstance(value, torch.Tensor):
+                raise ShapeContractError(
+                    f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
+                    f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
+                    "leave it out of dynamic_dims, or jit one function per form of the call."
+                )
             arguments.check_argument(self.kinds[p.name], value, where)
 
     def _arguments(self, args: tuple[Any, ...]) -> list[tuple[inspect.Parameter, str, str, Any]]:
