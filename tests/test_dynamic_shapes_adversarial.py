@@ -15,11 +15,13 @@ from typing import Annotated, Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch.nn.functional as F
 from torch import nn
 
 import symscalar
-from symscalar import Dim, Dims, ShapeContractError
+from symscalar import Dim, Dims, ShapeContractError, sizes
 from symscalar.errors import SymscalarError
 
 SIZES = [(2, 3), (1, 1), (3, 5), (4, 8), (1, 6)]
@@ -386,3 +388,140 @@ EMPTY: list[tuple[str, Callable[..., Any]]] = [
 @pytest.mark.parametrize("name, fn", EMPTY, ids=[n for n, _ in EMPTY])
 def test_empty_dims(name, fn):
     equal_or_refused(fn, _x, EMPTY_SIZES, EMPTY_DIMS)
+
+
+# The normal form and the decisions of sizes.py against Python's int arithmetic (floor
+# division and modulus included) at every size the declared ranges allow.
+_OPS = ["+", "-", "*", "//", "%"]
+
+
+def _expressions(depth: int) -> st.SearchStrategy[Any]:
+    leaf = st.one_of(st.sampled_from(["B", "T"]), st.integers(-4, 6))
+    if depth == 0:
+        return leaf
+    sub = _expressions(depth - 1)
+    binary = st.tuples(sub, st.sampled_from(_OPS), st.one_of(sub, st.integers(1, 5)))
+    return st.one_of(leaf, binary, st.tuples(st.just("neg"), sub))
+
+
+def _evaluate(expr: Any, env: dict[str, Any]) -> Any:
+    if isinstance(expr, str):
+        return env[expr]
+    if isinstance(expr, int):
+        return expr
+    if expr[0] == "neg":
+        return -_evaluate(expr[1], env)
+    a, op, b = _evaluate(expr[0], env), expr[1], _evaluate(expr[2], env)
+    if op in ("//", "%") and not (type(b) is int and b > 0):
+        raise ZeroDivisionError  # only by a positive static int in the normal form
+    return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if op == "//" else 0, "%": a % b if op == "%" else 0}[op]
+
+
+def test_normal_form_and_decisions_agree_with_python_ints():
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(_expressions(3), _expressions(2), st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"]))
+    def check(expr, other, op):
+        b, t = sizes.Symbol("B", 1, 4, 2), sizes.Symbol("T", 0, 6, 3)
+        env = {"B": sizes.Size.of(b), "T": sizes.Size.of(t)}
+        try:
+            form, other_form = _evaluate(expr, env), _evaluate(other, env)
+            decided = sizes.decide(op, form, other_form)
+        except (ZeroDivisionError, sizes.SizeDecisionError):
+            return
+        compare = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge__, "eq": int.__eq__}
+        for vb in range(1, 5):
+            for vt in range(0, 7):
+                ints = {"B": vb, "T": vt}
+                try:
+                    want, want_other = _evaluate(expr, ints), _evaluate(other, ints)
+                except ZeroDivisionError:
+                    return
+                values = {b: vb, t: vt}
+                assert sizes.evaluate(form, values) == want
+                assert sizes.evaluate(other_form, values) == want_other
+                if decided is not None:
+                    truth = want != want_other if op == "ne" else compare[op](want, want_other)
+                    assert decided == truth, (expr, op, other, vb, vt)
+
+    check()
+
+
+class _Attention(nn.Module):
+    """A module reading T from its input: positions from a parameter, a causal mask from a
+    buffer, an attention mask declared with the same B and T."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 4)
+        self.pos = nn.Parameter(torch.randn(16, 4))
+        self.ln = nn.LayerNorm(4)
+        self.register_buffer("causal", torch.tril(torch.ones(16, 16)))
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        _, t, _ = x.shape
+        h = self.lin(x) + self.pos[:t]
+        att = (h @ h.transpose(1, 2)) / math.sqrt(h.size(-1))
+        att = att.masked_fill(self.causal[:t, :t] == 0, float("-inf"))
+        if attention_mask is not None:
+            att = att.masked_fill(attention_mask[:, None, :] == 0, float("-inf"))
+        return self.ln(att.softmax(-1) @ h).mean(1)
+
+
+def test_module_forward_and_parameter_grads():
+    torch.manual_seed(0)
+    module = _Attention().double()
+    jitted = symscalar.jit(module, dynamic_dims={"x": ("B", Dim("T", max=16)), "attention_mask": ("B", "T")})
+    for b, t in [(2, 3), (1, 1), (3, 7), (1, 16)]:
+        x = torch.randn(b, t, 3, dtype=torch.float64)
+        mask = torch.ones(b, t, dtype=torch.long)
+        mask[0, 1:] = 0
+        got, want = jitted(x, mask), module(x, mask)
+        _same(got, want)
+        params = list(module.parameters())
+        _same(torch.autograd.grad(got.sum(), params), torch.autograd.grad(want.sum(), params), "grad")
+    assert jitted.cache_info().misses == 1
+    with pytest.raises(ShapeContractError, match="attention_mask.*must be a tensor"):
+        jitted(torch.randn(2, 3, 3, dtype=torch.float64))  # None for a declared tensor: refused clearly
+
+
+@pytest.mark.parametrize("api", ["grad", "value_and_grad"])
+def test_grad_apis(api):
+    def loss(w, x):
+        return ((x @ w).softmax(1) * x.shape[1]).var() + x.cumsum(1)[:, -1].mean()
+
+    fn = getattr(symscalar, api)(loss, argnums=(0, 1), dynamic_dims={"x": ("B", "T")})
+    for b, t in [(2, 3), (1, 1), (3, 5), (1, 2)]:
+        w, x = torch.randn(3, 4, dtype=torch.float64), torch.randn(b, t, 3, dtype=torch.float64)
+        w2, x2 = w.clone().requires_grad_(), x.clone().requires_grad_()
+        value = loss(w2, x2)
+        want = torch.autograd.grad(value, [w2, x2])
+        got = fn(w, x)
+        _same(got, (value.detach(), want) if api == "value_and_grad" else want)
+    assert fn.cache_info().misses == 1
+
+
+def test_annotation_form():
+    def f(x: Annotated[torch.Tensor, Dims("B", Dim("T", max=8), 3)]) -> torch.Tensor:
+        return x[:, -1] * x.shape[1] + x.mean(1)
+
+    check_against_eager(f, _x, SIZES, None, jitted=(jitted := symscalar.jit(f)))
+    assert jitted.cache_info().misses == 1
+    with pytest.raises(ShapeContractError, match="dim 2 is 4"):
+        jitted(torch.randn(2, 3, 4))
+    with pytest.raises(ShapeContractError, match="outside its declared range"):
+        jitted(torch.randn(2, 9, 3))
+
+
+def test_equal_names_across_parameters():
+    f = lambda x, y: torch.cat([x, y], 1)[:, -y.shape[1] :] + y  # noqa: E731
+    make = lambda b, t: (torch.randn(b, t, dtype=torch.float64), torch.randn(b, t + 1, dtype=torch.float64))  # noqa: E731
+    assert check_against_eager(f, make, SIZES, {"x": ("B", "T"), "y": ("B", "S")}).cache_info().misses == 1
+    same = symscalar.jit(lambda x, y: x + y, dynamic_dims={"x": ("B", "T"), "y": ("B", "T")})
+    make = lambda b, t: (torch.randn(b, t), torch.randn(b, t))  # noqa: E731
+    assert check_against_eager(lambda x, y: x + y, make, SIZES, jitted=same).cache_info().misses == 1
+    with pytest.raises(ShapeContractError, match="dim T must be one size"):
+        same(torch.randn(2, 3), torch.randn(2, 4))
+    with pytest.raises(SymscalarError, match="dynamic"):  # two names never broadcast nor equal
+        symscalar.jit(lambda x, y: x + y, dynamic_dims={"x": ("B", "T"), "y": ("B", "S")})(
+            torch.randn(2, 3), torch.randn(2, 3)
+        )
