@@ -438,6 +438,8 @@ def test_normal_form_and_decisions_agree_with_python_ints():
                     return
                 values = {b: vb, t: vt}
                 assert sizes.evaluate(form, values) == want
+                # the generated program computes a size from its printed form
+                assert eval(repr(form), {"s_B": vb, "s_T": vt}) == want  # noqa: S307
                 assert sizes.evaluate(other_form, values) == want_other
                 if decided is not None:
                     truth = want != want_other if op == "ne" else compare[op](want, want_other)
@@ -525,3 +527,111 @@ def test_equal_names_across_parameters():
         symscalar.jit(lambda x, y: x + y, dynamic_dims={"x": ("B", "T"), "y": ("B", "S")})(
             torch.randn(2, 3), torch.randn(2, 3)
         )
+
+
+def _setitem(index: Any, value: Callable[[torch.Tensor], Any]) -> Callable[[torch.Tensor], torch.Tensor]:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[index(x) if callable(index) else index] = value(x)
+        return y
+
+    return fn
+
+
+def _in_place(x: torch.Tensor) -> torch.Tensor:
+    y = x * 1
+    y.mul_(x.shape[1])
+    y.masked_fill_(y > 1, 0.0)
+    return y
+
+
+# Losses, in-place writes, indexing, more shape ops.
+MORE: list[tuple[str, Callable[..., Any]]] = [
+    (
+        "cross_entropy over B * T rows",
+        lambda x: F.cross_entropy(x.reshape(-1, 3), torch.zeros(x.shape[0] * x.shape[1], dtype=torch.long)),
+    ),
+    (
+        "cross_entropy with ignore_index (mean over the kept rows)",
+        lambda x: F.cross_entropy(x.reshape(-1, 3), torch.arange(x.shape[0] * x.shape[1]) % 4 - 1, ignore_index=-1),
+    ),
+    (
+        "cross_entropy [B, C, T]",
+        lambda x: F.cross_entropy(x.transpose(1, 2), torch.zeros(x.shape[0], x.shape[1], dtype=torch.long)),
+    ),
+    (
+        "cross_entropy with label smoothing",
+        lambda x: F.cross_entropy(
+            x.reshape(-1, 3), torch.zeros(x.shape[0] * x.shape[1], dtype=torch.long), label_smoothing=0.1
+        ),
+    ),
+    (
+        "nll_loss",
+        lambda x: F.nll_loss(x.log_softmax(-1).reshape(-1, 3), torch.ones(x.shape[0] * x.shape[1], dtype=torch.long)),
+    ),
+    ("mse_loss", lambda x: F.mse_loss(x, torch.zeros_like(x))),
+    ("kl_div batchmean (/ B)", lambda x: F.kl_div(x.log_softmax(-1), x.softmax(-1).detach(), reduction="batchmean")),
+    ("y[:, :T - 1] = 0", _setitem(lambda x: (slice(None), slice(None, x.shape[1] - 1)), lambda x: 0.0)),
+    ("y[:, -1] = x[:, 0]", _setitem((slice(None), -1), lambda x: x[:, 0])),
+    ("y[:, 1:] = x[:, :-1]", _setitem((slice(None), slice(1, None)), lambda x: x[:, :-1])),
+    ("y[0] = 0", _setitem(0, lambda x: 0.0)),
+    ("y[y > 0] = 0 (bool mask)", _setitem(lambda x: x > 0, lambda x: 0.0)),
+    ("mul_ by T, masked_fill_", _in_place),
+    ("cat an empty static piece", lambda x: torch.cat([x, torch.zeros(x.shape[0], 0, 3, dtype=x.dtype)], 1)),
+    ("unsqueeze and expand to [B, T, T, 3]", lambda x: x.unsqueeze(1).expand(x.shape[0], x.shape[1], x.shape[1], 3)),
+    ("tril(diagonal=-1) of [B, T, T]", lambda x: torch.tril(x @ x.transpose(1, 2), diagonal=-1)),
+    ("triu(1) of [B, T, T]", lambda x: torch.triu(x @ x.transpose(1, 2), 1)),
+    ("tril of [B, T, 3]", lambda x: torch.tril(x)),
+    ("triu(2) of [B, T, 3]", lambda x: torch.triu(x, 2)),
+    ("F.pad with value 1.5", lambda x: F.pad(x, (0, 0, 1, 2), value=1.5)),
+    ("F.pad of the last two dims of 4-d", lambda x: F.pad(x[:, None], (1, 1, 1, 1))),
+    ("conv1d along T", lambda x: F.conv1d(x.transpose(1, 2), torch.ones(2, 3, 1, dtype=x.dtype))),
+    ("max(1, keepdim=True)", lambda x: torch.max(x, 1, keepdim=True)[0]),
+    (
+        "embedding of [B, T] ids",
+        lambda x: F.embedding(torch.zeros(x.shape[0], x.shape[1], dtype=torch.long), x[0, :1].expand(4, 3) * 1),
+    ),
+    ("rms_norm", lambda x: F.rms_norm(x, (3,))),
+    ("mean((0, 1), keepdim=True)", lambda x: x.mean((0, 1), keepdim=True)),
+    ("prod over T", lambda x: x.prod(1)),
+    ("sum(1, dtype=float32)", lambda x: x.sum(1, dtype=torch.float32)),
+    ("view_as", lambda x: x.reshape(-1).view_as(x)),
+    ("reshape_as", lambda x: x.reshape(-1).reshape_as(x)),
+    ("type_as", lambda x: x.float().type_as(x)),
+    ("to(float32)", lambda x: x.to(torch.float32)),
+    ("swapaxes", lambda x: x.swapaxes(0, 1)),
+    ("unflatten(-1, (1, 3))", lambda x: x.unflatten(-1, (1, 3))),
+    ("chunk along a flattened dynamic dim", lambda x: torch.chunk(x.reshape(x.shape[0], -1), 1, 1)[0]),
+    ("split_with_sizes of a static dim", lambda x: x.split([1, 2], 2)),
+    ("matmul broadcasting a static batch of 1", lambda x: x @ torch.ones(1, 3, 2, dtype=x.dtype)),
+    ("baddbmm", lambda x: torch.baddbmm(torch.zeros(1, 1, 1, dtype=x.dtype), x, x.transpose(1, 2))),
+    ("addmm", lambda x: torch.addmm(torch.zeros(x.shape[1], 4, dtype=x.dtype), x[0], torch.ones(3, 4, dtype=x.dtype))),
+    ("x[x > 0] (data-dependent)", lambda x: x[x > 0]),
+    ("x[None, ..., 0]", lambda x: x[None, ..., 0]),
+    ("x[:, [0]]", lambda x: x[:, [0]]),
+    ("x[arange(B), 0]", lambda x: x[torch.arange(x.shape[0]), 0]),
+    ("take_along_dim", lambda x: torch.take_along_dim(x, torch.zeros(1, 1, 1, dtype=torch.long), 1)),
+    (
+        "scatter_add into a static dim",
+        lambda x: torch.zeros(x.shape[0], 4, 3, dtype=x.dtype).scatter_add(
+            1, torch.zeros(x.shape[0], x.shape[1], 3, dtype=torch.long), x
+        ),
+    ),
+    (
+        "index_add into a static dim",
+        lambda x: torch.zeros(x.shape[0], 4, 3, dtype=x.dtype).index_add(1, torch.zeros(x.shape[1], dtype=torch.long), x),
+    ),
+    ("zeros(B) + 1 (no gradient to x)", lambda x: torch.zeros(x.shape[0], dtype=x.dtype) + 1),
+]
+
+
+@pytest.mark.parametrize("name, fn", MORE, ids=[n for n, _ in MORE])
+def test_more_ops(name, fn):
+    equal_or_refused(fn, _x, SIZES, DIMS)
+
+
+def test_a_gradient_through_sizes_only_is_none():
+    # x is used only for its sizes: eager's gradient for it is None (unused), y's is T * B
+    make = lambda b, t: (torch.randn(b, t, 3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))  # noqa: E731
+    for fn in (lambda x, y: y * x.shape[1], lambda x, y: y.expand(x.shape[0], x.shape[1], 3)):
+        assert check_against_eager(fn, make, SIZES, DIMS).cache_info().misses == 1
