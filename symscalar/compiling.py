@@ -49,7 +49,13 @@ import torch
 
 from symscalar.types import current_tracer
 
-__all__ = ["reporting_compiling", "answer_isinstance_for", "answer_int_for", "patch_while_tracing", "called_from_symscalar"]
+__all__ = [
+    "reporting_compiling",
+    "answer_isinstance_for",
+    "answer_int_for",
+    "patch_while_tracing",
+    "called_from_symscalar",
+]
 
 _torch_is_compiling = torch.compiler.is_compiling
 _lock = threading.Lock()

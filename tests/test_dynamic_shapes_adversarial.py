@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import torch.nn.functional as F
 from torch import nn
 
 import symscalar
@@ -90,7 +90,9 @@ def check_against_eager(
     return jitted
 
 
-def equal_or_refused(fn: Callable[..., Any], make: Callable[..., Any], sizes: Any, dynamic_dims: Any, **kw: Any) -> None:
+def equal_or_refused(
+    fn: Callable[..., Any], make: Callable[..., Any], sizes: Any, dynamic_dims: Any, **kw: Any
+) -> None:
     try:
         jitted = check_against_eager(fn, make, sizes, dynamic_dims, **kw)
     except SymscalarError as e:
@@ -191,9 +193,11 @@ CASES: list[tuple[str, Callable[..., Any]]] = [
     ("where with a mask from arange(T)", lambda x: torch.where(torch.arange(x.shape[1])[None, :, None] < 2, x, 0.0)),
     (
         "causal masked_fill softmax",
-        lambda x: (x @ x.transpose(1, 2))
-        .masked_fill(torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1), float("-inf"))
-        .softmax(-1),
+        lambda x: (
+            (x @ x.transpose(1, 2))
+            .masked_fill(torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1), float("-inf"))
+            .softmax(-1)
+        ),
     ),
     ("index_select arange(T - 1)", lambda x: x.index_select(1, torch.arange(x.shape[1] - 1))),
     ("gather with a [B, T, 3] index", lambda x: x.gather(1, torch.zeros(x.shape[0], x.shape[1], 3, dtype=torch.long))),
@@ -430,7 +434,7 @@ def test_normal_form_and_decisions_agree_with_python_ints():
             return
         compare = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge__, "eq": int.__eq__}
         for vb in range(1, 5):
-            for vt in range(0, 7):
+            for vt in range(7):
                 ints = {"B": vb, "T": vt}
                 try:
                     want, want_other = _evaluate(expr, ints), _evaluate(other, ints)
@@ -482,7 +486,7 @@ def test_module_forward_and_parameter_grads():
         params = list(module.parameters())
         _same(torch.autograd.grad(got.sum(), params), torch.autograd.grad(want.sum(), params), "grad")
     assert jitted.cache_info().misses == 1
-    with pytest.raises(ShapeContractError, match="attention_mask.*must be a tensor"):
+    with pytest.raises(ShapeContractError, match=r"attention_mask.*must be a tensor"):
         jitted(torch.randn(2, 3, 3, dtype=torch.float64))  # None for a declared tensor: refused clearly
 
 
@@ -619,7 +623,9 @@ MORE: list[tuple[str, Callable[..., Any]]] = [
     ),
     (
         "index_add into a static dim",
-        lambda x: torch.zeros(x.shape[0], 4, 3, dtype=x.dtype).index_add(1, torch.zeros(x.shape[1], dtype=torch.long), x),
+        lambda x: torch.zeros(x.shape[0], 4, 3, dtype=x.dtype).index_add(
+            1, torch.zeros(x.shape[1], dtype=torch.long), x
+        ),
     ),
     ("zeros(B) + 1 (no gradient to x)", lambda x: torch.zeros(x.shape[0], dtype=x.dtype) + 1),
 ]
@@ -635,3 +641,24 @@ def test_a_gradient_through_sizes_only_is_none():
     make = lambda b, t: (torch.randn(b, t, 3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))  # noqa: E731
     for fn in (lambda x, y: y * x.shape[1], lambda x, y: y.expand(x.shape[0], x.shape[1], 3)):
         assert check_against_eager(fn, make, SIZES, DIMS).cache_info().misses == 1
+
+
+# Sizes only an integer input carries: the backward reads them from a saved forward tensor.
+INT_SOURCES: list[tuple[str, Callable[..., Any]]] = [
+    ("mean of a factory of ids' sizes", lambda ids, w: (w.sum() * torch.ones(*ids.shape, dtype=w.dtype)).mean()),
+    ("w expanded to ids' sizes, mean", lambda ids, w: w[0].expand(ids.shape[0], ids.shape[1], 3).mean()),
+    ("embedding, mean over T", lambda ids, w: F.embedding(ids, w).mean(1)),
+    ("embedding, var over T", lambda ids, w: F.embedding(ids, w).var(1)),
+    ("w * T / B", lambda ids, w: w * ids.shape[1] / ids.shape[0]),
+    (
+        "expand to B * T, reshape, sum",
+        lambda ids, w: w[None].expand(ids.shape[0] * ids.shape[1], 4, 3).reshape(ids.shape[0], -1).sum(0),
+    ),
+    ("softmax over an expanded T", lambda ids, w: w[:, :1].T.expand(ids.shape[1], 4).softmax(0)),
+]
+
+
+@pytest.mark.parametrize("name, fn", INT_SOURCES, ids=[n for n, _ in INT_SOURCES])
+def test_sizes_from_an_integer_input(name, fn):
+    make = lambda b, t: (torch.randint(0, 4, (b, t)), torch.randn(4, 3, dtype=torch.float64))  # noqa: E731
+    assert check_against_eager(fn, make, SIZES, {"ids": ("B", "T")}).cache_info().misses == 1
