@@ -69,8 +69,19 @@ def patch_while_tracing(module: str, name: str, wrap: Callable[[Any], Any]) -> N
     """Replace ``module.name`` by ``wrap(original)`` while any trace runs in any thread (the
     installation is counted, so nested and concurrent traces share it). The replacement must
     behave as the original outside a tracing context (``current_tracer`` is None there): other
-    threads run eager code meanwhile. A module not imported when a trace starts is skipped."""
+    threads run eager code meanwhile. A module not imported when a trace starts is skipped.
+    ``module`` may name a class of a module as ``"torch:Tensor"`` (a method of the class)."""
     _PATCHES.append((module, name, wrap))
+
+
+_INHERITED = object()  # _saved's original of a class attribute the class only inherits
+
+
+def _owner(path: str) -> Any:
+    """The module (``"torch.compiler"``) or the class in a module (``"torch:Tensor"``)."""
+    module_name, _, attribute = path.partition(":")
+    module = sys.modules.get(module_name)
+    return getattr(module, attribute, None) if attribute and module is not None else module
 
 
 _builtin_isinstance = builtins.isinstance
@@ -144,10 +155,12 @@ def reporting_compiling() -> Iterator[None]:
     with _lock:
         if _active == 0:
             for module_name, name, wrap in _PATCHES:
-                module = sys.modules.get(module_name)
+                module = _owner(module_name)
                 original = getattr(module, name, None)
                 if original is not None:
-                    _saved.append((module, name, original))
+                    # (an inherited class attribute is removed again, not set, at the end)
+                    own = name in vars(module)
+                    _saved.append((module, name, original if own else _INHERITED))
                     setattr(module, name, wrap(original))
         _active += 1
     try:
@@ -157,5 +170,8 @@ def reporting_compiling() -> Iterator[None]:
             _active -= 1
             if _active == 0:
                 for module, name, original in _saved:
-                    setattr(module, name, original)
+                    if original is _INHERITED:
+                        delattr(module, name)
+                    else:
+                        setattr(module, name, original)
                 _saved.clear()
