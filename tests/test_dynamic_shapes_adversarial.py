@@ -23,6 +23,7 @@ from torch import nn
 import symscalar
 from symscalar import Dim, Dims, ShapeContractError, sizes
 from symscalar.errors import SymscalarError
+from symscalar.ops import shape as shape_ops
 
 SIZES = [(2, 3), (1, 1), (3, 5), (4, 8), (1, 6)]
 FIRST_ONE = [(1, 1), (2, 3), (1, 5), (4, 1)]
@@ -689,3 +690,29 @@ def test_methods_of_tensors_are_restored_after_tracing():
     expand = torch.Tensor.expand
     symscalar.jit(lambda x: torch.ones(1, 3).expand(x.shape[0], -1), dynamic_dims={"x": ("B",)})(torch.randn(2))
     assert torch.Tensor.expand is expand and "expand" not in vars(torch.Tensor)
+
+
+def test_slice_bounds_clamp_as_python_at_every_size():
+    t = sizes.Symbol("T", 1, 6, 3)
+    size = sizes.Size.of(t)
+    bound = st.one_of(st.none(), st.integers(-8, 8), st.tuples(st.integers(-1, 1), st.integers(-8, 8)))
+
+    def as_form(b: Any) -> Any:
+        return b if b is None or isinstance(b, int) else b[0] * size + b[1]
+
+    def at(b: Any, n: int) -> Any:
+        return b if b is None or isinstance(b, int) else b[0] * n + b[1]
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(bound, bound, st.integers(1, 3))
+    def check(start, stop, step):
+        try:
+            lo, hi, _ = shape_ops._symbolic_indices(slice(as_form(start), as_form(stop), step), size)
+            hi = max(hi, lo)
+        except sizes.SizeDecisionError:
+            return  # refused at every size
+        for n in range(1, 7):
+            want = slice(at(start, n), at(stop, n), step).indices(n)
+            assert sizes.evaluate((lo, hi), {t: n}) == (want[0], max(want[1], want[0]))
+
+    check()
