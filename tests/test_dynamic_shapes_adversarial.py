@@ -716,3 +716,15 @@ def test_slice_bounds_clamp_as_python_at_every_size():
             assert sizes.evaluate((lo, hi), {t: n}) == (want[0], max(want[1], want[0]))
 
     check()
+
+
+def test_interleaved_backwards_of_calls_at_different_sizes():
+    # each call's backward reads its own sizes (saved with it), not the last call's
+    fn = lambda x: (x - x.mean(1, keepdim=True)).var(1) * x.shape[1]  # noqa: E731
+    jitted = symscalar.jit(fn, dynamic_dims=DIMS)
+    xs = [torch.randn(b, t, 3, dtype=torch.float64, requires_grad=True) for b, t in SIZES]
+    outs = [jitted(x) for x in xs]
+    for x, out in reversed(list(zip(xs, outs))):
+        x2 = x.detach().clone().requires_grad_()
+        _same(torch.autograd.grad(out.sum(), x), torch.autograd.grad(fn(x2).sum(), x2), "grad")
+    assert jitted.cache_info().misses == 1
