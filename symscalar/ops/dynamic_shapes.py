@@ -65,9 +65,11 @@ def _slice(x: Any, *, starts: Any, stops: Any, steps: Any) -> tuple[Any, ...]:
 def _zero_pad(x: Any, *, padding: Any) -> tuple[Any, ...]:
     out = []
     for size, (lo, hi, interior) in zip(x.shape, padding):
-        if interior:
-            raise SizeDecisionError("interior padding of a dynamic dim")
-        out.append(size + lo + hi)
+        if interior and isinstance(size, Size) and not size >= 1:  # (raises where undecided)
+            raise SizeDecisionError("interior padding of a dynamic dim that may be empty")
+        # ``max(size - 1, 0) * interior`` between the elements (size >= 1 where it is dynamic)
+        between = (size - 1 if isinstance(size, Size) else max(size - 1, 0)) * interior
+        out.append(size + lo + hi + between)
     return tuple(out)
 
 
