@@ -129,6 +129,20 @@ class _Opaque:
         return (0, min(self.by - 1, hi) if lo >= 0 else self.by - 1)
 
 
+def _at_corner(terms: Any, point: Mapping[Any, float], unbounded: float) -> float:
+    """The form's value with each atom at ``point``; ``unbounded`` where a coordinate is
+    infinite (the bound on that side is the interval arithmetic's)."""
+    if any(math.isinf(v) for v in point.values()):
+        return unbounded
+    total = 0.0
+    for monomial, coeff in terms:
+        product = float(coeff)
+        for atom in monomial:
+            product *= point[atom]
+        total += product
+    return total
+
+
 def _floor_div(x: float, by: int) -> float:
     return x if math.isinf(x) else float(math.floor(x / by))
 
@@ -188,11 +202,49 @@ class Size:
         return None
 
     def interval(self) -> tuple[float, float]:
+        """Bounds over the declared ranges: interval arithmetic, narrowed where the form is
+        monotone in each atom (``s_B * s_T - s_B`` is >= 0: interval arithmetic alone loses
+        that the two terms share ``s_B``)."""
+        lo, hi = self._term_interval()
+        monotone = self._monotone_interval()
+        if monotone is not None:
+            lo, hi = max(lo, monotone[0]), min(hi, monotone[1])
+        return lo, hi
+
+    def _term_interval(self) -> tuple[float, float]:
         lo, hi = 0.0, 0.0
         for monomial, coeff in self.terms:
             a, b = _interval_mul(_monomial_interval(monomial), (coeff, coeff))
             lo, hi = lo + a, hi + b
         return lo, hi
+
+    def _monotone_interval(self) -> tuple[float, float] | None:
+        """Where the form's partial derivative in every atom has one sign over the ranges (the
+        atoms taken as independent, a superset of the real domain), its bounds are its values
+        at two corners of the box; None where some derivative changes sign. A corner with an
+        infinite coordinate gives no bound on that side."""
+        atoms = {a for monomial, _ in self.terms for a in monomial}
+        if len(self.terms) < 2 or not atoms:
+            return None
+        low: dict[Any, float] = {}
+        high: dict[Any, float] = {}
+        for atom in atoms:
+            derivative: dict[tuple[Any, ...], int] = {}
+            for monomial, coeff in self.terms:
+                k = monomial.count(atom)
+                if k:
+                    rest = list(monomial)
+                    rest.remove(atom)
+                    derivative[tuple(rest)] = derivative.get(tuple(rest), 0) + coeff * k
+            d_lo, d_hi = Size(derivative)._term_interval()
+            a_lo, a_hi = atom.interval()
+            if d_lo >= 0:
+                low[atom], high[atom] = a_lo, a_hi
+            elif d_hi <= 0:
+                low[atom], high[atom] = a_hi, a_lo
+            else:
+                return None
+        return (_at_corner(self.terms, low, -_INF), _at_corner(self.terms, high, _INF))
 
     # -- arithmetic (results in normal form; an int where no symbol is left) -------------
     def __add__(self, other: Any) -> Any:

@@ -731,3 +731,24 @@ def test_interleaved_backwards_of_calls_at_different_sizes():
         x2 = x.detach().clone().requires_grad_()
         _same(torch.autograd.grad(out.sum(), x), torch.autograd.grad(fn(x2).sum(), x2), "grad")
     assert jitted.cache_info().misses == 1
+
+
+def test_decisions_see_shared_factors():
+    b, t = sizes.Symbol("B", 1, None, 2), sizes.Symbol("T", 1, 8, 3)
+    B, T = sizes.Size.of(b), sizes.Size.of(t)
+    assert sizes.decide("ge", B * T - B, 0) is True  # B * (T - 1): interval arithmetic alone said (-inf, inf)
+    assert sizes.decide("le", B * T - B * 8, 0) is True
+    assert sizes.decide("ge", (T - 3) * B, 0) is None  # its sign changes with T: undecided
+    assert sizes.decide("gt", B * T - B, 0) is None  # 0 at T == 1
+
+
+def test_shifted_language_model_loss():
+    def loss(x):
+        logits = x @ torch.ones(3, 5, dtype=x.dtype)
+        targets = torch.zeros(x.shape[0], x.shape[1], dtype=torch.long)
+        shift_logits = logits[..., :-1, :].contiguous()
+        shift_labels = targets[..., 1:].contiguous()
+        return F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+
+    # the labels' count B * T - B must be shown >= 0 (it was refused as undecided); T = 1 is nan
+    assert check_against_eager(loss, _x, SIZES, DIMS).cache_info().misses == 1
