@@ -69,19 +69,8 @@ def patch_while_tracing(module: str, name: str, wrap: Callable[[Any], Any]) -> N
     """Replace ``module.name`` by ``wrap(original)`` while any trace runs in any thread (the
     installation is counted, so nested and concurrent traces share it). The replacement must
     behave as the original outside a tracing context (``current_tracer`` is None there): other
-    threads run eager code meanwhile. A module not imported when a trace starts is skipped.
-    ``module`` may name a class of a module as ``"torch:Tensor"`` (a method of the class)."""
+    threads run eager code meanwhile. A module not imported when a trace starts is skipped."""
     _PATCHES.append((module, name, wrap))
-
-
-_INHERITED = object()  # _saved's original of a class attribute the class only inherits
-
-
-def _owner(path: str) -> Any:
-    """The module (``"torch.compiler"``) or the class in a module (``"torch:Tensor"``)."""
-    module_name, _, attribute = path.partition(":")
-    module = sys.modules.get(module_name)
-    return getattr(module, attribute, None) if attribute and module is not None else module
 
 
 _builtin_isinstance = builtins.isinstance
@@ -155,12 +144,10 @@ def reporting_compiling() -> Iterator[None]:
     with _lock:
         if _active == 0:
             for module_name, name, wrap in _PATCHES:
-                module = _owner(module_name)
+                module = sys.modules.get(module_name)
                 original = getattr(module, name, None)
                 if original is not None:
-                    # (an inherited class attribute is removed again, not set, at the end)
-                    own = name in vars(module)
-                    _saved.append((module, name, original if own else _INHERITED))
+                    _saved.append((module, name, original))
                     setattr(module, name, wrap(original))
         _active += 1
     try:
@@ -170,8 +157,5 @@ def reporting_compiling() -> Iterator[None]:
             _active -= 1
             if _active == 0:
                 for module, name, original in _saved:
-                    if original is _INHERITED:
-                        delattr(module, name)
-                    else:
-                        setattr(module, name, original)
+                    setattr(module, name, original)
                 _saved.clear()

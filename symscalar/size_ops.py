@@ -194,23 +194,6 @@ for _name in ("ones", "zeros", "empty", "full", "arange", "rand", "randn"):
     patch_while_tracing("torch", _name, _routing_sizes)
 
 
-def _routing_method_sizes(original: Any) -> Any:
-    """``torch.ones(1, 3).expand(T, -1)``: the same parser refuses a size symbol in a method of
-    a tensor the traced code created without sizes (a constant), so such calls go to the tracer."""
-
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        tracer = current_tracer.get()
-        if tracer is not None and (_holds_size_symbol(args) or _holds_size_symbol(kwargs.values())):
-            return tracer.torch_function(original, (self, *args), kwargs)
-        return original(self, *args, **kwargs)
-
-    return method
-
-
-for _name in ("expand", "view", "reshape", "repeat", "narrow", "new_zeros", "new_ones", "new_full", "new_empty"):
-    patch_while_tracing("torch:Tensor", _name, _routing_method_sizes)
-
-
 def is_on() -> bool:
     """Whether dynamic dims were ever declared (else no value is a size symbol)."""
     return sizes.enabled()[0]

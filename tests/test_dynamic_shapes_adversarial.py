@@ -668,33 +668,6 @@ def test_sizes_from_an_integer_input(name, fn):
     assert check_against_eager(fn, make, SIZES, {"ids": ("B", "T")}).cache_info().misses == 1
 
 
-# A size symbol in a method of a tensor the traced code created without sizes (a constant):
-# torch's argument parser refused it before any dispatch with "expand() takes 1 positional
-# argument but 2 were given".
-CONSTANT_METHODS: list[tuple[str, Callable[..., Any]]] = [
-    ("expand(T, -1)", lambda x: torch.ones(1, 3, dtype=x.dtype).expand(x.shape[1], -1) * x[0]),
-    ("expand((T, -1))", lambda x: torch.ones(1, 3, dtype=x.dtype).expand((x.shape[1], -1)) * x[0]),
-    ("expand(size=(T, -1))", lambda x: torch.ones(1, 3, dtype=x.dtype).expand(size=(x.shape[1], -1)) * x[0]),
-    ("reshape then expand", lambda x: torch.ones(3, dtype=x.dtype).reshape(1, 1, 3).expand(*x.shape) + x),
-    ("repeat(T, 1)", lambda x: torch.ones(1, 3, dtype=x.dtype).repeat(x.shape[1], 1) * x[0]),
-    ("narrow(0, 0, T)", lambda x: torch.arange(8.0).narrow(0, 0, x.shape[1])),
-    ("new_zeros(T)", lambda x: torch.ones(2).new_zeros(x.shape[1])),
-    ("new_full((T,), 3.0)", lambda x: torch.ones(2).new_full((x.shape[1],), 3.0)),
-    ("arange(8)[:T]", lambda x: torch.arange(8)[: x.shape[1]]),
-]
-
-
-@pytest.mark.parametrize("name, fn", CONSTANT_METHODS, ids=[n for n, _ in CONSTANT_METHODS])
-def test_size_symbols_in_methods_of_constants(name, fn):
-    equal_or_refused(fn, _x, SIZES, DIMS)
-
-
-def test_methods_of_tensors_are_restored_after_tracing():
-    expand = torch.Tensor.expand
-    symscalar.jit(lambda x: torch.ones(1, 3).expand(x.shape[0], -1), dynamic_dims={"x": ("B",)})(torch.randn(2))
-    assert torch.Tensor.expand is expand and "expand" not in vars(torch.Tensor)
-
-
 def test_slice_bounds_clamp_as_python_at_every_size():
     t = sizes.Symbol("T", 1, 6, 3)
     size = sizes.Size.of(t)
