@@ -725,3 +725,16 @@ def test_shifted_language_model_loss():
 
     # the labels' count B * T - B must be shown >= 0 (it was refused as undecided); T = 1 is nan
     assert check_against_eager(loss, _x, SIZES, DIMS).cache_info().misses == 1
+
+
+def test_copy_into_a_traced_value():
+    # in-place updates look torch.Tensor's methods up while tracing: they must stay torch's own
+    def f(x, y):
+        z = x.clone()
+        z.copy_(y)
+        return z * x.shape[1]
+
+    make = lambda b, t: (torch.randn(b, t, 3, dtype=torch.float64), torch.randn(b, t, 3, dtype=torch.float64))  # noqa: E731
+    # (forward only: x's gradient is None under jit, zeros in eager, with static shapes too)
+    jitted = check_against_eager(f, make, SIZES, {"x": ("B", "T"), "y": ("B", "T")}, grad=False)
+    assert jitted.cache_info().misses == 1
