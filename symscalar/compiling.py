@@ -49,7 +49,13 @@ import torch
 from symscalar.generated import called_from_symscalar
 from symscalar.types import current_tracer
 
-__all__ = ["reporting_compiling", "answer_isinstance_for", "patch_while_tracing", "called_from_symscalar"]
+__all__ = [
+    "reporting_compiling",
+    "answer_isinstance_for",
+    "answer_int_for",
+    "patch_while_tracing",
+    "called_from_symscalar",
+]
 
 _torch_is_compiling = torch.compiler.is_compiling
 _lock = threading.Lock()
@@ -77,11 +83,31 @@ def answer_isinstance_for(proxy_type: type) -> None:
     _proxy_type = proxy_type
 
 
+# A dynamic dim's size symbol (size_ops.py): its proxy type and the test that a value is one.
+_size_type: type | None = None
+_is_size: Callable[[object], bool] = lambda obj: False  # noqa: E731
+
+
+def answer_int_for(size_type: type, is_size: Callable[[object], bool]) -> None:
+    """Declare the size symbols (``x.shape[1]`` of a declared dynamic dim; set once, at import),
+    which answer ``isinstance(n, int)`` as the ``int`` that ``x.shape[1]`` is in eager code."""
+    global _size_type, _is_size
+    _size_type, _is_size = size_type, is_size
+
+
 def _isinstance(obj: object, classinfo: Any, /) -> bool:
     """``builtins.isinstance`` while a trace runs: a traced tensor answers as a ``torch.Tensor``
-    would, for every caller outside symscalar."""
-    if type(obj) is not _proxy_type or _builtin_isinstance(obj, classinfo):
+    would, and a size symbol as an ``int``, for every caller outside symscalar."""
+    if type(obj) is not _proxy_type:
+        if type(obj) is _size_type and not _builtin_isinstance(obj, classinfo) and _is_size(obj):
+            try:
+                as_int = issubclass(int, classinfo)
+            except TypeError:
+                return False
+            return as_int and not called_from_symscalar(sys._getframe(1))
         return _builtin_isinstance(obj, classinfo)
+    if _builtin_isinstance(obj, classinfo):
+        return True
     # The class first, the caller only where the answers differ: symscalar's own checks of a
     # proxy against (tuple, list), Mapping... are on the tracer's hot path.
     try:

@@ -19,8 +19,11 @@ import math
 import weakref
 from typing import Any
 
+import torch
+import torch.utils._pytree as pytree
+
 from symscalar import sizes
-from symscalar.compiling import patch_while_tracing
+from symscalar.compiling import answer_int_for, patch_while_tracing
 from symscalar.errors import DynamicValueError
 from symscalar.sizes import Size
 from symscalar.trace import Primitive, ScalarVar, leaves
@@ -145,6 +148,16 @@ class SymbolicShape(tuple):  # type: ignore[type-arg]
         return math.prod(self)
 
 
+# Returned from a jitted function (``return x.shape``), a symbolic shape is a pytree node of
+# its sizes, rebuilt on every call as the ``torch.Size`` eager returns.
+pytree.register_pytree_node(
+    SymbolicShape,
+    lambda shape: (list(shape), None),
+    lambda values, context: torch.Size(values),
+    serialized_type_name="symscalar.size_ops.SymbolicShape",
+)
+
+
 def user_shape(proxy: Any) -> tuple[Any, ...]:
     """``proxy.shape`` as user code sees it: static dims as ints, dynamic ones as size symbols."""
     return SymbolicShape(size_proxy(proxy._tracer, s) for s in proxy._var.shape)
@@ -188,3 +201,6 @@ def is_on() -> bool:
 
 def is_size_symbol(value: Any) -> bool:
     return isinstance(value, DynamicInt) and size_of(value) is not None
+
+
+answer_int_for(DynamicInt, is_size_symbol)  # isinstance(x.shape[1], int) in user code: compiling.py

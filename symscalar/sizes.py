@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from symscalar.errors import DynamicValueError, UnsupportedOperationError
-from symscalar.types import current_tracer
+from symscalar.types import Traced, current_tracer
 
 __all__ = [
     "Dim",
@@ -40,6 +40,7 @@ __all__ = [
     "hint",
     "evaluate",
     "decide",
+    "may_equal",
     "register_shape_rule",
     "register_symbolic_meta",
     "register_size_params",
@@ -128,6 +129,20 @@ class _Opaque:
         return (0, min(self.by - 1, hi) if lo >= 0 else self.by - 1)
 
 
+def _at_corner(terms: Any, point: Mapping[Any, float], unbounded: float) -> float:
+    """The form's value with each atom at ``point``; ``unbounded`` where a coordinate is
+    infinite (the bound on that side is the interval arithmetic's)."""
+    if any(math.isinf(v) for v in point.values()):
+        return unbounded
+    total = 0.0
+    for monomial, coeff in terms:
+        product = float(coeff)
+        for atom in monomial:
+            product *= point[atom]
+        total += product
+    return total
+
+
 def _floor_div(x: float, by: int) -> float:
     return x if math.isinf(x) else float(math.floor(x / by))
 
@@ -187,11 +202,49 @@ class Size:
         return None
 
     def interval(self) -> tuple[float, float]:
+        """Bounds over the declared ranges: interval arithmetic, narrowed where the form is
+        monotone in each atom (``s_B * s_T - s_B`` is >= 0: interval arithmetic alone loses
+        that the two terms share ``s_B``)."""
+        lo, hi = self._term_interval()
+        monotone = self._monotone_interval()
+        if monotone is not None:
+            lo, hi = max(lo, monotone[0]), min(hi, monotone[1])
+        return lo, hi
+
+    def _term_interval(self) -> tuple[float, float]:
         lo, hi = 0.0, 0.0
         for monomial, coeff in self.terms:
             a, b = _interval_mul(_monomial_interval(monomial), (coeff, coeff))
             lo, hi = lo + a, hi + b
         return lo, hi
+
+    def _monotone_interval(self) -> tuple[float, float] | None:
+        """Where the form's partial derivative in every atom has one sign over the ranges (the
+        atoms taken as independent, a superset of the real domain), its bounds are its values
+        at two corners of the box; None where some derivative changes sign. A corner with an
+        infinite coordinate gives no bound on that side."""
+        atoms = {a for monomial, _ in self.terms for a in monomial}
+        if len(self.terms) < 2 or not atoms:
+            return None
+        low: dict[Any, float] = {}
+        high: dict[Any, float] = {}
+        for atom in atoms:
+            derivative: dict[tuple[Any, ...], int] = {}
+            for monomial, coeff in self.terms:
+                k = monomial.count(atom)
+                if k:
+                    rest = list(monomial)
+                    rest.remove(atom)
+                    derivative[tuple(rest)] = derivative.get(tuple(rest), 0) + coeff * k
+            d_lo, d_hi = Size(derivative)._term_interval()
+            a_lo, a_hi = atom.interval()
+            if d_lo >= 0:
+                low[atom], high[atom] = a_lo, a_hi
+            elif d_hi <= 0:
+                low[atom], high[atom] = a_hi, a_lo
+            else:
+                return None
+        return (_at_corner(self.terms, low, -_INF), _at_corner(self.terms, high, _INF))
 
     # -- arithmetic (results in normal form; an int where no symbol is left) -------------
     def __add__(self, other: Any) -> Any:
@@ -321,6 +374,11 @@ class Size:
         tracer = current_tracer.get()
         if tracer is None:
             return NotImplemented
+        if not any(isinstance(a, Traced) for a in _flat((args, kwargs))):
+            # no traced operand: a size in a static parameter of a plain torch call (the count
+            # of torch.chunk(meta, n) in an op's frontend), which the tracer cannot record
+            name = getattr(func, "__name__", repr(func))
+            raise _undecided(f"{name}(..., {_sizes_in((args, kwargs))}, ...)", "a static parameter (a count, a dim)")
         return tracer.torch_function(func, args, kwargs or {})
 
     # Python ints are needed: refuse (a silent int() would bake the trace-time size in).
@@ -331,6 +389,21 @@ class Size:
 
     def __bool__(self) -> bool:
         raise _undecided(f"bool({self!r})", "a Python bool")
+
+
+def _flat(value: Any) -> Iterable[Any]:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _flat(v)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _flat(v)
+    else:
+        yield value
+
+
+def _sizes_in(value: Any) -> str:
+    return ", ".join(repr(v) for v in _flat(value) if isinstance(v, Size))
 
 
 def _mono_key(monomial: tuple[Any, ...]) -> str:
@@ -459,6 +532,15 @@ def decide(op: str, a: Any, b: Any) -> bool | None:
     if op == "ge":
         return True if lo >= 0 else False if hi < 0 else None
     raise ValueError(op)
+
+
+def may_equal(a: Any, b: Any) -> bool:
+    """Whether ``a == b`` at some size the declared ranges allow (for ints, ``a == b``): the
+    test for an op that special-cases a size (an empty dim: ``0 in shape``), where ``==``
+    between a ``Size`` and an int (structural: False) would silently take the general path."""
+    if not isinstance(a, Size) and not isinstance(b, Size):
+        return bool(a == b)
+    return decide("eq", a, b) is not False
 
 
 def _decided(result: bool | None, a: Any, op: str, b: Any) -> bool:

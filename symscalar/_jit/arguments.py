@@ -128,7 +128,7 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
 
 def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str) -> TensorProxy:
     check_tensor_class(t, where)
-    proxy = builder.tensor_input(TensorVar(dims.declared_shape(t), t.dtype, t.device), t.requires_grad, type(t))
+    proxy = builder.tensor_input(TensorVar(dims.declared_shape(t, where), t.dtype, t.device), t.requires_grad, type(t))
     proxy._attributes = dict.fromkeys(t.__dict__, where)
     return proxy
 

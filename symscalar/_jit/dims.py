@@ -123,13 +123,16 @@ class ShapeContract:
             out.append(tuple(static))
         return tuple(out)
 
-    def symbolic(self, tensors: Mapping[str, torch.Tensor]) -> dict[int, tuple[Any, ...]]:
-        """The traced shape of each declared tensor of this call (by id): one fresh symbol per
-        declared name, its range, and this call's size as its hint."""
+    def symbolic(self, tensors: Mapping[str, tuple[str, torch.Tensor]]) -> dict[str, tuple[int, tuple[Any, ...]]]:
+        """The traced shape of each declared parameter of this call, by its description in
+        messages (``tensors``: parameter name -> (description, tensor)), with the id of its
+        tensor: one fresh symbol per declared name, its range, and this call's size as its
+        hint. By parameter, not by tensor: one tensor passed for two parameters (``f(a, a)``)
+        has each parameter's declared shape, and a static shape where it is not declared."""
         symbols: dict[str, Symbol] = {}
-        shapes: dict[int, tuple[Any, ...]] = {}
+        shapes: dict[str, tuple[int, tuple[Any, ...]]] = {}
         for p in self.params:
-            t = tensors[p.name]
+            where, t = tensors[p.name]
             shape: list[Any] = list(t.shape)
             for d, name in p.dynamic:
                 symbol = symbols.get(name)
@@ -137,7 +140,7 @@ class ShapeContract:
                     dim = self.dims[name]
                     symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
                 shape[d] = Size.of(symbol)
-            shapes[id(t)] = tuple(shape)
+            shapes[where] = (id(t), tuple(shape))
         return shapes
 
 
@@ -243,15 +246,16 @@ def _annotated_dims(target: Any) -> dict[str, Dims]:
     return found
 
 
-# The traced shapes of the declared tensors of the call being traced (by id), set around
-# tracing by the miss path and read where an argument becomes a traced input.
-_TRACING: contextvars.ContextVar[dict[int, tuple[Any, ...]] | None] = contextvars.ContextVar(
+# The traced shapes of the declared parameters of the call being traced (by description, with
+# their tensor's id), set around tracing by the miss path and read where an argument becomes a
+# traced input.
+_TRACING: contextvars.ContextVar[dict[str, tuple[int, tuple[Any, ...]]] | None] = contextvars.ContextVar(
     "symscalar_declared_shapes", default=None
 )
 
 
 @contextlib.contextmanager
-def tracing_shapes(shapes: dict[int, tuple[Any, ...]] | None) -> Iterator[None]:
+def tracing_shapes(shapes: dict[str, tuple[int, tuple[Any, ...]]] | None) -> Iterator[None]:
     token = _TRACING.set(shapes)
     try:
         yield
@@ -259,11 +263,12 @@ def tracing_shapes(shapes: dict[int, tuple[Any, ...]] | None) -> Iterator[None]:
         _TRACING.reset(token)
 
 
-def declared_shape(t: torch.Tensor) -> tuple[Any, ...]:
-    """The traced shape of argument tensor ``t``: symbolic where its dims are declared dynamic."""
+def declared_shape(t: torch.Tensor, where: str) -> tuple[Any, ...]:
+    """The traced shape of argument tensor ``t`` passed as ``where``: symbolic where that
+    parameter's dims are declared dynamic."""
     shapes = _TRACING.get()
     if shapes is not None:
-        shape = shapes.get(id(t))
-        if shape is not None:
-            return shape
+        declared = shapes.get(where)
+        if declared is not None and declared[0] == id(t):
+            return declared[1]
     return tuple(t.shape)

@@ -24,6 +24,7 @@ from symscalar._jit.compositions import check_jittable, check_no_functorch, hide
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
 from symscalar.backend import Backend, check_backend
+from symscalar.errors import ShapeContractError
 from symscalar.trace import Trace
 
 __all__ = ["Limits", "FunctionState", "jit_function", "INSPECTION"]
@@ -187,8 +188,8 @@ class FunctionState:
         assert out is not MISS, "a freshly traced entry must accept the call it was traced for"
         return out
 
-    def _named(self, args: tuple[Any, ...]) -> dict[str, Any]:
-        return dict(zip(self.sig.parameters, args))
+    def _named(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
+        return {p.name: (where, value) for p, _, where, value in self._arguments(args)}
 
     def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
         return compile_entry(
@@ -222,6 +223,12 @@ class FunctionState:
         for p, _, where, value in self._arguments(args):
             if value is None and p.name in self.optional:
                 continue
+            if self.contract is not None and p.name in self.contract.names and not isinstance(value, torch.Tensor):
+                raise ShapeContractError(
+                    f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
+                    f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
+                    "leave it out of dynamic_dims, or jit one function per form of the call."
+                )
             arguments.check_argument(self.kinds[p.name], value, where)
 
     def _arguments(self, args: tuple[Any, ...]) -> list[tuple[inspect.Parameter, str, str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar import sizes
 from symscalar.ops.define import (
     FloatLike,
     Primitive,
@@ -398,7 +399,7 @@ def _flash_cpu_form(q: Any, k: Any, v: Any) -> bool:
         and q.shape[:2] == k.shape[:2] == v.shape[:2]
         and k.shape[2] == v.shape[2]
         and q.shape[3] == k.shape[3] == v.shape[3]
-        and 0 not in q.shape + k.shape
+        and not any(sizes.may_equal(s, 0) for s in q.shape + k.shape)  # (a dynamic dim may be 0)
     )
 
 

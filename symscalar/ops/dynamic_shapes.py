@@ -19,7 +19,7 @@ from symscalar.ops.composites import (
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
 )
-from symscalar.ops.factories import arange_p, full_p
+from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
 from symscalar.ops.indexing import (
     cumsum_p,
     embedding_p,
@@ -65,9 +65,11 @@ def _slice(x: Any, *, starts: Any, stops: Any, steps: Any) -> tuple[Any, ...]:
 def _zero_pad(x: Any, *, padding: Any) -> tuple[Any, ...]:
     out = []
     for size, (lo, hi, interior) in zip(x.shape, padding):
-        if interior:
-            raise SizeDecisionError("interior padding of a dynamic dim")
-        out.append(size + lo + hi)
+        if interior and isinstance(size, Size) and not size >= 1:  # (raises where undecided)
+            raise SizeDecisionError("interior padding of a dynamic dim that may be empty")
+        # ``max(size - 1, 0) * interior`` between the elements (size >= 1 where it is dynamic)
+        between = (size - 1 if isinstance(size, Size) else max(size - 1, 0)) * interior
+        out.append(size + lo + hi + between)
     return tuple(out)
 
 
@@ -116,6 +118,7 @@ register_shape_rule(
 )
 register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
 register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
+register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)

@@ -688,6 +688,12 @@ def _written(x: Any, indices: Any, value: Any) -> Tensor:
         return _written_where(x, items[0], value)
     if x.ndim == 0:
         return _written_where(x, full((), True, dtype=torch.bool, device=x.device), value)
+    if is_symbolic_shape(x.shape):  # the positions below are a constant of x's shape
+        raise UnsupportedOperationError(
+            f"torch.Tensor.__setitem__ on a tensor with dynamic dims {list(x.shape)} is not supported yet "
+            "(except with a bool mask). Build the new value out of place: torch.where with a mask from "
+            "torch.arange(T), torch.cat of slices, or F.pad; or declare the dims static."
+        )
     positions = torch.arange(x.numel(), device=x.device).reshape(x.shape)
     if any(isinstance(i, TensorProxy) for i in items):
         selected = _tensor_getitem(x._tracer.capture(positions), indices)  # traced indices: read per call

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from symscalar import sizes
+from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.define import (
     Primitive,
     StaticBool,
@@ -40,6 +42,7 @@ from symscalar.ops.define import (
     unreduce,
     upcast,
 )
+from symscalar.sizes import Size
 
 __all__ = [
     "sum",
@@ -314,9 +317,25 @@ std_mean_p: Primitive[tuple[Tensor, Tensor]] = Primitive(
 def _var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
     """``ct * d var / d x = ct * 2 (x - mean) / (n - correction)``, n and correction static.
     With ``n - correction <= 0`` the variance is inf or nan, and so is this gradient."""
-    dof = _count(x.shape, dims) - correction
+    count = _count(x.shape, dims)
+    if isinstance(count, Size):
+        return _dynamic_var_grad(ct, x, dims, correction, count)
+    dof = count - correction
     scale = 2.0 / dof if dof > 0 else math.inf
     return (x - x.mean(dims, keepdim=True)) * (_unreduce(ct, x.shape, dims) * scale)
+
+
+def _dynamic_var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float, count: Size) -> Any:
+    """``_var_grad`` over dynamic dims: ``2 / (n - correction)`` is a runtime division, which
+    gives eager's inf where ``n == correction``; a negative ``n - correction`` (eager: inf) must
+    be ruled out by the declared ranges."""
+    if type(correction) is not int or sizes.decide("ge", count, correction) is not True:
+        raise UnsupportedOperationError(
+            f"the gradient of var/std with correction={correction!r} over dynamic dims of {count!r} elements: "
+            "eager's gradient is inf where the count is below the correction, which one program cannot give. "
+            "Use an int correction the declared ranges never exceed (min=...), or declare the dims static."
+        )
+    return (x - x.mean(dims, keepdim=True)) * ((_unreduce(ct, x.shape, dims) * 2.0) / (count - correction))
 
 
 def _std_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:

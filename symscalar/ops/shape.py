@@ -484,7 +484,7 @@ def select(input: Tensor, dim: StaticInt, index: StaticInt) -> Tensor:
     size = input.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {size} at dimension {d}")
-    i = index % size
+    i = index + size if index < 0 else index  # (index % size, where the size may be dynamic)
     return squeeze(_slice_dims(input, {d: _slice(i, i + 1)}), d)
 
 
