@@ -12,6 +12,7 @@ from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     elementwise,
     factories,
     indexing,
+    join,
     nn,
     random,
     reductions,
@@ -22,6 +23,7 @@ from symscalar.ops.conv import *  # noqa: F403
 from symscalar.ops.elementwise import *  # noqa: F403
 from symscalar.ops.factories import *  # noqa: F403
 from symscalar.ops.indexing import *  # noqa: F403
+from symscalar.ops.join import *  # noqa: F403
 from symscalar.ops.nn import *  # noqa: F403
 from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.reductions import *  # noqa: F403
@@ -31,6 +33,7 @@ __all__ = [
     *elementwise.__all__,
     *reductions.__all__,
     *shape.__all__,
+    *join.__all__,
     *factories.__all__,
     *composites.__all__,
     *indexing.__all__,

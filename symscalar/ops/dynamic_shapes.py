@@ -30,7 +30,8 @@ from symscalar.ops.indexing import (
     scatter_p,
     sort_p,
 )
-from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, split_p, zero_pad_p
+from symscalar.ops.join import split_p
+from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
 from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
     Size,
