@@ -210,7 +210,7 @@ class FunctionState:
         and walk them once into what the rest of the miss path reads (see ``record.py``)."""
         return record_call(
             self._arguments(args),
-            dict(zip(self.sig.parameters, args)),
+            self._named(args),
             self.kinds,
             self.optional,
             self.unresolved,
