@@ -269,3 +269,65 @@ def test_namedtuples_in_every_role():
         g(x, Config(torch.ones(1), torch.Size([2, 2])), p)
     _, grads = symscalar.value_and_grad(lambda w, p: (w * p.first).sum())(torch.ones(2, 2), Pair(x.reshape(2, 2), 1))
     torch.testing.assert_close(grads, x.reshape(2, 2))
+
+
+class _Holder:
+    """A plain object: passed inside an argument, it is keyed by identity (state)."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(_trees(), st.sampled_from([_Holder(), _Holder()]), st.booleans())
+def test_the_miss_path_walk_agrees_with_the_key_the_display_and_the_state_objects(value, holder, nest):
+    value = (value, frozenset({holder})) if nest else (holder, value)
+    walked = tree.walk(value, static=False)
+    assert walked.key == tree.auto_key(value)[0]
+    shown = tree.map_leaves(lambda v: tree.TensorMeta(v) if isinstance(v, torch.Tensor) else v, value)
+    assert repr(walked.shown) == repr(shown)
+    assert [id(o) for o in walked.objects] == [id(o) for o in tree.state_objects(value)]
+    tensors = [v for v in tree.leaves(value) if isinstance(v, torch.Tensor)]
+    if tensors:
+        with pytest.raises(tree.StaticTensorError):
+            tree.walk(value, static=True)
+    else:
+        assert tree.walk(value, static=True).key == walked.key
+
+
+class _Box:
+    """A pytree node whose flattening is counted: each count is one walk of an argument."""
+
+    flattens = 0
+
+    def __init__(self, t: torch.Tensor, n: int) -> None:
+        self.t, self.n = t, n
+
+
+def _flatten_box(box: _Box) -> tuple[list[typing.Any], None]:
+    _Box.flattens += 1
+    return [box.t, box.n], None
+
+
+pytree.register_pytree_node(_Box, _flatten_box, lambda values, context: _Box(*values))
+
+
+def test_a_miss_walks_the_arguments_once():
+    @symscalar.jit
+    def f(x: torch.Tensor, box):
+        return x * box.t + box.n
+
+    x = torch.ones(3)
+
+    def flattens(box: _Box) -> int:
+        _Box.flattens = 0
+        f(x, box)
+        return _Box.flattens
+
+    miss = flattens(_Box(torch.ones(3), 2))
+    hit = flattens(_Box(torch.full((3,), 2.0), 2))
+    retrace = flattens(_Box(torch.ones(3), 3))
+    assert f.cache_info() == symscalar.CacheInfo(hits=1, misses=2, entries=2)
+    # a hit builds the key once; a miss besides that: the key again with the program inputs
+    # (the generated key_and_args), the one walk that checks the call and records it (facts,
+    # state objects, numbers) and the tracing (tensors become program inputs)
+    assert hit == 1
+    assert miss == retrace == hit + 3
+    assert "parameter 'box'" in " ".join(r for m in f.explain() for r in m.reasons)

@@ -20,8 +20,10 @@ from symscalar.types import NumberProxy
 __all__ = ["check_argument", "check_dynamic_value", "check_inlined_argument", "proxy"]
 
 
-def check_argument(kind: Kind, value: Any, where: str) -> None:
-    """Raise a TypeError saying what to pass when ``value`` cannot be a ``kind`` argument."""
+def check_argument(kind: Kind, value: Any, where: str) -> tree.Walked | None:
+    """Raise a TypeError saying what to pass when ``value`` cannot be a ``kind`` argument. A
+    static or unannotated value is checked by walking it (``tree.walk``): the walk is
+    returned, for the rest of the miss path to read (see ``record.py``)."""
     if kind is Kind.TENSOR:
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{where} is annotated torch.Tensor but got {type(value).__name__}")
@@ -29,17 +31,19 @@ def check_argument(kind: Kind, value: Any, where: str) -> None:
         check_dynamic_value(kind, value, where)
     else:
         try:
-            key = tree.tree_key(value, None if kind is Kind.STATIC else [])
+            walked = tree.walk(value, static=kind is Kind.STATIC)
         except tree.StaticTensorError as e:
             raise TypeError(_static_tensor_message(where, e)) from None
         try:
-            hash(key)
+            hash(walked.key)
         except TypeError:
             raise TypeError(
                 f"{where} is static, so its value is part of the cache key and must be "
                 f"hashable; got {type(value).__name__}. Pass a tuple instead of a list, make a "
                 "dataclass frozen=True, or declare the parameter dynamic."
             ) from None
+        return walked
+    return None
 
 
 def _static_tensor_message(where: str, error: tree.StaticTensorError) -> str:

@@ -23,6 +23,7 @@ from symscalar._jit.compile import compile_entry
 from symscalar._jit.compositions import check_jittable, check_no_functorch, hide_from_dynamo
 from symscalar._jit.dispatch import generate_dispatch
 from symscalar._jit.params import Kind, declared_at, param_kinds, qualname
+from symscalar._jit.record import CallRecord, record_call, tensor_facts
 from symscalar.backend import Backend, check_backend
 from symscalar.errors import ShapeContractError
 from symscalar.trace import Trace
@@ -151,7 +152,7 @@ class FunctionState:
     def _miss(self, args: tuple[Any, ...]) -> Any:
         check_no_functorch(qualname(self.fn))
         try:
-            self._validate(args)
+            record = self.record(args)
         except TypeError:
             with self.lock:
                 self.rejected += 1  # neither a hit nor a miss
@@ -165,10 +166,9 @@ class FunctionState:
                     self.cache.table.move_to_end(key)
                     self.last = value  # the most recently used key's value (see dispatch.py)
                     return out
-            facts = self.call_facts(args)
+            facts = self.call_facts(record)
             reasons = self.retraces.reasons(facts, self._failed_guards(value, call_args))
-            fixes = self.fixes(args)
-            self.retraces.before_trace(reasons, fixes)
+            self.retraces.before_trace(reasons, record.fixes)
             start = time.perf_counter()
             try:
                 shapes = self.contract.symbolic(self._named(args)) if self.contract is not None else None
@@ -176,13 +176,14 @@ class FunctionState:
                     dims.tracing_shapes(shapes),
                     logs.first_call(f"{self.retraces.function} trace #{len(self.retraces.misses) + 1}"),
                 ):
-                    entry = self._compile(args, call_args)
+                    entry = self._compile(args, call_args, record)
             except BaseException:
                 self.rejected += 1  # a call whose trace raised is neither a hit nor a miss
                 raise
             self.misses += 1
             value = self.cache.insert(key, value, entry)  # its key is now the last one
-            self.retraces.record(facts, reasons, fixes, (time.perf_counter() - start) * 1e3, self.auto_numbers(args))
+            trace_ms = (time.perf_counter() - start) * 1e3
+            self.retraces.record(facts, reasons, record.fixes, trace_ms, record.auto_numbers)
         self.last = value
         out = value(*call_args)
         assert out is not MISS, "a freshly traced entry must accept the call it was traced for"
@@ -191,7 +192,7 @@ class FunctionState:
     def _named(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
         return {p.name: (where, value) for p, _, where, value in self._arguments(args)}
 
-    def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...]) -> Entry:
+    def _compile(self, args: tuple[Any, ...], call_args: tuple[Any, ...], record: CallRecord) -> Entry:
         return compile_entry(
             self.fn,
             self._traced,
@@ -201,7 +202,7 @@ class FunctionState:
             self.top,
             self.hooks,
             self.backend,
-            self._objects(args),
+            list(record.objects),
         )
 
     def inline(self, args: tuple[Any, ...]) -> Any:
@@ -209,27 +210,26 @@ class FunctionState:
         traced values, so that it becomes part of that trace."""
         return self.call(args, arguments.check_inlined_argument)
 
-    def _objects(self, args: tuple[Any, ...]) -> list[tuple[str, Any]]:
-        """The state-holding objects among the static and unannotated arguments (a module, a
-        plain instance), with where each was passed; each once."""
-        found: dict[int, tuple[str, Any]] = {}
-        for p, _, where, value in self._arguments(args):
-            if self.kinds[p.name] in (Kind.STATIC, Kind.AUTO):
-                for obj in tree.state_objects(value):
-                    found.setdefault(id(obj), (where, obj))
-        return list(found.values())
-
-    def _validate(self, args: tuple[Any, ...]) -> None:
-        for p, _, where, value in self._arguments(args):
-            if value is None and p.name in self.optional:
-                continue
-            if self.contract is not None and p.name in self.contract.names and not isinstance(value, torch.Tensor):
-                raise ShapeContractError(
-                    f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
-                    f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
-                    "leave it out of dynamic_dims, or jit one function per form of the call."
-                )
-            arguments.check_argument(self.kinds[p.name], value, where)
+    def record(self, args: tuple[Any, ...]) -> CallRecord:
+        """Check the call's values against their kinds (a ``TypeError`` saying what to pass)
+        and walk them once into what the rest of the miss path reads (see ``record.py``)."""
+        if self.contract is not None:
+            for p, _, where, value in self._arguments(args):
+                if p.name in self.contract.names and not isinstance(value, torch.Tensor):
+                    raise ShapeContractError(
+                        f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
+                        f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
+                        "leave it out of dynamic_dims, or jit one function per form of the call."
+                    )
+        return record_call(
+            self._arguments(args),
+            self._named(args),
+            self.kinds,
+            self.optional,
+            self.unresolved,
+            self.declared_at,
+            f" of {qualname(self.fn)}",
+        )
 
     def _arguments(self, args: tuple[Any, ...]) -> list[tuple[inspect.Parameter, str, str, Any]]:
         """Each value of the call as (parameter, keyword, description for messages, value);
@@ -263,19 +263,10 @@ class FunctionState:
 
     # -- why a call traces (recorded on misses only; see explain.py) ----------------------
 
-    def call_facts(self, args: tuple[Any, ...]) -> dict[str, tuple[str, Any]]:
-        """What a cache entry depends on, for this call: ``{label: (display, comparable)}``."""
-        facts: dict[str, tuple[str, Any]] = {}
-        suffix = f" of {qualname(self.fn)}"
-        for p, _, where, value in self._arguments(args):
-            label = where.removesuffix(suffix)
-            kind = self.kinds[p.name]
-            if isinstance(value, torch.Tensor) and kind in (Kind.TENSOR, Kind.AUTO):
-                facts.update(_tensor_facts(label.replace("parameter", "tensor", 1), value))
-            elif kind in (Kind.STATIC, Kind.AUTO, Kind.TENSOR):
-                facts[label] = _static_fact(value)
-            else:
-                facts[f"{label} type"] = (type(value).__name__, type(value))
+    def call_facts(self, record: CallRecord) -> dict[str, tuple[str, Any]]:
+        """What a cache entry depends on, for this call: ``{label: (display, comparable)}``:
+        the arguments' facts (``record``) and the ambient torch state; a module's too."""
+        facts = dict(record.facts)
         facts["grad mode"] = _grad_mode()
         facts["default dtype"] = (str(torch.get_default_dtype()), torch.get_default_dtype())
         for device in ("cpu", "cuda"):
@@ -286,41 +277,8 @@ class FunctionState:
             for path, module in self.fn.named_modules():
                 facts[f"{_module_label(self.fn, path)}.training"] = (str(module.training), module.training)
             for path, t in (*self.fn.named_parameters(), *self.fn.named_buffers()):
-                facts.update(_tensor_facts(f"{_module_label(self.fn, path)}", t))
+                facts.update(tensor_facts(f"{_module_label(self.fn, path)}", t))
         return facts
-
-    def fixes(self, args: tuple[Any, ...]) -> dict[str, str]:
-        """The fix to show next to a reason, by fact label."""
-        fixes = {}
-        where = f", declared at {self.declared_at}" if self.declared_at else ""
-        for name, value in zip(self.sig.parameters, args):
-            kind = self.kinds[name]
-            label = f"parameter '{name}'"
-            if name in self.unresolved:
-                fixes[label] = (
-                    f"its annotation {self.unresolved[name]} could not be resolved, so it is static; "
-                    "import the name at module level, or pass jit(..., dynamic=[...])"
-                )
-            elif kind is Kind.STATIC:  # declared static on purpose: each value is its own program
-                fixes[label] = f"static{where}"
-            elif kind is Kind.AUTO and _is_plain_number(value) and not tree.is_torch_dynamic_int(value):
-                fixes[label] = (
-                    f"unannotated, so static{where}: annotate it "
-                    f"{_dynamic_annotation(value)} to make it a runtime input"
-                )
-        return fixes
-
-    def auto_numbers(self, args: tuple[Any, ...]) -> list[str]:
-        """Labels of the unannotated number parameters of this call (for the one-time warning
-        after repeated retraces)."""
-        return [
-            f"parameter '{name}'"
-            for name, value in zip(self.sig.parameters, args)
-            if self.kinds[name] is Kind.AUTO
-            and _is_plain_number(value)
-            and name not in self.unresolved
-            and not tree.is_torch_dynamic_int(value)
-        ]
 
     def would_trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> explain.WouldTrace:
         """Whether ``f(*args, **kwargs)`` would trace, and why; nothing is traced or run."""
@@ -331,15 +289,14 @@ class FunctionState:
             raise TypeError(f"{qualname(self.fn)}(): {e}") from None
         bound.apply_defaults()
         values = tuple(bound.arguments[name] for name in self.sig.parameters)
-        self._validate(values)
+        record = self.record(values)
         key, call_args = self.key_and_args(*values)
         value = self.cache.table.get(key)
         if value is not None and any(e.run.accepts(*call_args) for e in self.cache.entries_of(value)):  # type: ignore[attr-defined]
             return explain.WouldTrace(False)  # some entry under the key accepts the call
         failed = self._failed_guards(value, call_args) if value is not None else []
-        reasons = self.retraces.reasons(self.call_facts(values), failed)
-        fixes = self.fixes(values)
-        return explain.WouldTrace(True, tuple(explain._with_fix(r, fixes) for r in reasons))
+        reasons = self.retraces.reasons(self.call_facts(record), failed)
+        return explain.WouldTrace(True, tuple(explain._with_fix(r, record.fixes) for r in reasons))
 
     def _failed_guards(self, value: Any, call_args: tuple[Any, ...]) -> list[str]:
         """Why the guarded entries under a key reject the call: ``specialize`` guards whose
@@ -454,39 +411,6 @@ def _passes_through(sig: inspect.Signature) -> bool:
 # -- facts for messages -------------------------------------------------------------------
 
 
-def _tensor_facts(label: str, t: torch.Tensor) -> dict[str, tuple[str, Any]]:
-    return {
-        f"{label} shape": (str(tuple(t.shape)), tuple(t.shape)),
-        f"{label} dtype": (str(t.dtype), t.dtype),
-        f"{label} device": (str(t.device), t.device),
-        f"{label} requires_grad": (str(t.requires_grad), t.requires_grad),
-        f"{label} class": (type(t).__qualname__, type(t)),
-    }
-
-
-class _TensorMeta:
-    """A tensor inside a static or unannotated value, shown by its metadata."""
-
-    def __init__(self, t: torch.Tensor) -> None:
-        self.text = f"tensor{list(t.shape)} {t.dtype}"
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-def _static_fact(value: Any) -> tuple[str, Any]:
-    """A static or unannotated value for messages and comparison: compared like its cache
-    key (200 is not 200.0, -0.0 is not 0.0, NaN is NaN; tensors inside by metadata), shown by
-    its repr with tensors as their metadata."""
-    try:
-        comparable = tree.auto_key(value)[0]
-    except TypeError:
-        comparable = (type(value), id(value))
-    shown_value = tree.map_leaves(lambda v: _TensorMeta(v) if isinstance(v, torch.Tensor) else v, value)
-    text = repr(shown_value)
-    return (text if len(text) <= 60 else text[:57] + "..."), comparable
-
-
 def _grad_mode() -> tuple[str, Any]:
     if torch.is_inference_mode_enabled():
         return "inference_mode", 2
@@ -495,13 +419,3 @@ def _grad_mode() -> tuple[str, Any]:
 
 def _module_label(root: torch.nn.Module, path: str) -> str:
     return type(root).__name__ + (f".{path}" if path else "")
-
-
-def _is_plain_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, torch.Tensor)
-
-
-def _dynamic_annotation(value: Any) -> str:
-    if isinstance(value, bool):
-        return "DynamicBool"
-    return "DynamicInt" if isinstance(value, int) else "DynamicFloat"

@@ -44,6 +44,9 @@ __all__ = [
     "is_torch_dynamic_int",
     "holds_state",
     "state_objects",
+    "Walked",
+    "TensorMeta",
+    "walk",
     "TreeSpec",
 ]
 
@@ -172,15 +175,92 @@ def holds_state(v: Any) -> bool:
 def state_objects(value: Any) -> list[Any]:
     """The objects ``holds_state`` keys by identity inside ``value``, in the places the key
     walk looks: pytree leaves and, within them, the items of containers keyed item by item."""
-    found = []
+    found: list[Any] = []
     for leaf in leaves(value):
-        if holds_state(leaf):
-            found.append(leaf)
-        elif isinstance(leaf, (tuple, list, frozenset)) and type(leaf) is not torch.Size:
-            found += [obj for item in leaf for obj in state_objects(item)]
-        elif dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
-            found += [obj for f in dataclasses.fields(leaf) for obj in state_objects(getattr(leaf, f.name))]
+        _leaf_objects(leaf, found)
     return found
+
+
+def _leaf_objects(leaf: Any, found: list[Any]) -> None:
+    """``state_objects`` of one pytree leaf, appended to ``found``."""
+    if holds_state(leaf):
+        found.append(leaf)
+    elif isinstance(leaf, (tuple, list, frozenset)) and type(leaf) is not torch.Size:
+        found += [obj for item in leaf for obj in state_objects(item)]
+    elif dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+        found += [obj for f in dataclasses.fields(leaf) for obj in state_objects(getattr(leaf, f.name))]
+
+
+# -- the miss path's one walk ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Walked:
+    """One static or unannotated argument, walked once on a cache miss (``walk``).
+
+    Attributes:
+        key: its key as ``tree_key(value, [])`` computes it (explain compares calls by it; a
+            static value has no tensors, so it is its key but for torch's ``DynamicInt``,
+            shown as ``(int, "dynamic")`` here as before).
+        shown: the value with each tensor leaf shown by its metadata (``TensorMeta``; the
+            value itself when it holds no tensor).
+        objects: ``state_objects(value)``, in the same order.
+    """
+
+    key: Any
+    shown: Any
+    objects: tuple[Any, ...]
+
+
+class TensorMeta:
+    """A tensor inside a static or unannotated value, shown by its metadata."""
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.text = f"tensor{list(t.shape)} {t.dtype}"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def walk(value: Any, static: bool) -> Walked:
+    """Walk ``value`` once (``tree_key``'s order, which is ``flatten``'s) for the miss path:
+    its key, its display and its state-holding objects. A tensor in a ``static`` value (or
+    inside a container the pytree does not know) raises ``StaticTensorError``, as
+    ``tree_key(value, None)`` does."""
+    objects: list[Any] = []
+    key, shown = _walk(value, static, objects)
+    return Walked(key, shown, tuple(objects))
+
+
+def _walk(v: Any, static: bool, objects: list[Any]) -> tuple[Any, Any]:
+    """``tree_key``'s recursion, which also rebuilds ``v`` for display and collects the state
+    objects of its leaves (``_leaf_objects``)."""
+    t = type(v)
+    if t in _ATOMS:
+        return (t, v), v
+    if t is float:
+        return (t, float.__repr__(v)), v
+    if isinstance(v, torch.Tensor):
+        if static:
+            raise StaticTensorError(v)
+        _leaf_objects(v, objects)
+        return tensor_key(v), TensorMeta(v)
+    if isinstance(v, int) and is_torch_dynamic_int(v):
+        _leaf_objects(v, objects)
+        return (int, "dynamic"), v
+    node = _NODES.get(_node_type(v)) if t is not torch.Size else None
+    if node is None:
+        key = _leaf_key(v)
+        _leaf_objects(v, objects)
+        return key, v
+    children, context = node.flatten_fn(v)
+    walked = [_walk(c, static, objects) for c in children]
+    shown = [s for _, s in walked]
+    changed = any(s is not c for s, c in zip(shown, children))
+    return (
+        (t, tree_key(context, None), tuple(k for k, _ in walked)),
+        node.unflatten_fn(shown, context) if changed else v,
+    )
 
 
 _VALUE_OBJECTS = (
