@@ -153,7 +153,7 @@ class FunctionState:
         check_no_functorch(qualname(self.fn))
         try:
             record = self.record(args)
-        except TypeError:
+        except Exception:
             with self.lock:
                 self.rejected += 1  # neither a hit nor a miss
             raise
