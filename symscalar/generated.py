@@ -3,7 +3,9 @@
 Every ``exec`` of generated source goes through ``exec_generated``, which compiles it under a
 readable file name (``<symscalar program f#2>``) and registers the source with ``linecache``
 (as torch.fx's ``_exec_with_source`` does), so a traceback through generated code shows the
-generated line, and ``inspect.getsource`` of a generated function works. ``called_from_symscalar``
+generated line, and ``inspect.getsource`` of a generated function works. The source stays
+registered while a function it defined lives: an evicted cache entry's program takes its
+lines with it, so a function that keeps tracing holds bounded memory. ``called_from_symscalar``
 is the one answer to "is this frame symscalar's own code?" (its modules, and with
 ``generated=True`` the code they generate). Torch-free.
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import threading
+import types
+import weakref
 from types import FrameType
 from typing import Any
 
@@ -23,11 +27,16 @@ _PREFIX = "<symscalar "
 
 _counter = itertools.count(1)
 _lock = threading.Lock()
+# Numbers of file names whose code is gone, for reuse: compile() interns a code's file name,
+# and interned strings live for the whole process (CPython 3.12), so unique names per program
+# would grow memory with every trace of a function that keeps tracing.
+_free: list[int] = []
 
 
 def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
-    """Run ``source`` in ``namespace`` as the file ``<symscalar {what}#N>`` (N unique to this
-    process, so two versions of one label keep their own lines); return that file name.
+    """Run ``source`` in ``namespace`` as the file ``<symscalar {what}#N>`` (N unique among the
+    generated code alive in this process, so two versions of one label keep their own lines);
+    return that file name.
 
     Args:
         source: Python source text, one or more definitions.
@@ -35,10 +44,26 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
         namespace: the globals the code runs in; its definitions land there.
     """
     with _lock:
-        filename = f"{_PREFIX}{what}#{next(_counter)}>"
+        number = _free.pop() if _free else next(_counter)
+    filename = f"{_PREFIX}{what}#{number}>"
     # mtime None: linecache.checkcache keeps the entry (there is no file to compare with)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    defined = [
+        f for f in namespace.values() if isinstance(f, types.FunctionType) and f.__code__.co_filename == filename
+    ]
+    if defined:  # the lines (and the number) go when the last function defined from them does
+        alive = [len(defined)]
+
+        def forget() -> None:
+            alive[0] -= 1
+            if not alive[0]:
+                linecache.cache.pop(filename, None)
+                with _lock:
+                    _free.append(number)
+
+        for f in defined:
+            weakref.finalize(f, forget)
     return filename
 
 

@@ -197,7 +197,7 @@ def _jit_plain(
     fn: Callable[..., Any],
     static: Any,
     dynamic: Any,
-    backend: str,
+    backend: str | Backend,
     limits: Limits,
     frame_locals: Any,
     dynamic_dims: Any = None,

@@ -19,12 +19,12 @@ def show_all_frames() -> bool:
 
 
 def _internal(frame: types.FrameType) -> bool:
-    filename = frame.f_code.co_filename
-    return filename.startswith((_PACKAGE_DIR, "<symscalar"))
+    # generated code (the dispatcher, a program) stays: its lines are the program that ran
+    return frame.f_code.co_filename.startswith(_PACKAGE_DIR)
 
 
 def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """``tb`` without the frames of symscalar's modules and generated code."""
+    """``tb`` without the frames of symscalar's modules (generated code's frames are kept)."""
     kept = []
     while tb is not None:
         if not _internal(tb.tb_frame):
