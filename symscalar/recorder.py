@@ -177,7 +177,7 @@ class Recorder:
         self.eqns.append(Eqn(prim, atoms, dict(params), outs))
         self._unnamed.extend(outs)  # see ``_created``
         if not isinstance(result, TensorVar):  # only scalar results have values to propagate
-            self._propagate_scalar_values(prim, atoms, params, outs)
+            _propagate_scalar_values(self, prim, atoms, params, outs)
         outs = self._results(prim, atoms, outs)
         if prim.multiple_results:
             return tuple([self._wrap(v) for v in outs])
@@ -202,28 +202,6 @@ class Recorder:
     def _extra_inputs(self) -> tuple[Var, ...]:
         """Inputs after the captured tensors (the RNG seed)."""
         return ()
-
-    def _propagate_scalar_values(
-        self, prim: Primitive[Any], atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
-    ) -> None:
-        scalar_outs = [v for v in outs if isinstance(v, ScalarVar)]
-        if not scalar_outs:
-            return
-        roots = frozenset().union(*(self.roots.get(a, frozenset()) for a in atoms if isinstance(a, ScalarVar)))
-        for v in scalar_outs:
-            self.roots[v] = roots
-        if any(isinstance(a, TensorVar) for a in atoms):
-            return
-        if any(isinstance(a, ScalarVar) and a not in self.scalar_values for a in atoms):
-            return
-        try:
-            value = prim.impl(
-                *(self.scalar_values.get(a, a) if isinstance(a, ScalarVar) else a for a in atoms), **params
-            )
-        except Exception:  # noqa: BLE001 - trace-time value only feeds specialize()
-            return
-        values = value if prim.multiple_results else (value,)
-        self.scalar_values.update(zip(scalar_outs, values))
 
     def scalar_op(self, name: str, args: tuple[Any, ...]) -> NumberProxy:
         """Bind the scalar primitive of Python operator ``name`` (``"add"``, ``"neg"`` ...)."""
@@ -297,6 +275,31 @@ class Recorder:
     def captured_tensors(self) -> tuple[torch.Tensor, ...]:
         """The tensors passed by reference for the captured inputs of the built trace."""
         return self._kept_captured
+
+
+def _propagate_scalar_values(
+    recorder: Recorder, prim: Primitive[Any], atoms: tuple[Atom, ...], params: dict[str, Any], outs: tuple[Var, ...]
+) -> None:
+    """The roots of a scalar result, and its value where every operand's is known (for
+    ``specialize`` and guards; the program never reads it)."""
+    scalar_outs = [v for v in outs if isinstance(v, ScalarVar)]
+    if not scalar_outs:
+        return
+    roots = frozenset().union(*(recorder.roots.get(a, frozenset()) for a in atoms if isinstance(a, ScalarVar)))
+    for v in scalar_outs:
+        recorder.roots[v] = roots
+    if any(isinstance(a, TensorVar) for a in atoms):
+        return
+    if any(isinstance(a, ScalarVar) and a not in recorder.scalar_values for a in atoms):
+        return
+    try:
+        value = prim.impl(
+            *(recorder.scalar_values.get(a, a) if isinstance(a, ScalarVar) else a for a in atoms), **params
+        )
+    except Exception:  # noqa: BLE001 - trace-time value only feeds specialize()
+        return
+    values = value if prim.multiple_results else (value,)
+    recorder.scalar_values.update(zip(scalar_outs, values))
 
 
 @contextmanager

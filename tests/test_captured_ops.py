@@ -171,14 +171,32 @@ def test_closed_over_tensor_updated_outside_is_read_every_call():
     assert f.cache_info().misses == 1
 
 
-def test_unsupported_function_on_a_captured_tensor_raises_instead_of_running_eagerly():
-    w = torch.randn(3, 3)
+def test_a_function_without_an_op_on_a_captured_tensor_is_recorded_not_run_eagerly():
+    # torch.linalg.inv has no hand-written op: it runs as an opaque torch call in the program,
+    # so a later change of the captured tensor is seen (never a trace-time value baked in)
+    w = torch.randn(3, 3) + 3 * torch.eye(3)
 
     @symscalar.jit
     def f(x: torch.Tensor):
         return x @ torch.linalg.inv(w)
 
-    with pytest.raises(symscalar.UnsupportedOperationError, match=r"torch\.linalg\.inv"):
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(f(x), x @ torch.linalg.inv(w))
+    with torch.no_grad():
+        w.mul_(2.0)
+    torch.testing.assert_close(f(x), x @ torch.linalg.inv(w))
+    assert f.cache_info().misses == 1
+    assert "torch.linalg.inv" in str(f.last_trace())
+
+
+def test_unsupported_function_on_a_captured_tensor_raises_instead_of_running_eagerly():
+    w = torch.randn(3, 3)
+
+    @symscalar.jit
+    def f(x: torch.Tensor):
+        return x + torch.nonzero(w).sum()
+
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"torch\.nonzero"):
         f(torch.randn(2, 3))
 
 
