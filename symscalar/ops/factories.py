@@ -302,6 +302,7 @@ def _torch_empty(
     memory_format: Any = None,
     **keywords: Any,
 ) -> Tensor:
+    factory_options("torch.empty", layout, requires_grad, pin_memory, memory_format)
     return _fresh(full(shape_arg("torch.empty", "size", size, keywords), 0, dtype=dtype, device=device))
 
 
@@ -315,6 +316,7 @@ def _torch_empty_like(
     requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
+    factory_options("torch.empty_like", layout, requires_grad, False, memory_format)
     return _fresh(full(tuple(input.shape), 0, dtype=dtype or input.dtype, device=device or input.device))
 
 
