@@ -68,6 +68,10 @@ __all__ = [
     "bind_call",
     "invoke",
     "leaves",
+    "RANDOM_SPELLINGS",
+    "UNINITIALIZED_SPELLINGS",
+    "FILLS_IN_PLACE",
+    "assert_same_metadata",
     "EXCLUSIVE_PARAMS",
     "op_stem",
     "hint_name",
@@ -103,6 +107,8 @@ def invoke(func: Any, args: Any, kwargs: Any) -> Any:
     as ``args[0].X(*args[1:])``, so that Python's own dispatch (``2 + x`` -> ``x.__radd__(2)``)
     reaches a traced tensor; anything else as ``func(*args, **kwargs)``."""
     name = spelling_name(func)
+    if name in FILLS_IN_PLACE:  # into a tensor of its own, as code fills a fresh buffer
+        args = (args[0].clone(), *args[1:])
     if name.startswith("torch.Tensor."):
         return getattr(args[0], name.rsplit(".", 1)[-1])(*args[1:], **kwargs)
     return func(*args, **kwargs)
@@ -396,11 +402,18 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
             ((t(2, 3), 0.0), {}),
             ((t(4), 1.0), {}),
         ],
-        # random samples: compared by shape and dtype only (RANDOM_SPELLINGS)
+        # random samples: compared by their metadata only (RANDOM_SPELLINGS)
         "rand": [((2, 3), {}), (((4,),), {"dtype": f64})],
         "randn": [((2, 3), {}), (((4,),), {"dtype": f64})],
         "rand_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
         "randn_like": [((t(2, 3),), {}), ((t(3),), {"dtype": f64})],
+        # in-place fills, on a copy of the operand (FILLS_IN_PLACE); the numbers leave room for
+        # test_dynamic_parameter's probes (p in [0, 1], low <= high, std >= 0, lambd > 0).
+        # Their degenerate deterministic forms are compared in full in tests/test_random.py.
+        "bernoulli_": [((t(2, 3), 0.25), {}), ((t(3, dtype=f64),), {"p": 0.5}), ((t(4, dtype=i64), 0.25), {})],
+        "uniform_": [((t(2, 3), 2.0, 5.0), {}), ((t(3, dtype=f64), -1.0, 4.0), {}), ((t(4),), {})],
+        "normal_": [((t(2, 3), 2.0, 3.0), {}), ((t(3, dtype=f64),), {"mean": -1.0, "std": 2.0}), ((t(4),), {})],
+        "exponential_": [((t(2, 3), 2.0), {}), ((t(3, dtype=f64),), {"lambd": 3.0}), ((t(4),), {})],
         "dropout": [
             ((t(4, 5), 0.5), {"training": False}),
             ((t(3, dtype=f64), 0.0), {}),
@@ -439,12 +452,33 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
 
 
 HAND_SAMPLES = _hand_samples()
-# Spellings whose results are random samples: symscalar's stream is not eager's, so their
-# conformance is the result's structure, shape and dtype (values: tests/test_random.py).
 # Parameters torch's own Python wrapper branches on before dispatch (``boolean_dispatch``):
 # a dynamic value there raises DynamicValueError (bool() of a dynamic value), as clear.
 BRANCHED_IN_PYTHON = frozenset({"return_indices"})
-RANDOM_SPELLINGS = frozenset({"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like"})
+# In-place random fills: they write into their first operand, which symscalar refuses for an
+# argument of the jitted function (eager would fill the caller's tensor; tests/test_random.py),
+# so ``invoke`` calls them on a copy of it, eagerly and in the trace alike.
+FILLS_IN_PLACE = frozenset(
+    {"torch.Tensor.bernoulli_", "torch.Tensor.exponential_", "torch.Tensor.normal_", "torch.Tensor.uniform_"}
+)
+# Spellings whose results are random samples: symscalar's stream is not eager's, so their
+# conformance is the result's metadata (``assert_same_metadata``; values: tests/test_random.py).
+RANDOM_SPELLINGS = frozenset({"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", *FILLS_IN_PLACE})
+# Spellings whose eager results are uninitialized memory: any values are valid (symscalar's
+# are zeros, tests/test_ops_factories.py), so their conformance is the result's metadata too.
+UNINITIALIZED_SPELLINGS = frozenset({"torch.empty", "torch.empty_like", "torch.Tensor.new_empty"})
+
+
+def assert_same_metadata(got: Any, expected: torch.Tensor, where: str) -> None:
+    """What a result of ``RANDOM_SPELLINGS``/``UNINITIALIZED_SPELLINGS`` must share with
+    eager's, its values aside: a tensor of the same shape, dtype, device and requires_grad."""
+    assert isinstance(got, torch.Tensor), f"{where}: expected a tensor, got {type(got).__name__}"
+    fields = ("shape", "dtype", "device", "requires_grad")
+    assert [getattr(got, k) for k in fields] == [getattr(expected, k) for k in fields], (
+        f"{where}: got {[getattr(got, k) for k in fields]}, eager gives {[getattr(expected, k) for k in fields]} "
+        f"({', '.join(fields)})"
+    )
+
 
 # Spellings whose arguments are in another order than the op whose samples they take.
 SPELLING_ADAPTERS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]] = {

@@ -604,6 +604,8 @@ UNLOWERED = {
         ("sdpa_flash_cpu", "sdpa_flash_cpu_backward", "sdpa_flash_cpu_double_backward"),
         "torch's CPU flash-attention kernels: traced only for CPU operands, which nvFuser never runs",
     ),
+    "sym_size": "a dynamic dim's size (ops/dynamic_shapes.py): jit refuses dynamic_dims with the nvFuser "
+    "backend (symscalar/_jit/function.py), which lowers with the sizes of one call",
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},

@@ -259,3 +259,25 @@ def test_inplace_random_fill_distribution_and_determinism(name: str) -> None:
 def test_inplace_random_fill_of_an_argument_is_refused() -> None:
     with pytest.raises(symscalar.UnsupportedOperationError, match="uniform_"):
         symscalar.jit(lambda y: y.uniform_())(torch.ones(3))
+
+
+# Parameters that leave a fill no randomness: its values are eager's exactly (the conformance
+# test compares the random forms by shape, dtype, device and requires_grad only).
+DEGENERATE_FILLS = {
+    "bernoulli_p0": lambda x: x.clone().bernoulli_(0.0),
+    "bernoulli_p1": lambda x: x.clone().bernoulli_(1.0),
+    "bernoulli_p1_int64": lambda x: x.long().bernoulli_(1.0),
+    "bernoulli_tensor_p01": lambda x: x.clone().bernoulli_((x > 0).to(x.dtype)),
+    "uniform_low_eq_high": lambda x: x.clone().uniform_(-1.5, -1.5),
+    "normal_std0": lambda x: x.clone().normal_(2.5, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", list(DEGENERATE_FILLS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_inplace_random_fill_degenerate_parameters_match_eager(name: str, dtype: torch.dtype) -> None:
+    fn = DEGENERATE_FILLS[name]
+    x = torch.randn(5, 3, dtype=dtype)
+    got, expected = symscalar.jit(fn)(x), fn(x)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    assert torch.equal(got, expected), name
