@@ -281,3 +281,15 @@ def test_inplace_random_fill_degenerate_parameters_match_eager(name: str, dtype:
     got, expected = symscalar.jit(fn)(x), fn(x)
     assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
     assert torch.equal(got, expected), name
+
+
+def test_uniform_fill_takes_torchs_from_and_to_keywords():
+    f = symscalar.jit(lambda x: torch.zeros_like(x).uniform_(**{"from": 2.0, "to": 3.0}))
+    g = symscalar.jit(lambda x: torch.zeros_like(x).uniform_(2.0, to=3.0))
+    for fn in (f, g):
+        out = fn(torch.ones(1000))
+        assert bool(((out >= 2.0) & (out < 3.0)).all()) and out.std() > 0.1
+    with pytest.raises(TypeError):  # eager refuses `low=` too
+        torch.zeros(3).uniform_(low=1.0)
+    with pytest.raises(TypeError, match="uniform_"):
+        symscalar.jit(lambda x: torch.zeros_like(x).uniform_(low=1.0))(torch.ones(3))
