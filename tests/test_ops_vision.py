@@ -185,6 +185,16 @@ def test_batch_norm_gradcheck_and_dynamic_momentum_eps() -> None:
     assert g.cache_info().misses == 1
 
 
+def test_training_batch_norm_double_backward_is_a_clear_error() -> None:
+    """Training batch norm runs torch's backward kernel (eager's gradients to the bit), which has
+    no vjp here: a second derivative is refused by name, never computed wrong."""
+    x = rnd(4, 2, 3)
+    out = symscalar.jit(lambda x: (F.batch_norm(x, None, None, training=True) ** 3).sum())(x)
+    with pytest.raises(NotImplementedError, match="batch_norm_backward"):
+        (g,) = torch.autograd.grad(out, x, create_graph=True)
+        g.sum().backward()
+
+
 def test_batch_norm_errors_as_eager() -> None:
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         symscalar.jit(lambda x: F.batch_norm(x, None, None, training=True))(rnd(1, 3))
