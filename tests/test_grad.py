@@ -140,7 +140,13 @@ NO_VJP = {
     # torch's backward kernels of the vision ops: a second derivative through them raises
     # "no gradient rule" (tests/test_ops_vision.py)
     **dict.fromkeys(
-        ("convolution_backward", "max_pool2d_backward", "avg_pool2d_backward", "adaptive_avg_pool2d_backward"),
+        (
+            "convolution_backward",
+            "max_pool2d_backward",
+            "avg_pool2d_backward",
+            "adaptive_avg_pool2d_backward",
+            "batch_norm_backward",
+        ),
         "a backward kernel; double backward through it is refused",
     ),
     "sdpa_flash_cpu_double_backward": "raises when it runs (eager's flash backward has no derivative either)",

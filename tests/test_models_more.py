@@ -320,7 +320,10 @@ FEW_VALUES_PER_CHANNEL: Tolerances = {
 }
 # name: (model, batch, loss of the output, tolerances)
 MODELS: dict[str, tuple[Callable[[], nn.Module], Batch, Callable[[Any], torch.Tensor], Tolerances]] = {
-    "torchvision_resnet": (resnet, images(16, 4), classes_loss, FEW_VALUES_PER_CHANNEL),
+    # 32x32, not 16x16: layer4's strided 3x3 convolution then reads a 2x2 map, not a 1x1 one,
+    # where torch 2.10's CPU bfloat16 weight gradient (eager's own: the same kernel) returns
+    # uninitialized memory at the taps over the padding (seen as 1e+32 or NaN after other tests)
+    "torchvision_resnet": (resnet, images(32, 4), classes_loss, FEW_VALUES_PER_CHANNEL),
     "torchvision_mobilenet_v3_small": (mobilenet_v3, images(16, 4), classes_loss, FEW_VALUES_PER_CHANNEL),
     "torchvision_vit": (vision_transformer, images(32, 2), classes_loss, TOLERANCE),  # no autocast: see below
     "torchvision_swin": (swin_transformer, images(32, 2), classes_loss, TOLERANCE),

@@ -601,6 +601,11 @@ UNLOWERED = {
         "nvFuser has no convolution or windowed pooling op; torch's kernels run them",
     ),
     **dict.fromkeys(
+        ("batch_norm", "batch_norm_backward"),
+        "training-mode batch norm runs torch's kernels so that gradients are eager's to the bit "
+        "(ops/conv.py: bfloat16 amplifies the composite's other summation order)",
+    ),
+    **dict.fromkeys(
         ("sdpa_flash_cpu", "sdpa_flash_cpu_backward", "sdpa_flash_cpu_double_backward"),
         "torch's CPU flash-attention kernels: traced only for CPU operands, which nvFuser never runs",
     ),

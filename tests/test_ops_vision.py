@@ -6,6 +6,7 @@ static/dynamic contract of each parameter."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -184,6 +185,16 @@ def test_batch_norm_gradcheck_and_dynamic_momentum_eps() -> None:
     assert g.cache_info().misses == 1
 
 
+def test_training_batch_norm_double_backward_is_a_clear_error() -> None:
+    """Training batch norm runs torch's backward kernel (eager's gradients to the bit), which has
+    no vjp here: a second derivative is refused by name, never computed wrong."""
+    x = rnd(4, 2, 3)
+    out = symscalar.jit(lambda x: (F.batch_norm(x, None, None, training=True) ** 3).sum())(x)
+    with pytest.raises(NotImplementedError, match="batch_norm_backward"):
+        (g,) = torch.autograd.grad(out, x, create_graph=True)
+        g.sum().backward()
+
+
 def test_batch_norm_errors_as_eager() -> None:
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         symscalar.jit(lambda x: F.batch_norm(x, None, None, training=True))(rnd(1, 3))
@@ -217,6 +228,28 @@ def test_batch_norm_module_several_steps_train_and_eval(module_type: type[nn.Mod
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5, msg=name)
         torch.testing.assert_close(mine.weight.grad, eager.weight.grad, atol=1e-4, rtol=1e-5)
     assert int(mine.num_batches_tracked) == 3
+
+
+def test_conv_batch_norm_relu_under_autocast_has_eager_gradients_to_the_bit() -> None:
+    """Autocast rounds batch norm's float32 input gradient to bfloat16 for the convolution's
+    backward: a float32 ulp of another summation order flips a bfloat16 ulp that the layers
+    below amplify, so training batch norm runs eager's kernels and every gradient is eager's."""
+    torch.manual_seed(0)
+    eager = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
+        nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 4),
+    )  # fmt: skip
+    mine = copy.deepcopy(eager)
+    x = torch.randn(4, 3, 6, 6) * 2
+    for model in (eager, symscalar.jit(mine)):
+        with torch.autocast("cpu", torch.bfloat16):
+            loss = F.cross_entropy(model(x), torch.arange(4))
+        loss.backward()
+    for (name, pe), pm in zip(eager.named_parameters(), mine.parameters(), strict=True):
+        assert pm.grad is not None and pe.grad is not None
+        assert pm.grad.dtype == pe.grad.dtype and torch.equal(pm.grad, pe.grad), name
+    for (name, se), sm in zip(eager.state_dict().items(), mine.state_dict().values(), strict=True):
+        torch.testing.assert_close(sm, se, msg=name)  # the running statistics, updated alike
 
 
 def test_batch_norm_momentum_none_is_a_clear_error() -> None:

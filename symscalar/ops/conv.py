@@ -8,10 +8,13 @@ static: it decides the output shape. nvFuser has no convolution or windowed pool
 these run in torch (the lowering tests' allow-list says so). Their backward primitives have no
 vjp: a second derivative through them raises symscalar's "no gradient rule" error.
 
-``batch_norm`` is a composite of reductions and elementwise ops (it fuses, and its gradient
-comes from the parts); ``momentum`` and ``eps`` may be dynamic. In training mode it updates the
-running statistics as eager does, through ``TraceBuilder.write_back``: the new values are
-outputs of the program, written into the buffers after every call.
+``batch_norm`` in training mode with a static ``eps`` normalizes with torch's kernels too
+(``native_batch_norm`` and its backward: gradients eager's to the bit, which bfloat16 needs,
+see ``_batch_norm_impl``); in evaluation mode, or with a dynamic ``eps``, it is a composite of
+reductions and elementwise ops (it fuses, and its gradient comes from the parts). ``momentum``
+may be dynamic. In training mode it updates the running statistics as eager does, through
+``TraceBuilder.write_back``: the new values are outputs of the program, written into the
+buffers after every call.
 """
 
 from __future__ import annotations
@@ -362,9 +365,40 @@ def adaptive_avg_pool2d(input: Tensor, output_size: StaticInt | Sequence[StaticI
     return adaptive_avg_pool2d_p.bind(input, output_size=resolved)
 
 
-# ---- batch normalization (a composite; the running statistics are written back)
+# ---- batch normalization (the running statistics are written back)
 def _upcast(x: Tensor) -> Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+# Training-mode normalization with a static eps runs torch's own kernels forward and backward,
+# as the vision primitives above do: the composite's gradient is the same function but sums in
+# another order, and where the input gradient is then rounded to bfloat16 (autocast: the
+# convolution before it runs in bfloat16) one float32 ulp flips a bfloat16 ulp, which every
+# layer below amplifies. The statistics it saves (mean, 1/std) are residuals of the backward.
+def _batch_norm_impl(x: Any, weight: Any, bias: Any, *, eps: float) -> Any:
+    return aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
+
+
+def _batch_norm_backward_impl(
+    ct: Any, x: Any, weight: Any, mean: Any, invstd: Any, *, eps: float, mask: tuple[bool, bool, bool]
+) -> Any:
+    grads = aten.native_batch_norm_backward(ct, x, weight, None, None, mean, invstd, True, eps, list(mask))
+    return tuple(g for g, wanted in zip(grads, mask) if wanted)
+
+
+def _batch_norm_vjp(cts: Any, outs: Any, x: Any, weight: Any, bias: Any, *, eps: float) -> Any:
+    if cts[0] is None:  # only the normalized output is differentiable (the statistics are not)
+        return (None, None, None)
+    mask = (True, weight is not None, bias is not None)
+    grads = iter(batch_norm_backward_p.bind(cts[0], x, weight, outs[1], outs[2], eps=eps, mask=mask))
+    return tuple(next(grads) if wanted else None for wanted in mask)
+
+
+batch_norm_p = Primitive("batch_norm", _batch_norm_impl, torch_meta(_batch_norm_impl), multiple_results=True)
+batch_norm_backward_p = Primitive(
+    "batch_norm_backward", _batch_norm_backward_impl, torch_meta(_batch_norm_backward_impl), multiple_results=True
+)
+register_vjp(batch_norm_p, _batch_norm_vjp)
 
 
 @defop(torch=(F.batch_norm,))
@@ -400,6 +434,9 @@ def batch_norm(
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {list(input.shape)}"
             )
+        native_eps = float(eps) if is_static(eps) and type(eps) in (int, float) else None
+        if running_mean is None and native_eps is not None:
+            return batch_norm_p.bind(input, weight, bias, eps=native_eps)[0]
         mean = xf.mean(dims, keepdim=True)
         centered = xf - mean
         var = (centered * centered).mean(dims, keepdim=True)
@@ -411,6 +448,8 @@ def batch_norm(
                 var.reshape((channels,)) * (count / (count - 1)),
                 momentum,
             )
+        if native_eps is not None:  # the statistics above feed only the running ones
+            return batch_norm_p.bind(input, weight, bias, eps=native_eps)[0]
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
     else:
