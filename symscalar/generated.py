@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import threading
 import types
 import weakref
 from types import FrameType
@@ -26,7 +25,6 @@ __all__ = ["called_from_symscalar", "exec_generated"]
 _PREFIX = "<symscalar "
 
 _counter = itertools.count(1)
-_lock = threading.Lock()
 # Numbers of file names whose code is gone, for reuse: compile() interns a code's file name,
 # and interned strings live for the whole process (CPython 3.12), so unique names per program
 # would grow memory with every trace of a function that keeps tracing.
@@ -43,8 +41,12 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
         what: what it is, for the file name: ``"program f"``, ``"dispatch of f"``.
         namespace: the globals the code runs in; its definitions land there.
     """
-    with _lock:
-        number = _free.pop() if _free else next(_counter)
+    # no lock: a finalizer (``forget`` below) may run here, in this very thread, when an
+    # allocation triggers the garbage collector; list.pop/append and next() are atomic
+    try:
+        number = _free.pop()
+    except IndexError:
+        number = next(_counter)
     filename = f"{_PREFIX}{what}#{number}>"
     # mtime None: linecache.checkcache keeps the entry (there is no file to compare with)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -59,8 +61,7 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
             alive[0] -= 1
             if not alive[0]:
                 linecache.cache.pop(filename, None)
-                with _lock:
-                    _free.append(number)
+                _free.append(number)
 
         for f in defined:
             weakref.finalize(f, forget)

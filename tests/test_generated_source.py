@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 import inspect
+import itertools
 import linecache
 import sys
+import threading
 import traceback
 import types
 
@@ -15,7 +17,7 @@ import torch
 from torch import Tensor
 
 import symscalar
-from symscalar import DynamicFloat
+from symscalar import DynamicFloat, generated
 from symscalar.errors import CheckFailedError
 from symscalar.generated import called_from_symscalar, exec_generated
 
@@ -83,3 +85,30 @@ def generated_module_frame() -> types.FrameType:
     namespace: dict[str, object] = {"__name__": "symscalar.example", "frames": frames, "sys": sys}
     exec("frames.append(sys._getframe(0))", namespace)  # noqa: S102 - a stand-in module's frame
     return frames[0]
+
+
+def test_code_freed_by_the_collector_while_generating_does_not_deadlock(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a generated function in a reference cycle dies when an allocation inside exec_generated
+    # triggers the collector: its finalizer runs right there, in the same thread
+    class CollectingCounter:
+        def __init__(self) -> None:
+            self.numbers = itertools.count(10**6)
+
+        def __next__(self) -> int:
+            gc.collect()  # as an allocation may, at the worst moment
+            return next(self.numbers)
+
+    monkeypatch.setattr(generated, "_counter", CollectingCounter())
+    monkeypatch.setattr(generated, "_free", [])
+
+    def churn() -> None:
+        for i in range(3):
+            namespace: dict[str, object] = {}
+            exec_generated(f"def g(x):\n    return x + {i}\n", "program g", namespace)
+            namespace["self"] = namespace  # a cycle: only the collector frees it
+            generated._free.clear()  # so the next call takes a new number (and collects)
+
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "exec_generated deadlocked in a finalizer"
