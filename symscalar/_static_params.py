@@ -321,7 +321,7 @@ STATIC_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     'torch.Tensor.type_as': (('input', 'other'), (), 2),
     'torch.Tensor.unbind': (('input', 'dim'), ('dim',), 2),
     'torch.Tensor.unflatten': (('input', 'dim', 'sizes'), ('dim', 'sizes'), 3),
-    'torch.Tensor.uniform_': (('input', 'bounds', 'generator', 'keywords'), (), 1),
+    'torch.Tensor.uniform_': (('input', 'low', 'high', 'generator', 'keywords'), (), 3),
     'torch.Tensor.unsqueeze': (('input', 'dim'), ('dim',), 2),
     'torch.Tensor.var': (('input', 'dim', 'unbiased', 'keepdim', 'correction'), ('dim', 'unbiased', 'keepdim', 'correction'), 4),
     'torch.Tensor.view': (('input', 'size', 'keywords'), ('size',), 1),

@@ -223,7 +223,7 @@ class FunctionState:
                     )
         return record_call(
             self._arguments(args),
-            self._named(args),
+            {name: value for name, (_, value) in self._named(args).items()},
             self.kinds,
             self.optional,
             self.unresolved,

@@ -267,16 +267,14 @@ def _tensor_bernoulli_(input: Tensor, p: FloatLike | Tensor = 0.5, *, generator:
 
 
 @implements(torch.Tensor.uniform_)
-def _tensor_uniform_(input: Tensor, *bounds: FloatLike, generator: Any = None, **keywords: FloatLike) -> Tensor:
+def _tensor_uniform_(
+    input: Tensor, low: FloatLike = 0.0, high: FloatLike = 1.0, /, *, generator: Any = None, **keywords: FloatLike
+) -> Tensor:
     # torch's keywords are `from` and `to`, which Python cannot name as parameters
     unknown = sorted(set(keywords) - {"from", "to"})
-    if unknown or len(bounds) > 2 or any(k in keywords for k in ("from", "to")[: len(bounds)]):
-        raise TypeError(
-            f"uniform_() takes (from=0, to=1, *, generator=None), got {len(bounds)} positional bounds and "
-            f"keywords {sorted(keywords)}"
-        )
-    given = {**dict(zip(("from", "to"), bounds)), **keywords}
-    low, high = given.get("from", 0.0), given.get("to", 1.0)
+    if unknown:
+        raise TypeError(f"uniform_() got an unexpected keyword argument {unknown[0]!r}; its bounds are from= and to=")
+    low, high = keywords.get("from", low), keywords.get("to", high)
     return _fill("torch.Tensor.uniform_", input, generator, lambda x: rand_like(x) * (high - low) + low)
 
 
