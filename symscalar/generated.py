@@ -25,10 +25,11 @@ __all__ = ["called_from_symscalar", "exec_generated"]
 _PREFIX = "<symscalar "
 
 _counter = itertools.count(1)
-# Numbers of file names whose code is gone, for reuse: compile() interns a code's file name,
-# and interned strings live for the whole process (CPython 3.12), so unique names per program
-# would grow memory with every trace of a function that keeps tracing.
-_free: list[int] = []
+# Numbers of file names whose code is gone, by label, for reuse: compile() interns a code's
+# file name, and interned strings live for the whole process (CPython 3.12), so unique names per
+# program would grow memory with every trace of a function that keeps tracing. Reused under the
+# same label only, so the names a label ever had are as many as its code alive at once.
+_free: dict[str, list[int]] = {}
 
 
 def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
@@ -43,8 +44,9 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
     """
     # no lock: a finalizer (``forget`` below) may run here, in this very thread, when an
     # allocation triggers the garbage collector; list.pop/append and next() are atomic
+    free = _free.setdefault(what, [])
     try:
-        number = _free.pop()
+        number = free.pop()
     except IndexError:
         number = next(_counter)
     filename = f"{_PREFIX}{what}#{number}>"
@@ -61,7 +63,7 @@ def exec_generated(source: str, what: str, namespace: dict[str, Any]) -> str:
             alive[0] -= 1
             if not alive[0]:
                 linecache.cache.pop(filename, None)
-                _free.append(number)
+                free.append(number)
 
         for f in defined:
             weakref.finalize(f, forget)

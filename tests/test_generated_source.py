@@ -99,7 +99,7 @@ def test_code_freed_by_the_collector_while_generating_does_not_deadlock(monkeypa
             return next(self.numbers)
 
     monkeypatch.setattr(generated, "_counter", CollectingCounter())
-    monkeypatch.setattr(generated, "_free", [])
+    monkeypatch.setattr(generated, "_free", {})
 
     def churn() -> None:
         for i in range(3):
