@@ -213,8 +213,9 @@ class FunctionState:
     def record(self, args: tuple[Any, ...]) -> CallRecord:
         """Check the call's values against their kinds (a ``TypeError`` saying what to pass)
         and walk them once into what the rest of the miss path reads (see ``record.py``)."""
+        items = self._arguments(args)
         if self.contract is not None:
-            for p, _, where, value in self._arguments(args):
+            for p, _, where, value in items:
                 if p.name in self.contract.names and not isinstance(value, torch.Tensor):
                     raise ShapeContractError(
                         f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
@@ -222,8 +223,8 @@ class FunctionState:
                         "leave it out of dynamic_dims, or jit one function per form of the call."
                     )
         return record_call(
-            self._arguments(args),
-            {name: value for name, (_, value) in self._named(args).items()},
+            items,
+            {p.name: value for p, _, _, value in items},
             self.kinds,
             self.optional,
             self.unresolved,
