@@ -60,16 +60,18 @@ __all__ = [
 _torch_is_compiling = torch.compiler.is_compiling
 _lock = threading.Lock()
 _active = 0  # traces running in any thread; the wrappers are installed while it is > 0
-# (module, attribute, wrap): while any trace runs, the module's attribute is wrap(original)
-_PATCHES: list[tuple[str, str, Callable[[Any], Any]]] = []
+# (module or class, attribute, wrap): while any trace runs, the attribute is wrap(original)
+_PATCHES: list[tuple[str | type, str, Callable[[Any], Any]]] = []
 _saved: list[tuple[Any, str, Any]] = []  # (module, attribute, original) of the installed ones
 
 
-def patch_while_tracing(module: str, name: str, wrap: Callable[[Any], Any]) -> None:
+def patch_while_tracing(module: str | type, name: str, wrap: Callable[[Any], Any]) -> None:
     """Replace ``module.name`` by ``wrap(original)`` while any trace runs in any thread (the
     installation is counted, so nested and concurrent traces share it). The replacement must
     behave as the original outside a tracing context (``current_tracer`` is None there): other
-    threads run eager code meanwhile. A module not imported when a trace starts is skipped."""
+    threads run eager code meanwhile. A module not imported when a trace starts is skipped.
+    ``module`` may be a class instead of a module's name (a method of a C type, e.g.
+    ``torch._C.ScriptFunction.__call__``)."""
     _PATCHES.append((module, name, wrap))
 
 
@@ -137,7 +139,7 @@ def reporting_compiling() -> Iterator[None]:
     with _lock:
         if _active == 0:
             for module_name, name, wrap in _PATCHES:
-                module = sys.modules.get(module_name)
+                module = sys.modules.get(module_name) if isinstance(module_name, str) else module_name
                 original = getattr(module, name, None)
                 if original is not None:
                     _saved.append((module, name, original))

@@ -17,6 +17,7 @@ wrong or fail deep inside torch, and kept out of ``torch.compile``'s way.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,3 +135,61 @@ def _traced_through_generator(original: Any) -> Any:
 
 patch_while_tracing("torch.utils.checkpoint", "CheckpointFunction", _TracedThroughCheckpoint)
 patch_while_tracing("torch.utils.checkpoint", "_checkpoint_without_reentrant_generator", _traced_through_generator)
+
+
+# -- a torch.jit.script'ed helper called inside a traced function ----------------------------
+# TorchScript's interpreter cannot take traced values. A scripted *function* keeps the Python
+# function it was compiled from (``_torchdynamo_inline``, which dynamo inlines for the same
+# reason): while tracing, calling it traces that function, which runs the same torch ops. Not
+# when code it reaches asks ``torch.jit.is_scripting()``: the Python function would take the
+# other branch than the scripted one, so it is refused. A scripted *module* keeps no Python
+# forward: ``state/hooks.py`` refuses it when the traced function calls it.
+
+_SCRIPTING_QUERIES = frozenset({"is_scripting", "_is_scripting"})
+
+
+def _asks_is_scripting(fn: Any) -> bool:
+    """Whether the code of ``fn``, of the functions nested in it, or of the Python functions
+    its code names in its globals (transitively) reads ``torch.jit.is_scripting``."""
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        code = getattr(f, "__code__", None)
+        if code is None or id(code) in seen:
+            continue
+        seen.add(id(code))
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            if _SCRIPTING_QUERIES.intersection(c.co_names):
+                return True
+            codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+            g = getattr(f, "__globals__", {})
+            todo += [g[n] for n in c.co_names if isinstance(g.get(n), types.FunctionType)]
+    return False
+
+
+def _traced_through_script_function(original: Any) -> Any:
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if current_tracer.get() is None:
+            return original(self, *args, **kwargs)
+        fn = getattr(self, "_torchdynamo_inline", None)
+        name = getattr(self, "qualified_name", None) or getattr(self, "__name__", "?")
+        if not isinstance(fn, types.FunctionType) or _asks_is_scripting(fn):
+            why = (
+                "it reads torch.jit.is_scripting(), so its Python code differs from the scripted one"
+                if isinstance(fn, types.FunctionType)
+                else "it keeps no Python function to trace"
+            )
+            raise UnsupportedOperationError(
+                f"a torch.jit.script'ed function ({name}) is called inside a symscalar.jit function, "
+                f"and {why}: TorchScript's interpreter cannot run on traced values. Fix: call the "
+                "Python function itself (before torch.jit.script) inside the jitted function."
+            )
+        return fn(*args, **kwargs)
+
+    return call
+
+
+patch_while_tracing(torch.jit.ScriptFunction, "__call__", _traced_through_script_function)

@@ -8,6 +8,7 @@ is refused (``refused_hooks``) while tracing (``_Recorder``) and whenever the ho
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -48,6 +49,25 @@ def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: d
     """Why ``module``'s hooks cannot be honoured, or None. The jitted module's own forward
     (pre-)hooks run eagerly around the compiled program; every other hook would run once, at
     trace time, on traced values."""
+    if isinstance(module, torch.jit.ScriptModule):
+        return (
+            f"the traced function calls a torch.jit.script'ed module ({module.original_name}"
+            f"{f' {names[id(module)]!r}' if names.get(id(module)) else ''}): "
+            "TorchScript's interpreter cannot run on traced values, and a scripted module keeps no "
+            "Python forward to trace. Fix: call the Python module itself (the nn.Module before "
+            "torch.jit.script) inside the jitted function."
+        )
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    if fsdp is not None and module is not top and isinstance(module, fsdp.FSDPModule):
+        return (
+            f"submodule {describe_module(module, names)} is sharded with "
+            "torch.distributed.fsdp.fully_shard: its hooks (all-gather before forward, reshard and "
+            "reduce-scatter after) would run once, while tracing, on traced values. Fix: jit the "
+            "blocks inside the sharded model, before sharding them: `block.forward = "
+            "symscalar.jit(block.forward)` (or `model.layers[i] = symscalar.jit(block)`), then "
+            "fully_shard(block) and fully_shard(model); or shard only the root, "
+            "symscalar.jit(fully_shard(model)). See docs/distributed.md."
+        )
     for attr in _MODULE_HOOKS:
         hooks = getattr(module, attr)
         if not hooks or (module is top and attr in ("_forward_pre_hooks", "_forward_hooks")):

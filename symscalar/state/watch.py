@@ -124,7 +124,7 @@ class TraceWatch:
     # snapshot -------------------------------------------------------------------------------
 
     def _save(self, obj: Any) -> None:
-        if id(obj) in self._saved:
+        if id(obj) in self._saved or isinstance(obj, torch.jit.ScriptModule):  # refused if called
             return
         tables = [vars(obj)]
         if isinstance(obj, torch.nn.Module):
@@ -138,11 +138,11 @@ class TraceWatch:
                 self._containers.append((value, value.copy()))
 
     def called(self, module: torch.nn.Module) -> None:
+        reason = refused_hooks(module, self.top, self.names)
+        if reason:  # before the snapshot: a ScriptModule's tables are not dicts
+            raise UnsupportedOperationError(reason)
         self._save(module)
         self.used_modules[id(module)] = module
-        reason = refused_hooks(module, self.top, self.names)
-        if reason:
-            raise UnsupportedOperationError(reason)
 
     def __enter__(self) -> TraceWatch:
         for module, _ in self.modules.values():
