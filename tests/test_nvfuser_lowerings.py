@@ -379,6 +379,10 @@ def linear_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> Any:
     return F.linear(a, w, b)
 
 
+def addmm_fn(b: torch.Tensor, m1: torch.Tensor, m2: torch.Tensor) -> Any:
+    return torch.addmm(b, m1, m2)
+
+
 def linear_no_bias_fn(a: torch.Tensor, w: torch.Tensor) -> Any:
     return F.linear(a, w)
 
@@ -487,6 +491,7 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
     "linear": (linear_fn, (x(3, 4, 5), x(2, 5), x(2)), ("fd.ops.linear(",)),
+    "addmm": (addmm_fn, (x(2), x(4, 5), x(5, 2)), ("fd.ops.linear(", "fd.ops.permute(")),
     "native_layer_norm": (
         native_layer_norm_fn,
         (x(2, 3, 4), x(3, 4), x(3, 4), S),
@@ -551,7 +556,10 @@ def test_every_lowered_primitive_has_a_case() -> None:
     covered = set().union(*(_prims_in(_case_trace(name)) for name in CASE_IDS))
     covered |= _prims_in(arange_trace(0, 4, 1, torch.int64))
     covered |= _prims_in(gelu_backward_trace("none"))
-    for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu"):  # their backward primitives
+    # their backward primitives (torch's backward kernels in the torch backend)
+    for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "sigmoid", "tanh", "silu", "softmax"):
+        covered |= _prims_in(grad_traces(_case_trace(name))[1])
+    for name in ("log_softmax", "native_layer_norm"):
         covered |= _prims_in(grad_traces(_case_trace(name))[1])
     assert lowered - covered == set(), "lowered primitives without a test case"
 

@@ -34,6 +34,7 @@ from symscalar.ops.define import (
     register_vjp,
     small_meta,
     unbroadcast,
+    unreduce,
     upcast,
 )
 from symscalar.ops.factories import arange
@@ -164,6 +165,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and all(t.dtype == input.dtype for t in tensors)
     ):
         return linear_p.bind(input, weight) if bias is None else linear_p.bind(input, weight, bias)
+    if (  # eager flattens a 1-D input into its addmm path (the bias added in the GEMM)
+        input.ndim == 1
+        and weight.ndim == 2
+        and bias is not None
+        and input.shape[0] == weight.shape[1]
+        and tuple(bias.shape) == tuple(weight.shape[:1])
+        and all(t.dtype == input.dtype for t in tensors)
+    ):
+        return linear_p.bind(input.reshape(1, -1), weight, bias).reshape(-1)
     if input.ndim == 2 and bias is not None and weight.ndim != 2:  # eager's addmm path
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     out = matmul(input, weight.t())
@@ -187,8 +197,10 @@ def _upcast(x: Tensor) -> Tensor:
 
 
 # ---- native_layer_norm: eager's one-kernel forward, returning the mean and 1/std it used,
-# which the backward reads (residuals) instead of recomputing them. Float32/float64 inputs
-# with parameters of their dtype; other cases (half precision, mixed dtypes) are composed.
+# which the backward reads (residuals) instead of recomputing them, and eager's backward
+# kernel, native_layer_norm_backward (bit-equal gradients: a composition cannot reproduce its
+# float32 accumulation and order). Floating inputs with parameters of their dtype, or 16-bit
+# inputs with float32 parameters (autocast's mixed case: float32 statistics, as torch's).
 def _native_layer_norm_impl(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]) -> Any:
     return torch.native_layer_norm(x, list(normalized_shape), weight, bias, float(eps))
 
@@ -203,15 +215,33 @@ def _native_layer_norm_meta(
         or x.dtype not in _NATIVE_NORM_DTYPES
         or not 0 < k <= x.ndim
         or x.shape[x.ndim - k :] != tuple(normalized_shape)
-        or any(not isinstance(t, TensorVar) or (t.shape, t.dtype) != (tuple(normalized_shape), x.dtype) for t in params)
+        or any(not isinstance(t, TensorVar) or t.shape != tuple(normalized_shape) for t in params)
+        or _stats_dtype(x.dtype, [t.dtype for t in params]) is None
     ):
         raise ValueError(f"native_layer_norm: operands outside the primitive's form ({normalized_shape=})")
     stats = x.shape[: x.ndim - k] + (1,) * k
-    out, mean, rstd = (TensorVar(shape, x.dtype, x.device) for shape in (x.shape, stats, stats))
-    return out, mean, rstd
+    stats_dtype = _stats_dtype(x.dtype, [t.dtype for t in params])
+    assert stats_dtype is not None
+    return (
+        TensorVar(x.shape, x.dtype, x.device),
+        TensorVar(stats, stats_dtype, x.device),
+        TensorVar(stats, stats_dtype, x.device),
+    )
 
 
-_NATIVE_NORM_DTYPES = (torch.float32, torch.float64)
+_NATIVE_NORM_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+
+
+def _stats_dtype(x: torch.dtype, params: list[torch.dtype]) -> torch.dtype | None:
+    """The dtype of torch's saved mean and 1/std (None: a combination torch's kernel refuses):
+    the input's, or float32 for a 16-bit input with float32 parameters."""
+    if all(p == x for p in params):
+        return x
+    if x in (torch.bfloat16, torch.float16) and params and all(p == torch.float32 for p in params):
+        return torch.float32
+    return None
+
+
 native_layer_norm_p = Primitive(
     "native_layer_norm", _native_layer_norm_impl, _native_layer_norm_meta, multiple_results=True
 )
@@ -220,23 +250,21 @@ native_layer_norm_p = Primitive(
 def _native_layer_norm_vjp(
     cts: Any, outs: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
 ) -> tuple[Any, Any, Any, None]:
-    """The layer-norm gradients from the saved mean and 1/std, written with symscalar ops (so
-    a double backward differentiates them); cotangents of the mean and 1/std themselves come
-    from a double backward, which reads them."""
+    """The layer-norm gradients from the saved mean and 1/std: torch's backward kernel (a
+    primitive whose vjp gives the double backward); cotangents of the mean and 1/std
+    themselves come from a double backward, which reads them."""
     ct, ct_mean, ct_rstd = cts
     _, mean, rstd = outs
-    k = len(normalized_shape)
-    dims, batch = tuple(range(x.ndim - k, x.ndim)), tuple(range(x.ndim - k))
     n = math.prod(normalized_shape)
     grad_x = grad_w = grad_b = None
     if ct is not None:
-        xhat = (x - mean) * rstd
-        g = ct * weight if weight is not None else ct
-        grad_x = rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
-        if weight is not None:
-            grad_w = (ct * xhat).sum(batch) if batch else ct * xhat
-        if bias is not None:
-            grad_b = ct.sum(batch) if batch else ct
+        mask = (True, weight is not None, bias is not None)
+        grads = iter(
+            layer_norm_backward_p.bind(ct, x, mean, rstd, weight, bias, normalized_shape=normalized_shape, mask=mask)
+        )
+        grad_x = next(grads)
+        grad_w = next(grads) if weight is not None else None
+        grad_b = next(grads) if bias is not None else None
     extra = []
     if ct_mean is not None:  # d mean / dx = 1/n
         extra.append((ct_mean / n).expand(tuple(x.shape)))
@@ -250,22 +278,128 @@ def _native_layer_norm_vjp(
 register_vjp(native_layer_norm_p, _native_layer_norm_vjp)
 
 
+def _layer_norm_backward_impl(
+    ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, bias: Any, *, normalized_shape: Any, mask: Any
+) -> Any:
+    grads = torch.ops.aten.native_layer_norm_backward(
+        ct, x, list(normalized_shape), mean, rstd, weight, bias, list(mask)
+    )
+    return tuple(g for g, wanted in zip(grads, mask) if wanted)
+
+
+def _layer_norm_backward_meta(
+    ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, bias: Any, *, normalized_shape: Any, mask: Any
+) -> tuple[TensorVar, ...]:
+    outs = [TensorVar(x.shape, x.dtype, x.device)]
+    outs += [TensorVar(t.shape, t.dtype, t.device) for t, wanted in zip((weight, bias), mask[1:]) if wanted]
+    return tuple(outs)
+
+
+layer_norm_backward_p = Primitive(
+    "layer_norm_backward", _layer_norm_backward_impl, _layer_norm_backward_meta, multiple_results=True
+)
+
+
+def _layer_norm_backward_vjp(
+    cts: Any,
+    outs: Any,
+    ct: Any,
+    x: Any,
+    mean: Any,
+    rstd: Any,
+    weight: Any,
+    bias: Any,
+    *,
+    normalized_shape: Any,
+    mask: Any,
+) -> tuple[Any, ...]:
+    """The derivatives of the layer-norm gradients (double backward), from the formula the
+    kernel computes: with xhat = (x - mean) * rstd, g = ct * weight and m() the mean over
+    the normalized dims, grad_x = rstd * (g - m(g) - xhat * m(g * xhat)), grad_w = sum(ct *
+    xhat) and grad_b = sum(ct) over the batch dims. mean and rstd are read as given (their own
+    derivatives in x come from native_layer_norm's vjp)."""
+    cts = iter(cts)
+    a = next(cts)
+    bw = next(cts) if mask[1] else None
+    bb = next(cts) if mask[2] else None
+    k = len(normalized_shape)
+    dims, batch = tuple(range(x.ndim - k, x.ndim)), tuple(range(x.ndim - k))
+    centered = x - mean
+    xhat = centered * rstd
+    g = ct * weight if weight is not None else ct
+    ct_bar = x_hat_bar = rstd_bar = None
+    grad_w = None
+    if a is not None:
+        m_g, m_gx = g.mean(dims, keepdim=True), (g * xhat).mean(dims, keepdim=True)
+        u = a * rstd
+        m_ux = (u * xhat).mean(dims, keepdim=True)
+        g_bar = u - u.mean(dims, keepdim=True) - xhat * m_ux
+        x_hat_bar = -u * m_gx - m_ux * g
+        rstd_bar = (a * (g - m_g - xhat * m_gx)).sum(dims, keepdim=True)
+        ct_bar = g_bar * weight if weight is not None else g_bar
+        if weight is not None:
+            grad_w = (g_bar * ct).sum(batch) if batch else g_bar * ct
+    if bw is not None:
+        ct_bar = bw * xhat if ct_bar is None else ct_bar + bw * xhat
+        x_hat_bar = bw * ct if x_hat_bar is None else x_hat_bar + bw * ct
+    if bb is not None:
+        ct_bar = bb.expand(tuple(ct.shape)) if ct_bar is None else ct_bar + bb
+    grad_x = grad_mean = None
+    if x_hat_bar is not None:
+        grad_x = x_hat_bar * rstd
+        grad_mean = -grad_x.sum(dims, keepdim=True)
+        from_centered = (x_hat_bar * centered).sum(dims, keepdim=True)
+        rstd_bar = from_centered if rstd_bar is None else rstd_bar + from_centered
+    return ct_bar, grad_x, grad_mean, rstd_bar, grad_w, None
+
+
+register_vjp(layer_norm_backward_p, _layer_norm_backward_vjp)
+
+
 def _native_layer_norm_nvfuser(
     fd: Any, x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: tuple[int, ...]
 ) -> Any:
     k = len(normalized_shape)
+    x = upcast(fd, x)  # 16-bit: in float32, as torch's kernel; the backend casts the results back
     var, mean = fd.ops.var_mean(x, list(range(x.ndim - k, x.ndim)), correction=0, keepdim=True)
     rstd = fd.ops.rsqrt(fd.ops.add(var, eps))
     out = fd.ops.mul(fd.ops.sub(x, mean), rstd)
     lead = [True] * (x.ndim - k) + [False] * k
     if weight is not None:
-        out = fd.ops.mul(out, fd.ops.broadcast(weight, lead))
+        out = fd.ops.mul(out, fd.ops.broadcast(upcast(fd, weight), lead))
     if bias is not None:
-        out = fd.ops.add(out, fd.ops.broadcast(bias, lead))
+        out = fd.ops.add(out, fd.ops.broadcast(upcast(fd, bias), lead))
     return out, mean, rstd
 
 
 register_nvfuser(native_layer_norm_p, _native_layer_norm_nvfuser)
+
+
+def _layer_norm_backward_nvfuser(
+    fd: Any, ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, bias: Any, *, normalized_shape: Any, mask: Any
+) -> Any:
+    k = len(normalized_shape)
+    dims, batch = list(range(x.ndim - k, x.ndim)), list(range(x.ndim - k))
+    lead = [True] * (x.ndim - k) + [False] * k
+    g0, xf, mean, rstd = upcast(fd, ct), upcast(fd, x), upcast(fd, mean), upcast(fd, rstd)
+    xhat = fd.ops.mul(fd.ops.sub(xf, mean), rstd)
+    g = fd.ops.mul(g0, fd.ops.broadcast(upcast(fd, weight), lead)) if weight is not None else g0
+    n = float(math.prod(normalized_shape))
+
+    def mean_over(t: Any) -> Any:
+        return unreduce(fd, fd.ops.div(fd.ops.sum(t, dims), n), dims, x.ndim)
+
+    inner = fd.ops.sub(fd.ops.sub(g, mean_over(g)), fd.ops.mul(xhat, mean_over(fd.ops.mul(g, xhat))))
+    outs = [fd.ops.mul(rstd, inner)]
+    if mask[1]:
+        gw = fd.ops.mul(g0, xhat)
+        outs.append(fd.ops.sum(gw, batch) if batch else gw)
+    if mask[2]:
+        outs.append(fd.ops.sum(g0, batch) if batch else g0)
+    return tuple(outs)
+
+
+register_nvfuser(layer_norm_backward_p, _layer_norm_backward_nvfuser)
 
 
 @defop(torch=(F.layer_norm,))
@@ -287,7 +421,8 @@ def layer_norm(
     if (
         dims
         and input.dtype in _NATIVE_NORM_DTYPES
-        and all(tuple(t.shape) == shape and t.dtype == input.dtype for t in (weight, bias) if t is not None)
+        and all(tuple(t.shape) == shape for t in (weight, bias) if t is not None)
+        and _stats_dtype(input.dtype, [t.dtype for t in (weight, bias) if t is not None]) is not None
     ):
         return native_layer_norm_p.bind(input, weight, bias, eps, normalized_shape=shape)[0]
     xf = _upcast(input)
@@ -314,8 +449,12 @@ def rms_norm(
     xf = _upcast(input)
     if eps is None:
         eps = torch.finfo(xf.dtype).eps
-    out = (xf * torch.rsqrt((xf * xf).mean(dims, keepdim=True) + eps)).to(input.dtype)
-    return out * weight if weight is not None else out
+    # torch's composite, op for op (its gradients are those of these ops, in these dtypes):
+    # the weight multiplies in float32, before the result is rounded to the input's dtype
+    out = xf * torch.rsqrt(xf.pow(2).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype)
 
 
 # ---- group normalization (diffusion UNets, ConvNeXt-style blocks): a composite like layer_norm

@@ -212,7 +212,8 @@ div_p = elementwise_primitive("div", torch.div)
 def _div_vjp(ct: Any, out: Any, a: Any, b: Any, *, rounding_mode: str | None = None) -> tuple[Any, Any]:
     if rounding_mode is not None:  # piecewise constant: zero gradient, as in torch
         return None, None
-    return grad_for(ct / b, a) if _is_tensor(a) else None, grad_for(-ct * out / b, b) if _is_tensor(b) else None
+    # torch's div_tensor_self/other_backward, in their order: grad / other, -grad * ((self / other) / other)
+    return grad_for(ct / b, a) if _is_tensor(a) else None, grad_for(-ct * (out / b), b) if _is_tensor(b) else None
 
 
 register_vjp(div_p, holomorphic(_div_vjp))
@@ -391,7 +392,8 @@ def sqrt(input: Tensor) -> Tensor:
 
 # ---- rsqrt
 rsqrt_p = elementwise_primitive("rsqrt", torch.rsqrt)
-register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * (out * out * out) * -0.5,)))
+# torch's formula, in its order: -0.5 * grad * result.pow(3)
+register_vjp(rsqrt_p, holomorphic(lambda ct, out, a: (ct * -0.5 * out**3,)))
 register_nvfuser(rsqrt_p, lambda fd, a: fd.ops.rsqrt(a), supports=floating)
 
 
@@ -450,8 +452,19 @@ def tan(input: Tensor) -> Tensor:
 
 
 # ---- tanh (torch.nn.functional.tanh calls Tensor.tanh)
+# The backward is torch's kernel, tanh_backward(grad, out) (16-bit: in float32, rounded once;
+# vectorized as eager's; complex: grad * conj(1 - out^2)).
 tanh_p = elementwise_primitive("tanh", torch.tanh)
-register_vjp(tanh_p, holomorphic(lambda ct, out, a: (ct * (1 - out * out),)))
+tanh_backward_p = elementwise_primitive("tanh_backward", torch.ops.aten.tanh_backward)
+register_vjp(tanh_p, lambda ct, out, a: (tanh_backward_p.bind(ct, out),))
+register_vjp(  # torch's double backward: tanh_backward(ct2, y), -2 * y * ct * ct2
+    tanh_backward_p, lambda ct2, out, ct, y: (tanh_backward_p.bind(ct2, y), -2 * y * ct * ct2)
+)
+register_nvfuser(
+    tanh_backward_p,
+    lambda fd, ct, y: fd.ops.mul(upcast(fd, ct), fd.ops.sub(1.0, fd.ops.mul(upcast(fd, y), upcast(fd, y)))),
+    supports=floating,
+)
 register_nvfuser(tanh_p, lambda fd, a: fd.ops.tanh(a), supports=floating)
 
 
@@ -462,9 +475,21 @@ def tanh(input: Tensor) -> Tensor:
 
 
 # ---- sigmoid (torch.nn.functional.sigmoid calls Tensor.sigmoid)
+# The backward is torch's kernel, sigmoid_backward(grad, out): a 16-bit one computes
+# grad * (1 - out) * out in float32 and rounds once (complex: grad * conj((1 - out) * out)).
 sigmoid_p = elementwise_primitive("sigmoid", torch.sigmoid)
-register_vjp(sigmoid_p, holomorphic(lambda ct, out, a: (ct * (out * (1 - out)),)))
+sigmoid_backward_p = elementwise_primitive("sigmoid_backward", torch.ops.aten.sigmoid_backward)
+register_vjp(sigmoid_p, lambda ct, out, a: (sigmoid_backward_p.bind(ct, out),))
+register_vjp(  # torch's double backward: sigmoid_backward(ct2, y), ct2 * ct * (1 - 2y)
+    sigmoid_backward_p,
+    lambda ct2, out, ct, y: (sigmoid_backward_p.bind(ct2, y), ct2 * ct * (1 - 2 * y)),
+)
 register_nvfuser(sigmoid_p, lambda fd, a: fd.ops.sigmoid(a), supports=floating)
+register_nvfuser(
+    sigmoid_backward_p,
+    lambda fd, ct, y: fd.ops.mul(fd.ops.mul(upcast(fd, ct), fd.ops.sub(1.0, upcast(fd, y))), upcast(fd, y)),
+    supports=floating,
+)
 
 
 @defop(torch=(torch.sigmoid, torch.Tensor.sigmoid, torch.special.expit))
@@ -492,16 +517,27 @@ def _torch_f_relu(input: Tensor, inplace: StaticBool = False) -> Tensor:
 
 
 # ---- silu
+# The backward is torch's kernel, silu_backward(grad, a) (16-bit: in float32, rounded once),
+# as eager's .backward() runs it; its own derivative is written out.
 silu_p = elementwise_primitive("silu", torch.nn.functional.silu)
+silu_backward_p = elementwise_primitive("silu_backward", torch.ops.aten.silu_backward)
 
 
-def _silu_vjp(ct: Any, out: Any, a: Any) -> tuple[Any]:
+def _silu_backward_vjp(ct2: Any, out: Any, ct: Any, a: Any) -> tuple[Any, Any]:
     s = torch.sigmoid(a)
-    return (ct * (s * (1 + a * (1 - s))),)
+    return silu_backward_p.bind(ct2, a), ct2 * ct * s * (1 - s) * (2 + a * (1 - 2 * s))
 
 
-register_vjp(silu_p, _silu_vjp)
+def _silu_backward_nvfuser(fd: Any, ct: Any, a: Any) -> Any:
+    x, g = upcast(fd, a), upcast(fd, ct)
+    s = fd.ops.sigmoid(x)
+    return fd.ops.mul(g, fd.ops.mul(s, fd.ops.add(1.0, fd.ops.mul(x, fd.ops.sub(1.0, s)))))
+
+
+register_vjp(silu_p, lambda ct, out, a: (silu_backward_p.bind(ct, a),))
+register_vjp(silu_backward_p, _silu_backward_vjp)
 register_nvfuser(silu_p, lambda fd, a: fd.ops.silu(a), supports=floating)
+register_nvfuser(silu_backward_p, _silu_backward_nvfuser, supports=floating)
 
 
 @defop
@@ -745,7 +781,8 @@ register_vjp(gelu_p, lambda ct, out, a, **params: (gelu_backward_p.bind(ct, a, *
 
 # ---- erf
 erf_p = elementwise_primitive("erf", torch.erf)
-register_vjp(erf_p, lambda ct, out, a: (ct * torch.exp(-(a * a)) * (2.0 / math.sqrt(math.pi)),))
+# torch's formula, in its order: 2 / sqrt(pi) * exp(-(a.pow(2))) * grad
+register_vjp(erf_p, lambda ct, out, a: (torch.exp(-(a**2)) * (2.0 / math.sqrt(math.pi)) * ct,))
 register_nvfuser(erf_p, lambda fd, a: fd.ops.erf(a), supports=floating)
 
 
@@ -907,14 +944,22 @@ def _pow_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     grad_a = grad_b = None
     if _is_tensor(a):
         if isinstance(b, (int, float)):
-            grad_a = None if b == 0 else grad_for(ct * b * a ** (b - 1), a)
+            # torch's order, grad * (exp * self.pow(exp - 1)), the exponent a double
+            grad_a = None if b == 0 else grad_for(ct * (float(b) * a ** (float(b) - 1)), a)
         else:
             b_is_zero = b == 0 if _is_tensor(b) else full((), b, dtype=ct.dtype, device=ct.device) == 0
-            grad_a = grad_for(torch.where(b_is_zero, 0, ct * b * a ** (b - 1)), a)
+            grad_a = grad_for(torch.where(b_is_zero, 0, ct * (b * a ** (b - 1))), a)
     if _is_tensor(b):
-        base = a if _is_tensor(a) else full((), a, dtype=out.dtype, device=out.device)
-        zero_case = torch.logical_and(base == 0, b >= 0)
-        grad_b = grad_for(ct * torch.where(zero_case, 0, out * torch.log(base)), b)
+        if _is_tensor(a):
+            zero_case = torch.logical_and(a == 0, b >= 0)
+            grad_b = grad_for(ct * torch.where(zero_case, 0, out * torch.log(a)), b)
+        elif isinstance(a, (int, float)):  # torch: the log of a number base in double
+            log_a = math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+            grad_b = grad_for(ct * (torch.where(b >= 0, 0, out * log_a) if a == 0 else out * log_a), b)
+        else:
+            base = full((), a, dtype=out.dtype, device=out.device)
+            zero_case = torch.logical_and(base == 0, b >= 0)
+            grad_b = grad_for(ct * torch.where(zero_case, 0, out * torch.log(base)), b)
     return grad_a, grad_b
 
 

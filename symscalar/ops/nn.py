@@ -24,6 +24,7 @@ from symscalar.ops.composites import matmul
 from symscalar.ops.define import (
     FloatLike,
     NumberLike,
+    Primitive,
     StaticBool,
     StaticInt,
     Tensor,
@@ -33,6 +34,10 @@ from symscalar.ops.define import (
     defop,
     implements,
     is_static,
+    register_nvfuser,
+    register_vjp,
+    small_meta,
+    unbroadcast,
 )
 from symscalar.ops.factories import arange, full, to
 from symscalar.ops.indexing import broadcast_shapes, gather, index_select
@@ -117,6 +122,44 @@ def _scaled(t: Tensor, coefficient: NumberLike) -> Tensor:
     return torch.where(_holds(coefficient == 0, t), 0, t * coefficient)
 
 
+# With static coefficients and one dtype, a primitive: the torch backend runs eager's kernel,
+# which adds beta * input inside the GEMM's accumulation (16-bit: rounded once, not twice as
+# the composition would), and its vjp is torch's formulas in their order.
+def _addmm_shape(input: Any, mat1: Any, mat2: Any, *, beta: Any, alpha: Any) -> tuple[int, ...]:
+    return (mat1.shape[0], mat2.shape[1])
+
+
+addmm_p = Primitive("addmm", torch.addmm, small_meta(torch.addmm, _addmm_shape))
+
+
+def _addmm_vjp(ct: Any, out: Any, input: Any, mat1: Any, mat2: Any, *, beta: Any, alpha: Any) -> tuple[Any, Any, Any]:
+    # torch: maybe_multiply(grad, beta) summed to input's shape; maybe_multiply(grad.mm(mat2.t()),
+    # alpha); maybe_multiply(mat1.t().mm(grad), alpha) (maybe_multiply skips a factor of 1)
+    def times(t: Any, c: Any) -> Any:
+        return t if c == 1 else t * c
+
+    return unbroadcast(times(ct, beta), input.shape), times(ct @ mat2.mT, alpha), times(mat1.mT @ ct, alpha)
+
+
+def _addmm_nvfuser(fd: Any, input: Any, mat1: Any, mat2: Any, *, beta: Any, alpha: Any) -> Any:
+    return fd.ops.linear(mat1, fd.ops.permute(mat2, [1, 0]), input)
+
+
+register_vjp(addmm_p, _addmm_vjp)
+register_nvfuser(  # the bias form of GPT-2's Conv1D; other coefficients and shapes run in torch
+    addmm_p,
+    _addmm_nvfuser,
+    supports=lambda input, mat1, mat2, *, beta, alpha: (
+        beta == 1
+        and alpha == 1
+        and input.ndim == 1
+        and all(
+            t.dtype == mat1.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16) for t in (input, mat2)
+        )
+    ),
+)
+
+
 @defop(torch=(torch.addmm, torch.Tensor.addmm))
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``/``mat2`` (``input`` broadcasts);
@@ -126,6 +169,14 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, al
     shape = (mat1.shape[0], mat2.shape[1])
     if broadcast_shapes(tuple(input.shape), shape) != shape:
         raise RuntimeError(f"addmm: input of shape {list(input.shape)} does not broadcast to {list(shape)}")
+    if (
+        is_static(beta)
+        and is_static(alpha)
+        and input.dtype == mat1.dtype == mat2.dtype
+        and input.dtype.is_floating_point
+        and not input.dtype.is_complex
+    ):
+        return addmm_p.bind(input, mat1, mat2, beta=beta, alpha=alpha)
     return (_scaled(input, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
 
 

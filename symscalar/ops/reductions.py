@@ -553,8 +553,54 @@ def _in_float32(vjp: Any) -> Any:
     return rule
 
 
-register_vjp(softmax_p, holomorphic(_in_float32(_softmax_vjp)))
-register_vjp(log_softmax_p, holomorphic(_in_float32(_log_softmax_vjp)))
+# Real dtypes: the backward is torch's kernel, _softmax_backward_data / _log_softmax_backward_data
+# (bit-equal to eager's, whose reduction order a composition cannot reproduce); with dtype=,
+# torch converts the input first, so the kernel runs in the output's dtype and the gradient is
+# then cast back. Each backward kernel is a primitive with the derivatives of torch's formulas.
+def _softmax_backward_impl(ct: Any, y: Any, *, dim: int) -> Any:
+    return torch._softmax_backward_data(ct, y, dim, y.dtype)
+
+
+def _log_softmax_backward_impl(ct: Any, y: Any, *, dim: int) -> Any:
+    return torch._log_softmax_backward_data(ct, y, dim, y.dtype)
+
+
+softmax_backward_p = Primitive(
+    "softmax_backward", _softmax_backward_impl, small_meta(_softmax_backward_impl, same_shape)
+)
+log_softmax_backward_p = Primitive(
+    "log_softmax_backward", _log_softmax_backward_impl, small_meta(_log_softmax_backward_impl, same_shape)
+)
+
+
+def _softmax_backward_vjp(ct2: Any, out: Any, ct: Any, y: Any, *, dim: int) -> tuple[Any, Any]:
+    # g = y * (ct - sum(ct * y)): d/dct is the same map on ct2; d/dy = ct2 * (ct - sum(ct * y)) - ct * sum(ct2 * y)
+    grad_y = ct2 * (ct - (ct * y).sum(dim, keepdim=True)) - ct * (ct2 * y).sum(dim, keepdim=True)
+    return softmax_backward_p.bind(ct2, y, dim=dim), grad_y
+
+
+def _log_softmax_backward_vjp(ct2: Any, out: Any, ct: Any, y: Any, *, dim: int) -> tuple[Any, Any]:
+    # g = ct - exp(y) * sum(ct): d/dct = ct2 - sum(ct2 * exp(y)); d/dy = -ct2 * exp(y) * sum(ct)
+    e = torch.exp(y)
+    return ct2 - (ct2 * e).sum(dim, keepdim=True), -ct2 * e * ct.sum(dim, keepdim=True)
+
+
+register_vjp(softmax_backward_p, _softmax_backward_vjp)
+register_vjp(log_softmax_backward_p, _log_softmax_backward_vjp)
+
+
+def _kernel_or_composed(backward_p: Primitive, composed: Any) -> Any:
+    def rule(ct: Any, out: Any, x: Any, *, dim: int, dtype: Any = None) -> Any:
+        if out.dtype.is_complex or ct.dtype != out.dtype:
+            return holomorphic(_in_float32(composed))(ct, out, x, dim=dim, dtype=dtype)
+        grad = backward_p.bind(ct, out, dim=dim)
+        return (grad if grad.dtype == x.dtype else grad.to(x.dtype),)
+
+    return rule
+
+
+register_vjp(softmax_p, _kernel_or_composed(softmax_backward_p, _softmax_vjp))
+register_vjp(log_softmax_p, _kernel_or_composed(log_softmax_backward_p, _log_softmax_vjp))
 
 
 def _shifted(fd: Any, x: Any, dim: int, dtype: Any) -> Any:
@@ -576,6 +622,25 @@ def _log_softmax_nvfuser(fd: Any, x: Any, *, dim: int, dtype: Any = None) -> Any
 
 register_nvfuser(softmax_p, _softmax_nvfuser, supports=floating_reduction)
 register_nvfuser(log_softmax_p, _log_softmax_nvfuser, supports=floating_reduction)
+
+
+def _softmax_backward_nvfuser(fd: Any, ct: Any, y: Any, *, dim: int) -> Any:
+    g, yf = upcast(fd, ct), upcast(fd, y)
+    dot = unreduce(fd, fd.ops.sum(fd.ops.mul(g, yf), [dim]), [dim], yf.ndim)
+    return fd.ops.mul(yf, fd.ops.sub(g, dot))
+
+
+def _log_softmax_backward_nvfuser(fd: Any, ct: Any, y: Any, *, dim: int) -> Any:
+    g, yf = upcast(fd, ct), upcast(fd, y)
+    return fd.ops.sub(g, fd.ops.mul(fd.ops.exp(yf), unreduce(fd, fd.ops.sum(g, [dim]), [dim], yf.ndim)))
+
+
+def _backward_supported(ct: Any, y: Any, **params: Any) -> bool:
+    return floating_reduction(y, **params)
+
+
+register_nvfuser(softmax_backward_p, _softmax_backward_nvfuser, supports=_backward_supported)
+register_nvfuser(log_softmax_backward_p, _log_softmax_backward_nvfuser, supports=_backward_supported)
 
 
 @defop(torch=(torch.special.softmax,))
