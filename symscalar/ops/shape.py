@@ -467,15 +467,17 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
 
 
 @implements(torch.narrow, torch.Tensor.narrow)
-def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt | Tensor, length: StaticInt) -> Tensor:
-    if isinstance(start, TensorProxy):
-        return _narrow_at(input, dim, start, length)
+def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
+    # (`start` is static when a number; torch also takes a 0-d integer tensor there)
+    at: Any = start
+    if isinstance(at, TensorProxy):
+        return _narrow_at(input, dim, at, length)
     if not isinstance(start, (int, Size)):
         raise UnsupportedOperationError(f"narrow(): `start` must be a static int, got {type(start).__name__}")
     return narrow(input, dim, start, length)
 
 
-def _narrow_at(input: Tensor, dim: StaticInt, start: Tensor, length: StaticInt) -> Tensor:
+def _narrow_at(input: Tensor, dim: StaticInt, start: Any, length: StaticInt) -> Tensor:
     """``narrow`` at a 0-d integer tensor ``start`` (eager reads its value): the elements at
     ``start + arange(length)``, gathered when the program runs (a start out of range raises
     there, as ``index_select`` does). Eager's result is a view, this one a copy, so neither
