@@ -13,7 +13,7 @@ gradients, including which inputs get ``None``.
 
 Each entry gets one outcome: ``passed`` (every sample), ``refused`` (some sample raised a
 symscalar error naming why: the first such message, shortened), ``excluded`` (random, CUDA-
-or sparse-only, data-dependent output shapes, no runnable sample: a declared reason), or a
+or sparse-only, a sparse operand or result, data-dependent output shapes, no runnable sample: a declared reason), or a
 failure: ``mismatch`` (a wrong result) or ``internal error`` (any other exception).
 
 Run ``PYTHONPATH=. .venv/bin/python -m conformance.op_db_sweep [--quick] [names]`` for the
@@ -151,6 +151,10 @@ def _eager_is_random(run: Any, tensors: list[torch.Tensor]) -> bool:
     return False
 
 
+def _tensor_leaves(value: Any) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves(value) if _is_tensor(t)]
+
+
 # Entries whose result is uninitialized memory: only shapes and dtypes can match eager's.
 UNINITIALIZED = frozenset(["empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"])
 
@@ -165,6 +169,8 @@ def _check_sample(op: Any, sample: Any) -> Outcome | None:
             expected = run(tensors)
     except Exception:  # noqa: BLE001 - eager rejects the sample: nothing to compare with
         return Outcome(name, "excluded", "eager rejects the sample")
+    if any(t.layout is not torch.strided for t in tensors + _tensor_leaves(expected)):
+        return Outcome(name, "excluded", "sparse (a sparse operand or result)")
     if _eager_is_random(run, tensors):
         return Outcome(name, "excluded", "random (eager differs between seeds)")
     f = symscalar.jit(run)

@@ -22,6 +22,9 @@ from symscalar.trace import Eqn, TensorVar, Var
 
 __all__ = ["InPlaceWrites"]
 
+# torch.empty itself (``size_ops`` routes the name through a size-aware wrapper while tracing)
+_EMPTY = torch.empty
+
 
 class _Builder(TensorTracer, Protocol):
     """What ``InPlaceWrites`` needs of the ``tracer.TraceBuilder`` it serves (which creates
@@ -29,7 +32,10 @@ class _Builder(TensorTracer, Protocol):
 
     eqns: list[Eqn]
     constants: dict[int, torch.Tensor]
+    captured: dict[int, tuple[TensorVar, torch.Tensor]]
     _captured_proxies: dict[int, TensorProxy]
+
+    def is_constant(self, tensor: torch.Tensor) -> bool: ...
 
 
 class InPlaceWrites:
@@ -49,6 +55,8 @@ class InPlaceWrites:
         # values that may share storage with another in eager though not in the trace (the
         # operands and result of a _MAY_RETURN_INPUT call): never updated in place
         self.aliased: set[Var] = set()
+        # Constants a random fill overwrote (``fill_constant``), kept alive by id.
+        self.refilled: dict[int, torch.Tensor] = {}
 
     def target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
@@ -85,6 +93,35 @@ class InPlaceWrites:
             if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
                 return None
         return proxy
+
+    def fill_constant(self, func: Any, args: tuple[Any, ...]) -> None:
+        """Before a random fill ``func`` (``Tensor.bernoulli_``, ``uniform_``, ...) of a constant
+        (``torch.empty(shape, dtype=x.dtype).bernoulli_(p)``, torchvision's ``StochasticDepth``):
+        eager fills a fresh tensor on every call, so the constant becomes a value the program
+        computes (zeros of its shape, dtype and device, which the fill then overwrites, drawing
+        from the program's RNG) and every later reference to it reads that value. Only where
+        no traced op has read it and nothing shares its storage (a view taken of it, folded at
+        trace time, would keep the old values): otherwise the fill is refused as before."""
+        builder = self._builder
+        tensor = args[0] if args else None
+        name = public_name(func).rsplit(".", 1)[-1]
+        if not (name.endswith("_") and type(tensor) is torch.Tensor and builder.is_constant(tensor)):
+            return
+        storage = _storage_of(tensor)
+        others = [t for t in builder.constants.values() if t is not tensor] + [t for _, t in builder.captured.values()]
+        if storage == -1 or any(_storage_of(t) == storage for t in others):
+            return
+        fresh = builder.torch_function(_EMPTY, (tuple(tensor.shape),), {"dtype": tensor.dtype, "device": tensor.device})
+        del builder.constants[id(tensor)]
+        self.refilled[id(tensor)] = tensor
+        builder._captured_proxies[id(tensor)] = fresh
+
+    def refilled_value(self, value: Any) -> Any:
+        """The traced value a constant overwritten by a random fill (``fill_constant``) holds
+        now, or ``value`` itself."""
+        if type(value) is torch.Tensor and self.refilled.get(id(value)) is value:
+            return self._builder._captured_proxies[id(value)]
+        return value
 
     def update_method(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Functionalize ``target.<op>_(...)``: trace the out-of-place op (see ``assign_update``)."""
@@ -138,6 +175,11 @@ class InPlaceWrites:
             raise RuntimeError(f"result type {new.dtype} can't be cast to the desired output type {target.dtype}")
         if new.dtype != target.dtype:
             new = self._builder.torch_function(torch.Tensor.to, (new, target.dtype), {})
+        if target.requires_grad and not new.requires_grad and torch.is_grad_enabled():
+            # eager's updated tensor stays on the graph (`x.clone().zero_()`: its gradient with
+            # respect to the old value is zero), so the new value is tied to the old one
+            old = self._builder.torch_function(torch.zeros_like, (target,), {"dtype": torch.bool})
+            new = self._builder.torch_function(torch.where, (old, target, new), {})
         if state is not None:
             self.assign_state(state, new)
             return new
@@ -167,6 +209,13 @@ class InPlaceWrites:
         if not isinstance(target, torch.Tensor) or isinstance(target, TensorProxy):
             raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
         self.write_backs.append((target, value))
+
+
+def _storage_of(tensor: torch.Tensor) -> int:
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):  # tensors without storage (subclasses, meta)
+        return -1
 
 
 def _built_here_error(name: str, tensor: torch.Tensor) -> UnsupportedOperationError:

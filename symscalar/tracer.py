@@ -404,6 +404,7 @@ class _TraceMode(torch.overrides.TorchFunctionMode):
         kwargs = kwargs or {}
         if func in _RANDOM_FUNCTIONS:
             if func in TORCH_FUNCTIONS:  # recorded: draws from the program's RNG seed
+                self.builder.inplace.fill_constant(func, args)  # `torch.empty(n).bernoulli_(p)`
                 return self.builder.torch_function(func, args, kwargs)
             raise UnsupportedOperationError(
                 f"{public_name(func)} inside a traced function is not supported: it would run "

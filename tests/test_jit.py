@@ -420,15 +420,15 @@ def test_function_names_cannot_collide_with_generated_names():
 @pytest.mark.parametrize(
     "body",
     [
-        lambda x: x + torch.randint(0, 3, (3,)),
-        lambda x: x * torch.randint_like(x, 3),
-        lambda x: torch.multinomial(x.sigmoid(), 2),
+        lambda x: x + torch.randperm(3),
+        lambda x: torch.poisson(x),
         lambda x: torch.nn.functional.dropout1d(x.reshape(1, 3, 1), 0.5),
     ],
 )
 def test_random_ops_are_refused_not_baked(body):
-    # rand/randn/bernoulli/dropout draw from the program's RNG seed (tests/test_random.py);
-    # the others are refused rather than sampled once at trace time
+    # rand/randn/randint/multinomial/bernoulli/dropout draw from the program's RNG seed
+    # (tests/test_random.py, tests/test_random_sampling.py); the others are refused rather than
+    # sampled once at trace time
     with pytest.raises(UnsupportedOperationError, match="bake"):
         symscalar.jit(body)(torch.ones(3))
 

@@ -585,6 +585,8 @@ UNLOWERED = {
     "argmax": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "argmin": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "check": "host-only: a scalar assertion, run in Python before the fusions",
+    "multinomial": "torch's sampler on the stream's generator (eager's distribution); nvFuser has no such op",
+    "random_int": "torch's integer sampler on the stream's generator (eager's distribution exactly)",
     "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
     **dict.fromkeys(
         ("torch_call", "torch_view_call"),

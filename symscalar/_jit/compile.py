@@ -37,6 +37,9 @@ def _constants_traced(builder: TraceBuilder, result: Any) -> Any:
     ``torch.arange(n)``: a constant of the program) replaced by a traced copy of it: the program
     returns a fresh tensor on every call, as eager builds one."""
     values, spec = tree.flatten(result)
+    if builder.inplace.refilled:  # constants a random fill made computed values (`torch.empty(n).uniform_()`)
+        values = [builder.inplace.refilled_value(v) for v in values]
+        result = tree.unflatten(values, spec)
     if not any(isinstance(v, torch.Tensor) and builder.is_constant(v) and not v.requires_grad for v in values):
         return result
     with tracing(builder):

@@ -31,6 +31,7 @@ from symscalar.ops.indexing import (
     sort_p,
 )
 from symscalar.ops.join import split_p
+from symscalar.ops.random import multinomial_p, normal_p, random_int_p, uniform_p
 from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
 from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
@@ -98,6 +99,11 @@ register_size_params(arange_p, "start", "end")
 register_size_params(slice_p, "starts", "stops")
 register_size_params(zero_pad_p, "padding")
 register_size_params(sym_size_p, "size")
+for _sampler in (uniform_p, normal_p, random_int_p):  # random samples of a (dynamic) shape
+    register_size_params(_sampler, "shape")
+for _sampler in (uniform_p, random_int_p):  # (normal_p shares uniform_p's meta, which keys the rule)
+    register_shape_rule(_sampler, lambda seed, *bounds, shape, **params: tuple(shape))
+register_shape_rule(multinomial_p, lambda seed, probs, *, num_samples, **params: (*probs.shape[:-1], num_samples))
 
 register_shape_rule(reshape_p, _target)
 register_shape_rule(expand_p, _target)

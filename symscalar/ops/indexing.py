@@ -550,8 +550,8 @@ def one_hot(x: Tensor, num_classes: StaticInt) -> Tensor:
     class ids ``x``; an id outside ``[0, num_classes)`` raises when the program runs, as in torch."""
     if num_classes < 0:
         raise UnsupportedOperationError(
-            "one_hot: num_classes=-1 (inferred as x.max() + 1) makes the output's shape depend "
-            "on tensor data, which a traced program cannot have. Pass num_classes explicitly "
+            "one_hot: num_classes=-1 (inferred as x.max() + 1): the output's shape depends on "
+            "tensor data, which a traced program cannot have. Pass num_classes explicitly "
             "(a static int, e.g. the vocabulary or label count)."
         )
     if x.dtype != torch.int64:

@@ -187,7 +187,7 @@ def _impl(*values: Any, call: tuple[Any, ...], expect: tuple[Any, ...]) -> tuple
     if len(results) != len(expect) or any(
         not isinstance(r, torch.Tensor) or tuple(r.shape) != e[0] or r.dtype != e[1] for r, e in zip(results, expect)
     ):
-        raise RuntimeError(
+        raise UnsupportedOperationError(
             f"symscalar: the opaque call {_describe(call)} returned {_types(results)} where tracing (torch's meta "
             f"kernel) said {[(list(e[0]), e[1]) for e in expect]}; the op's result depends on more than "
             "its operands' shapes and dtypes. Run it outside the jitted function."
@@ -244,26 +244,71 @@ def _connected(call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], c
     """The positions among ``candidates`` that torch's autograd graph joins to the results
     (the others get no gradient, eager's None), found by running torch's derivative on meta
     tensors once: a missing derivative raises here, at trace time, naming the op."""
-    values = [_meta_value(v, 0) for v in args]
-    meta_cts = [_meta_value(c, 0) for c in cts]
     try:
-        with torch.enable_grad():
-            for i in candidates:
-                values[i] = values[i].requires_grad_(True)
-            outs = [o for o in run_recipe(call, values) if _differentiable(o)]
-            pairs = [(o, c) for o, c in zip(outs, meta_cts) if c is not None and o.requires_grad]
-            if not pairs:
-                return set()
-            grads = torch.autograd.grad(
-                [o for o, _ in pairs], [values[i] for i in candidates], [c for _, c in pairs], allow_unused=True
-            )
-    except Exception as e:  # noqa: BLE001 - any failure of torch's derivative on meta tensors
+        try:
+            grads = _derivative_graph(call, cts, args, candidates)
+        except RuntimeError as e:
+            if _NOT_DIFFERENTIABLE not in str(e):
+                raise
+            # an operand torch has no derivative for (soft_margin_loss's target, batch norm's
+            # running statistics): it did not require grad in the forward (where torch raises
+            # this too), so it gets none; the others are asked one at a time
+            grads = [_derivative_graph(call, cts, args, (i,), skip=True)[0] for i in candidates]
+    except Exception as e:  # noqa: BLE001 - any failure of torch's derivative
         raise UnsupportedOperationError(
             f"{_describe(call)} (an opaque torch call) cannot be differentiated by symscalar: torch's derivative "
             f"raised {type(e).__name__}: {str(e).splitlines()[0][:200]}. Detach its inputs, or compute "
             "it under torch.no_grad()."
         ) from None
     return {i for i, g in zip(candidates, grads) if g is not None}
+
+
+# At most this many elements in the operands of a derivative probed on CPU zeros.
+_CPU_PROBE_LIMIT = 2**20
+
+
+_NOT_DIFFERENTIABLE = "is not differentiable with respect to argument"
+
+
+def _derivative_graph(
+    call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], candidates: Sequence[int], skip: bool = False
+) -> Sequence[Any]:
+    """torch's gradients of ``call`` w.r.t. the operands at ``candidates`` (None where the
+    graph does not join them, or with ``skip``, where torch has no derivative for them), run
+    on meta tensors or, for a derivative torch has no meta kernel for (soft_margin_loss,
+    index_fill), on zeros on the CPU where the operands are small enough."""
+    try:
+        return _derivative_on(call, cts, args, candidates, "meta")
+    except NotImplementedError:
+        if sum(a.numel() for a in (*args, *cts) if isinstance(a, TensorProxy)) > _CPU_PROBE_LIMIT:
+            raise
+    except RuntimeError as e:
+        if skip and _NOT_DIFFERENTIABLE in str(e):
+            return [None] * len(candidates)
+        raise
+    try:
+        return _derivative_on(call, cts, args, candidates, "cpu")
+    except RuntimeError as e:
+        if skip and _NOT_DIFFERENTIABLE in str(e):
+            return [None] * len(candidates)
+        raise
+
+
+def _derivative_on(
+    call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], candidates: Sequence[int], device: str
+) -> Sequence[Any]:
+    values = [_meta_value(v, 0, device=device) for v in args]
+    probe_cts = [_meta_value(c, 0, device=device) for c in cts]
+    with torch.enable_grad():
+        for i in candidates:
+            values[i] = values[i].requires_grad_(True)
+        outs = [o for o in run_recipe(call, values) if _differentiable(o)]
+        pairs = [(o, c) for o, c in zip(outs, probe_cts) if c is not None and o.requires_grad]
+        if not pairs:
+            return [None] * len(candidates)
+        return torch.autograd.grad(
+            [o for o, _ in pairs], [values[i] for i in candidates], [c for _, c in pairs], allow_unused=True
+        )
 
 
 register_vjp(torch_call_p, _opaque_vjp)
@@ -311,9 +356,9 @@ def _storage_id(t: torch.Tensor) -> int:
     return int(t.untyped_storage()._cdata)
 
 
-def _meta_value(v: Any, which: int, requires_grad: bool = False) -> Any:
+def _meta_value(v: Any, which: int, requires_grad: bool = False, device: str = "meta") -> Any:
     if isinstance(v, TensorProxy):
-        t = torch.empty(tuple(v.shape), dtype=v.dtype, device="meta")
+        t = (torch.empty if device == "meta" else torch.zeros)(tuple(v.shape), dtype=v.dtype, device=device)
         return t.requires_grad_(True) if requires_grad and _differentiable(t) else t
     if isinstance(v, NumberProxy):
         known = _known_value(v)
@@ -359,8 +404,22 @@ def _dynamic_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple
     return found
 
 
+def _op_name(func: Any) -> str:
+    """``public_name``, or for an operator of ``torch.ops`` (``torch.ops.aten.slice.Tensor``,
+    an overload packet ``torch.ops.aten._safe_softmax``) the path that resolves to it."""
+    if isinstance(func, torch._ops.OpOverload):
+        namespace, op = func._schema.name.split("::")
+        return f"torch.ops.{namespace}.{op}.{func._overloadname}"
+    if isinstance(func, torch._ops.OpOverloadPacket):
+        namespace, op = func._qualified_op_name.split("::")
+        return f"torch.ops.{namespace}.{op}"
+    return public_name(func)
+
+
 def _aten_name(name: str) -> str:
     parts = name.split(".")
+    if parts[1] == "ops":  # torch.ops.<namespace>.<op>[.<overload>]
+        return f"{parts[2]}::{parts[3]}"
     if parts[1] in ("special", "linalg", "fft") and len(parts) == 3:
         return f"{parts[1]}_{parts[2]}"
     return parts[-1]
@@ -370,7 +429,7 @@ def _aten_name(name: str) -> str:
 def _schemas(aten: str) -> tuple[Any, ...]:
     return tuple(
         s
-        for s in torch._C._jit_get_schemas_for_operator(f"aten::{aten}")
+        for s in torch._C._jit_get_schemas_for_operator(aten if "::" in aten else f"aten::{aten}")
         if not any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
     )
 
@@ -443,8 +502,8 @@ def _no_meta(name: str, error: Exception) -> UnsupportedOperationError:
 def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Trace ``func(*args, **kwargs)`` (a torch callable without a handler) as an opaque
     torch call, or raise the reason it cannot be (see the module docstring)."""
-    name = public_name(func)
-    short = name.rsplit(".", 1)[-1]
+    name = _op_name(func)
+    short = name.split(".")[3] if name.startswith("torch.ops.") else name.rsplit(".", 1)[-1]
     if short in _REFUSED:
         raise UnsupportedOperationError(f"{name} is not supported on traced values by symscalar: {_REFUSED[short]}.")
     if not name.startswith("torch.") or _safe_resolve(name) is not func:

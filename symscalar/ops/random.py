@@ -1,4 +1,5 @@
-"""Random ops: ``rand``, ``randn``, ``bernoulli``, ``dropout``, drawn from the program's RNG seed.
+"""Random ops: ``rand``, ``randn``, ``randint``, ``multinomial``, ``bernoulli``, ``dropout``, drawn
+from the program's RNG seed.
 
 A random op run while tracing would sample once and bake that sample into the program. Here
 each random op is an equation of the trace that reads the program's **RNG seed**, a dynamic
@@ -10,6 +11,12 @@ the torch lowering seeds a ``torch.Generator`` from it, the nvFuser lowering pas
 ``fd.ops.uniform``/``fd.ops.normal``. The backward never re-samples: a vjp reads the forward's
 mask as a saved value. The streams are not eager torch's: the same seed gives other numbers
 than eager ``torch.rand`` (and the torch and nvFuser backends differ from each other).
+
+Integer samples (``Tensor.random_``, ``torch.randint``, ``randint_like``) and ``multinomial``
+run torch's own samplers with the stream's generator: eager's distribution exactly, and
+eager's checks of their arguments (run at trace time on a throwaway generator where the
+arguments are static; a dynamic bound is checked by torch when the program runs). nvFuser has
+no lowering for them: they are torch steps between fusions.
 """
 
 from __future__ import annotations
@@ -40,8 +47,9 @@ from symscalar.ops.define import (
 )
 from symscalar.ops.factories import factory_options, full
 from symscalar.ops.shape import shape_arg
+from symscalar.types import IntLike
 
-__all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout"]
+__all__ = ["rand", "randn", "rand_like", "randn_like", "bernoulli", "dropout", "randint", "multinomial"]
 
 # splitmix64's increment: spreads consecutive offsets over the seed space.
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -163,6 +171,89 @@ def dropout(x: Tensor, p: FloatLike = 0.5, training: StaticBool = True) -> Tenso
     scale = torch.where(keep_t > 0, 1 / keep_t, 0.0)
     mask = (rand_like(x) < keep).to(x.dtype) * scale
     return x * mask
+
+
+# ---- integers (`random_`, `randint`) and `multinomial`: torch's samplers on the stream's generator
+def _random_int_impl(
+    seed: int, *bounds: Any, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int, form: str
+) -> Tensor:
+    out = torch.empty(shape, dtype=dtype, device=device)
+    return out.random_(*_bounds(form, bounds), generator=_generator(seed, offset, device))
+
+
+def _bounds(form: str, bounds: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``random_``'s arguments for ``form``: "" (none), "to", "from" (``to=None``), "from_to"."""
+    return (bounds[0], None) if form == "from" else tuple(bounds)
+
+
+def _random_int_meta(
+    seed: Any, *bounds: Any, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, offset: int, form: str
+) -> TensorVar:
+    return TensorVar(tuple(shape), dtype, torch.device(device))
+
+
+random_int_p: Primitive[Tensor] = Primitive("random_int", _random_int_impl, _random_int_meta, size_params=("shape",))
+
+
+def _multinomial_impl(seed: int, probs: Tensor, *, num_samples: int, replacement: bool, offset: int) -> Tensor:
+    generator = _generator(seed, offset, probs.device)
+    return torch.multinomial(probs, num_samples, replacement, generator=generator)
+
+
+def _multinomial_meta(seed: Any, probs: TensorVar, *, num_samples: int, replacement: bool, offset: int) -> TensorVar:
+    return TensorVar((*probs.shape[:-1], num_samples), torch.int64, probs.device)
+
+
+multinomial_p: Primitive[Tensor] = Primitive("multinomial", _multinomial_impl, _multinomial_meta)
+# Neither has a vjp: integer samples have no gradient.
+
+
+def _checked_eagerly(run: Callable[[torch.Generator], Any]) -> None:
+    """Run eager's argument checks of a sampler on a tiny tensor and a throwaway generator
+    (torch's meta kernels of the samplers check nothing; the global generator is not touched)."""
+    with torch._C.DisableTorchFunction():  # type: ignore[no-untyped-call]  # eagerly: not traced (the tracer records random ops)
+        run(torch.Generator().manual_seed(0))
+
+
+@defop
+def randint(
+    low: IntLike,
+    high: IntLike | None,
+    shape: StaticShape,
+    *,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """Integers uniform on ``[low, high)`` (either may be dynamic) of a static shape, from the
+    program's RNG stream (fresh on every call); ``high=None``: ``Tensor.random_(low)``'s range up
+    to the dtype's largest integer. ``dtype`` defaults to int64 (torch's)."""
+    dtype = dtype or torch.int64
+    return _random_ints(tuple(shape), dtype, device, "from" if high is None else "from_to", (low, high))
+
+
+def _random_ints(shape: tuple[Any, ...], dtype: torch.dtype, device: Any, form: str, bounds: tuple[Any, ...]) -> Tensor:
+    bounds = bounds[: {"": 0, "to": 1, "from": 1, "from_to": 2}[form]]
+    if all(is_static(b) for b in bounds):
+        _checked_eagerly(lambda g: torch.empty(1, dtype=dtype).random_(*_bounds(form, bounds), generator=g))
+    seed, offset = _seed_and_offset()
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    return random_int_p.bind(seed, *bounds, shape=shape, dtype=dtype, device=device, offset=offset, form=form)
+
+
+@defop
+def multinomial(input: Tensor, num_samples: StaticInt, replacement: StaticBool = False) -> Tensor:
+    """``num_samples`` category indices per row of the probabilities ``input`` (1-d or 2-d),
+    with or without replacement, from the program's RNG stream; int64 (torch's sampler: eager's
+    distribution, and eager's checks of the probabilities when the program runs)."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.ndim}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    categories = input.shape[-1]
+    if isinstance(categories, int):
+        _checked_eagerly(lambda g: torch.multinomial(torch.ones(categories), num_samples, replacement, generator=g))
+    seed, offset = _seed_and_offset()
+    return multinomial_p.bind(seed, input, num_samples=num_samples, replacement=replacement, offset=offset)
 
 
 # ---- torch spellings
@@ -287,3 +378,95 @@ def _tensor_normal_(input: Tensor, mean: FloatLike = 0.0, std: FloatLike = 1.0, 
 def _tensor_exponential_(input: Tensor, lambd: FloatLike = 1.0, *, generator: Any = None) -> Tensor:
     # inverse CDF: -log(1 - U) / lambd, U in [0, 1)
     return _fill("torch.Tensor.exponential_", input, generator, lambda x: -torch.log1p(-rand_like(x)) / lambd)
+
+
+@implements(torch.Tensor.random_)
+def _tensor_random_(
+    input: Tensor, *bounds: IntLike | None, generator: Any = None, **keywords: IntLike | None
+) -> Tensor:
+    # torch's keywords are `from` and `to`: random_(), random_(to), random_(from, to), random_(from, None)
+    unknown = sorted(set(keywords) - {"from", "to"})
+    if unknown or len(bounds) > 2:
+        raise TypeError("random_() takes random_(), random_(to) or random_(from, to) (keywords from= and to=)")
+    if len(bounds) == 2 and ("from" in keywords or "to" in keywords):
+        raise TypeError("random_() got multiple values for its bounds")
+    values: tuple[Any, ...]
+    if len(bounds) == 1 and not keywords:
+        form, values = "to", bounds
+    else:
+        start = keywords.get("from", bounds[0] if bounds else None)
+        stop = keywords.get("to", bounds[1] if len(bounds) == 2 else None)
+        if start is None and stop is None:
+            form, values = "", ()
+        elif stop is None:
+            form, values = "from", (start,)
+        else:
+            form, values = "from_to", (0 if start is None else start, stop)
+
+    def sample(x: Tensor) -> Tensor:
+        return _random_ints(tuple(x.shape), x.dtype, x.device, form, values)
+
+    return _fill("torch.Tensor.random_", input, generator, sample, floating_only=False)
+
+
+def _randint_arguments(name: str, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``(low, high, rest)`` of torch's ``randint(high, ...)`` / ``randint(low, high, ...)``."""
+    low, high = keywords.pop("low", None), keywords.pop("high", None)
+    rest = list(args)
+    if high is None:
+        if not rest:
+            raise TypeError(f"{name}() missing required argument 'high'")
+        if len(rest) >= 2 and not isinstance(rest[1], (tuple, list, torch.Size)) and low is None:
+            low = rest.pop(0)
+        high = rest.pop(0)
+    return 0 if low is None else low, high, rest
+
+
+@implements(torch.randint)
+def _torch_randint(
+    *args: Any,
+    generator: Any = None,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    layout: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    **keywords: Any,
+) -> Tensor:
+    _no_generator("torch.randint", generator)
+    factory_options("torch.randint", layout, requires_grad, pin_memory)
+    low, high, rest = _randint_arguments("randint", args, keywords)
+    size = keywords.pop("size", None)
+    if keywords or len(rest) + (size is not None) != 1:
+        raise TypeError("randint() takes randint(high, size) or randint(low, high, size) and factory keywords")
+    shape = shape_arg("torch.randint", "size", tuple(rest) if size is None else (size,), {})
+    return randint(low, high, shape, dtype=dtype, device=device)
+
+
+@implements(torch.randint_like)
+def _torch_randint_like(
+    input: Tensor,
+    *args: Any,
+    generator: Any = None,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+    **keywords: Any,
+) -> Tensor:
+    _no_generator("torch.randint_like", generator)
+    factory_options("torch.randint_like", layout, requires_grad, False, memory_format)
+    low, high, rest = _randint_arguments("randint_like", args, keywords)
+    if rest or keywords:
+        raise TypeError("randint_like() takes randint_like(input, high) or randint_like(input, low, high)")
+    device = torch.device(device) if device is not None else input.device
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
+
+
+@implements(torch.multinomial, torch.Tensor.multinomial)
+def _torch_multinomial(
+    input: Tensor, num_samples: StaticInt, replacement: StaticBool = False, *, generator: Any = None
+) -> Tensor:
+    _no_generator("torch.multinomial", generator)
+    return multinomial(input, num_samples, replacement)

@@ -25,10 +25,13 @@ from symscalar.ops.define import (
     StaticShape,
     StaticValueRequiredError,
     Tensor,
+    TensorProxy,
     TensorVar,
+    TraceBuilder,
     UnsupportedOperationError,
     canonical_dim,
     contains_dynamic,
+    current_tracer,
     defop,
     implements,
     register_nvfuser,
@@ -465,9 +468,32 @@ def narrow(x: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Te
 
 @implements(torch.narrow, torch.Tensor.narrow)
 def _torch_narrow(input: Tensor, dim: StaticInt, start: StaticInt, length: StaticInt) -> Tensor:
+    # (`start` is static when a number; torch also takes a 0-d integer tensor there)
+    at: Any = start
+    if isinstance(at, TensorProxy):
+        return _narrow_at(input, dim, at, length)
     if not isinstance(start, (int, Size)):
         raise UnsupportedOperationError(f"narrow(): `start` must be a static int, got {type(start).__name__}")
     return narrow(input, dim, start, length)
+
+
+def _narrow_at(input: Tensor, dim: StaticInt, start: Any, length: StaticInt) -> Tensor:
+    """``narrow`` at a 0-d integer tensor ``start`` (eager reads its value): the elements at
+    ``start + arange(length)``, gathered when the program runs (a start out of range raises
+    there, as ``index_select`` does). Eager's result is a view, this one a copy, so neither
+    it nor ``input`` may be updated in place afterwards (refused: an alias would not see it)."""
+    if start.ndim != 0 or start.dtype.is_floating_point or start.dtype in (torch.bool, torch.complex64):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    if not isinstance(length, int) or length < 0:
+        raise RuntimeError(f"narrow(): length must be a non-negative static int, got {length!r}")
+    d = canonical_dim(dim, input.ndim)
+    begin = torch.where(start < 0, start + input.shape[d], start)
+    index = torch.arange(length, device=input.device) + begin.to(device=input.device)
+    out = torch.index_select(input, d, index)
+    tracer = current_tracer.get()
+    if isinstance(tracer, TraceBuilder) and isinstance(input, TensorProxy) and isinstance(out, TensorProxy):
+        tracer.inplace.aliased.update((input._var, out._var))
+    return out
 
 
 @defop(torch=(torch.select, torch.Tensor.select))
