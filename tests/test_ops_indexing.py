@@ -514,3 +514,28 @@ def test_setitem_with_a_traced_mask_and_one_value_per_selected_row_is_refused_wi
 
     with pytest.raises(UnsupportedOperationError, match=r"one row per True.*torch.where"):
         symscalar.jit(f)(torch.randn(3, 4))
+
+
+def test_index_copy_out_of_place_and_in_place_with_grad() -> None:
+    """``index_copy``/``index_copy_`` (a KV cache's write) as a scatter: values and gradients
+    equal to eager, gradcheck in float64, and a source of the wrong shape refused as eager does."""
+    index = torch.tensor([3, 0])
+
+    def f(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+        y = (x * 2).index_copy(1, index, rows)
+        z = x * 1
+        z.index_copy_(-1, index, cols)
+        return y * 3 + z
+
+    x = torch.randn(2, 5, 5, dtype=torch.float64, requires_grad=True)
+    rows = torch.randn(2, 2, 5, dtype=torch.float64, requires_grad=True)
+    cols = torch.randn(2, 5, 2, dtype=torch.float64, requires_grad=True)
+    jitted = symscalar.jit(f)
+    torch.testing.assert_close(jitted(x, rows, cols), f(x, rows, cols))
+    grads = torch.autograd.grad(jitted(x, rows, cols).sum(), [x, rows, cols])
+    want = torch.autograd.grad(f(x, rows, cols).sum(), [x, rows, cols])
+    for got, expected in zip(grads, want):
+        torch.testing.assert_close(got, expected)
+    assert torch.autograd.gradcheck(jitted, (x, rows, cols))
+    with pytest.raises(RuntimeError, match="source shape"):
+        jitted(x, rows[:, :, :3], cols)

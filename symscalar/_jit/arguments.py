@@ -130,9 +130,10 @@ def check_inlined_argument(kind: Kind, where: str, value: Any) -> Any:
     return value
 
 
-def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str) -> TensorProxy:
+def _tensor_input(builder: TraceBuilder, t: torch.Tensor, where: str, leaf: int | None = None) -> TensorProxy:
     check_tensor_class(t, where)
-    proxy = builder.tensor_input(TensorVar(dims.declared_shape(t, where), t.dtype, t.device), t.requires_grad, type(t))
+    shape = dims.declared_shape(t, where, leaf)
+    proxy = builder.tensor_input(TensorVar(shape, t.dtype, t.device), t.requires_grad, type(t))
     proxy._attributes = dict.fromkeys(t.__dict__, where)
     return proxy
 
@@ -145,15 +146,16 @@ def proxy(builder: TraceBuilder, kind: Kind, where: str, value: Any) -> Any:
     if kind.dynamic:  # None only reaches here for `DynamicFloat | None`
         return None if value is None else builder.scalar_input(type(value), value, where)
     if kind is Kind.AUTO:
-        return tree.map_leaves(lambda leaf: _auto_leaf(builder, where, leaf), value)
+        leaves, spec = tree.flatten(value)
+        return tree.unflatten([_auto_leaf(builder, where, leaf, i) for i, leaf in enumerate(leaves)], spec)
     return value
 
 
-def _auto_leaf(builder: TraceBuilder, where: str, leaf: Any) -> Any:
-    """A leaf of an unannotated argument while tracing: tensors and torch's ``DynamicInt``
-    are program inputs (in ``tree.tree_key``'s order), anything else is static."""
+def _auto_leaf(builder: TraceBuilder, where: str, leaf: Any, index: int) -> Any:
+    """Leaf number ``index`` of an unannotated argument while tracing: tensors and torch's
+    ``DynamicInt`` are program inputs (in ``tree.tree_key``'s order), anything else is static."""
     if isinstance(leaf, torch.Tensor):
-        return _tensor_input(builder, leaf, where)
+        return _tensor_input(builder, leaf, where, index)
     if isinstance(leaf, int) and tree.is_torch_dynamic_int(leaf):
         return builder.scalar_input(int, int(leaf), where)
     return leaf

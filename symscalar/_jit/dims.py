@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from symscalar import sizes
+from symscalar._jit import dim_paths
 from symscalar.errors import ShapeContractError
 from symscalar.sizes import Dim, Dims, Size, Symbol
 
@@ -44,13 +45,35 @@ class _Param:
 class ShapeContract:
     """The declared dynamic dims of one jitted function (see the module docstring)."""
 
-    def __init__(self, fn_name: str, params: list[_Param], dims: dict[str, Dim]) -> None:
+    def __init__(
+        self,
+        fn_name: str,
+        params: list[_Param],
+        dims: dict[str, Dim],
+        nested: list[dim_paths.NestedParam] | None = None,
+    ) -> None:
         self.fn_name = fn_name
         self.params = params
         self.names = [p.name for p in params]  # the key's arguments, in order
         self.dims = dims  # name -> Dim (range)
+        self.nested = nested or []  # parameters with declared pytree paths inside them
+        self.nested_names = [n.name for n in self.nested]
         self.key = self._generated_key()
         sizes.enable()
+
+    def nested_key(self, tops: tuple[Any, ...], values: tuple[Any, ...]) -> tuple[Any, list[tuple[Any, list[Any]]]]:
+        """The key part of the declared parameters (``tops``, as ``key`` takes them) and, for
+        each parameter with declared paths (``values``), its key and program inputs; the call
+        checked against the whole declaration, equal names across both."""
+        top = self.key(*tops)
+        entries: list[tuple[str, Any, Any]] = [(f"parameter '{p.name}'", p, t) for p, t in zip(self.params, tops)]
+        out = []
+        for n, value in zip(self.nested, values):
+            key, tensors, found = dim_paths.nested_key(self.fn_name, n, n.name, value)
+            entries += found
+            out.append((key, tensors))
+        dim_paths.check_sizes(self.fn_name, entries, self.dims)
+        return top, out
 
     def _generated_key(self) -> Any:
         """``key`` as straight-line code for this contract (the per-call path): the checks
@@ -123,14 +146,14 @@ class ShapeContract:
             out.append(tuple(static))
         return tuple(out)
 
-    def symbolic(self, tensors: Mapping[str, tuple[str, torch.Tensor]]) -> dict[str, tuple[int, tuple[Any, ...]]]:
+    def symbolic(self, tensors: Mapping[str, tuple[str, Any]]) -> dict[Any, tuple[int, tuple[Any, ...]]]:
         """The traced shape of each declared parameter of this call, by its description in
         messages (``tensors``: parameter name -> (description, tensor)), with the id of its
         tensor: one fresh symbol per declared name, its range, and this call's size as its
         hint. By parameter, not by tensor: one tensor passed for two parameters (``f(a, a)``)
         has each parameter's declared shape, and a static shape where it is not declared."""
         symbols: dict[str, Symbol] = {}
-        shapes: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        shapes: dict[Any, tuple[int, tuple[Any, ...]]] = {}
         for p in self.params:
             where, t = tensors[p.name]
             shape: list[Any] = list(t.shape)
@@ -141,6 +164,20 @@ class ShapeContract:
                     symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
                 shape[d] = Size.of(symbol)
             shapes[where] = (id(t), tuple(shape))
+
+        def shape_of(t: torch.Tensor, decl: _Param) -> tuple[Any, ...]:
+            shape: list[Any] = list(t.shape)
+            for d, name in decl.dynamic:
+                symbol = symbols.get(name)
+                if symbol is None:
+                    dim = self.dims[name]
+                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
+                shape[d] = Size.of(symbol)
+            return tuple(shape)
+
+        for n in self.nested:
+            where, value = tensors[n.name]
+            shapes.update(dim_paths.nested_shapes(n, where, value, shape_of))  # by (where, leaf index)
         return shapes
 
 
@@ -164,19 +201,33 @@ def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims:
         return None
     dims = _ranges(fn_name, declared.values())
     params: list[_Param] = []
+    nested: dict[str, list[tuple[dim_paths.Path, _Param]]] = {}
     for name, entries in declared.items():
-        p = sig.parameters.get(name)
+        path = dim_paths.parse_path(name, fn_name)
+        param = path.param if path is not None else name
+        p = sig.parameters.get(param)
         if p is None:
             raise ValueError(
-                f"jit({fn_name}, dynamic_dims=...): {name!r} is not a parameter; the parameters are "
-                f"{list(sig.parameters)} (nested inputs are not supported yet: pass the tensor as a parameter)"
+                f"jit({fn_name}, dynamic_dims=...): {param!r} is not a parameter; the parameters are "
+                f"{list(sig.parameters)} (a nested tensor is addressed by a path from its parameter, "
+                "e.g. 'past_key_values.layers.*.keys')"
             )
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ValueError(f"jit({fn_name}, dynamic_dims=...): {name!r} is *args/**kwargs; declare named parameters")
-        params.append(_param(fn_name, name, len(params), entries, dims))
-    if not any(p.dynamic for p in params):
+            raise ValueError(f"jit({fn_name}, dynamic_dims=...): {param!r} is *args/**kwargs; declare named parameters")
+        if path is None:
+            params.append(_param(fn_name, name, len(params), entries, dims))
+        else:
+            nested.setdefault(param, []).append((path, _param(fn_name, name, 0, entries, dims)))
+    both = sorted(set(nested) & {p.name for p in params})
+    if both:
+        raise ValueError(
+            f"jit({fn_name}, dynamic_dims=...): {both[0]!r} is declared both as a tensor and by paths inside it"
+        )
+    if not any(p.dynamic for p in params) and not any(d.dynamic for decls in nested.values() for _, d in decls):
         raise ValueError(f"jit({fn_name}, dynamic_dims={dynamic_dims!r}): no dim is declared dynamic")
-    return ShapeContract(fn_name, params, dims)
+    return ShapeContract(
+        fn_name, params, dims, [dim_paths.NestedParam(name, tuple(decls)) for name, decls in nested.items()]
+    )
 
 
 def _ranges(fn_name: str, declarations: Any) -> dict[str, Dim]:
@@ -249,13 +300,13 @@ def _annotated_dims(target: Any) -> dict[str, Dims]:
 # The traced shapes of the declared parameters of the call being traced (by description, with
 # their tensor's id), set around tracing by the miss path and read where an argument becomes a
 # traced input.
-_TRACING: contextvars.ContextVar[dict[str, tuple[int, tuple[Any, ...]]] | None] = contextvars.ContextVar(
+_TRACING: contextvars.ContextVar[dict[Any, tuple[int, tuple[Any, ...]]] | None] = contextvars.ContextVar(
     "symscalar_declared_shapes", default=None
 )
 
 
 @contextlib.contextmanager
-def tracing_shapes(shapes: dict[str, tuple[int, tuple[Any, ...]]] | None) -> Iterator[None]:
+def tracing_shapes(shapes: dict[Any, tuple[int, tuple[Any, ...]]] | None) -> Iterator[None]:
     token = _TRACING.set(shapes)
     try:
         yield
@@ -263,12 +314,12 @@ def tracing_shapes(shapes: dict[str, tuple[int, tuple[Any, ...]]] | None) -> Ite
         _TRACING.reset(token)
 
 
-def declared_shape(t: torch.Tensor, where: str) -> tuple[Any, ...]:
-    """The traced shape of argument tensor ``t`` passed as ``where``: symbolic where that
-    parameter's dims are declared dynamic."""
+def declared_shape(t: torch.Tensor, where: str, leaf: int | None = None) -> tuple[Any, ...]:
+    """The traced shape of argument tensor ``t`` passed as ``where`` (as its leaf number
+    ``leaf`` where the argument is a container): symbolic where its dims are declared dynamic."""
     shapes = _TRACING.get()
     if shapes is not None:
-        declared = shapes.get(where)
+        declared = shapes.get(where if leaf is None else (where, leaf))
         if declared is not None and declared[0] == id(t):
             return declared[1]
     return tuple(t.shape)

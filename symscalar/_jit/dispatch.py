@@ -109,13 +109,23 @@ def dispatch_source(
     params, defaults = _signature_source(sig, namespace, defaults_of)
     prep, key, call, all_args = [], [], [], []
     declared = set(contract.names) if contract is not None else set()
-    if declared:
+    nested = contract.nested_names if contract is not None else []
+    if nested:  # paths inside arguments: one walk keys and checks them and the declared tensors
+        namespace["_ss_nested"] = contract.nested_key
+        tops, values = "".join(f"{n}, " for n in contract.names), "".join(f"{n}, " for n in nested)
+        prep.append(f"_ss_top, _ss_nk = _ss_nested(({tops}), ({values}))")
+        key.append("_ss_top")
+    elif declared:
         namespace["_ss_contract"] = contract.key
         key.append(f"_ss_contract({', '.join(contract.names)})")
     for i, (param, p) in enumerate(sig.parameters.items()):
         all_args.append(param)
         kind = kinds[param]
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+        if param in nested:  # unannotated (checked when the contract was made)
+            prep.append(f"_ss_k{i}, _ss_a{i} = _ss_nk[{nested.index(param)}]")
+            key.append(f"_ss_k{i}")
+            call.append(f"*_ss_a{i}")
+        elif p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             make = tree.var_positional_key if p.kind is p.VAR_POSITIONAL else tree.var_keyword_key
             namespace[f"_ss_var{i}"] = make(kind)
             prep.append(f"_ss_k{i}, _ss_a{i} = _ss_var{i}({param}) if {param} else _ss_EMPTY")

@@ -98,6 +98,12 @@ class FunctionState:
                 )
             for name in self.contract.names:
                 self.kinds[name] = Kind.TENSOR
+            for name in self.contract.nested_names:
+                if self.kinds[name] is not Kind.AUTO:
+                    raise ValueError(
+                        f"jit({qualname(fn)}, dynamic_dims=...): parameter {name!r} has paths declared inside it, "
+                        f"so it must be unannotated (a pytree of tensors), but it is {self.kinds[name]}"
+                    )
         self.declared_at = declared_at(signature_of)
         # What the traces read outside the arguments (see symscalar/state/)
         self.top = fn if isinstance(fn, torch.nn.Module) else None

@@ -43,6 +43,7 @@ from symscalar.ops.define import (
 )
 from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.shape import zero_pad_p
+from symscalar.size_ops import size_proxy
 
 __all__ = [
     "convolution",
@@ -445,7 +446,7 @@ def batch_norm(
                 running_mean,
                 running_var,
                 mean.reshape((channels,)),
-                var.reshape((channels,)) * (count / (count - 1)),
+                var.reshape((channels,)) * _bessel(count),
                 momentum,
             )
         if native_eps is not None:  # the statistics above feed only the running ones
@@ -461,6 +462,13 @@ def batch_norm(
     if bias is not None:
         out = out + bias.reshape(stat_shape)
     return out.to(input.dtype)
+
+
+def _bessel(count: Any) -> Any:
+    """``n / (n - 1)``, the unbiased variance's factor; a runtime scalar of the program where
+    ``n`` is a dynamic size (a dynamic batch dim)."""
+    n = size_proxy(current_tracer.get(), count)
+    return n / (n - 1)
 
 
 def _update_running_stats(running_mean: Any, running_var: Any, mean: Any, unbiased_var: Any, momentum: Any) -> None:

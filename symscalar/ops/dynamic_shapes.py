@@ -9,6 +9,7 @@ checked against the concrete meta at the traced sizes.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -18,6 +19,18 @@ from symscalar.ops.composites import (
     native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
+)
+from symscalar.ops.conv import (
+    adaptive_avg_pool2d_backward_p,
+    adaptive_avg_pool2d_p,
+    avg_pool2d_backward_p,
+    avg_pool2d_p,
+    batch_norm_backward_p,
+    batch_norm_p,
+    convolution_backward_p,
+    convolution_p,
+    max_pool2d_backward_p,
+    max_pool2d_p,
 )
 from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
 from symscalar.ops.indexing import (
@@ -37,6 +50,7 @@ from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
     Size,
     SizeDecisionError,
+    hint,
     register_shape_rule,
     register_size_params,
     register_symbolic_meta,
@@ -133,3 +147,46 @@ register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
 )
 register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
+
+
+# -- the vision primitives (ops/conv.py) over a dynamic batch dim: a result's dim 0 is its
+# input's, every other dim comes from the static geometry (the concrete meta). A dynamic
+# channel or spatial dim is refused (its output size is arithmetic on the geometry that no
+# rule here tracks yet).
+def _batched(prim: Any, like: tuple[int | None, ...]) -> None:
+    """Register the rule of ``prim``: result ``i`` has the dim 0 of operand ``like[i]`` (None:
+    a static result, e.g. a weight's gradient) and the concrete meta's other dims."""
+
+    def rule(*atoms: Any, **params: Any) -> Any:
+        for a in atoms:
+            shape = getattr(a, "shape", None)
+            if type(shape) is tuple and any(isinstance(s, Size) for s in shape[1:]):
+                raise SizeDecisionError(f"only the batch dim (dim 0) may be dynamic here, got {list(shape)}")
+        concrete = prim.meta(*[_hinted(a) for a in atoms], **params)
+        results = concrete if isinstance(concrete, tuple) else (concrete,)
+        shapes = [
+            tuple(r.shape) if i is None or r is None else (atoms[i].shape[0], *r.shape[1:])
+            for r, i in zip(results, like[: len(results)], strict=True)  # conv backward: no grad bias without bias
+        ]
+        return shapes if isinstance(concrete, tuple) else shapes[0]
+
+    register_shape_rule(prim, rule)
+
+
+def _hinted(a: Any) -> Any:
+    shape = getattr(a, "shape", None)
+    if type(shape) is tuple and any(isinstance(s, Size) for s in shape):
+        return dataclasses.replace(a, shape=hint(shape))
+    return a
+
+
+_batched(convolution_p, (0,))
+_batched(convolution_backward_p, (1, None, None))  # (grad x, grad w[, grad bias])
+_batched(max_pool2d_p, (0, 0))
+_batched(max_pool2d_backward_p, (1,))
+_batched(avg_pool2d_p, (0,))
+_batched(avg_pool2d_backward_p, (1,))
+_batched(adaptive_avg_pool2d_p, (0,))
+_batched(adaptive_avg_pool2d_backward_p, (1,))
+_batched(batch_norm_p, (0, None, None))  # (out, mean, invstd): the statistics are per channel
+_batched(batch_norm_backward_p, (1, None, None))

@@ -232,6 +232,27 @@ def _torch_scatter(
     return scatter(input, dim, index, src if src is not None else typing.cast(NumberLike, value))
 
 
+@implements(torch.index_copy, torch.Tensor.index_copy)
+def _torch_index_copy(input: Tensor, dim: StaticInt, index: Tensor, source: Tensor) -> Tensor:
+    """``input`` with ``source``'s slices copied to ``index`` along ``dim`` (what a KV cache's
+    ``index_copy_`` is functionalized to): a ``scatter`` with the index expanded over
+    ``source``. With repeated indices torch does not say which copy wins, nor does scatter."""
+    d = canonical_dim(dim, input.ndim)
+    if index.ndim > 1 or source.ndim != input.ndim:
+        raise RuntimeError(
+            f"index_copy_(): expected a 1-d index and a source of {input.ndim} dims, got index shape "
+            f"{list(index.shape)} and source shape {list(source.shape)}"
+        )
+    want = tuple(index.shape[0] if i == d else size for i, size in enumerate(input.shape))
+    if tuple(source.shape) != want:  # scatter would write a part of source where eager raises
+        raise RuntimeError(
+            f"index_copy_(): source shape {list(source.shape)} must be {list(want)} (the input's, with the "
+            f"index's length at dim {d})"
+        )
+    shape = tuple(index.shape[0] if i == d else 1 for i in range(input.ndim))
+    return scatter(input, d, expand(reshape(index, shape), tuple(source.shape)), source)
+
+
 @defop(torch=(torch.take_along_dim, torch.Tensor.take_along_dim))
 def take_along_dim(input: Tensor, indices: Tensor, dim: StaticInt | None = None) -> Tensor:
     """``gather`` with ``input`` and ``indices`` broadcast against each other except along

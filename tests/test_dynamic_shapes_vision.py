@@ -1,0 +1,62 @@
+"""CNNs over a dynamic batch dim: one ``dynamic_dims`` declaration, one forward and one
+backward trace for every batch size, outputs, gradients and running statistics equal to eager.
+
+The vision primitives (convolution, pooling, batch norm and their backwards) keep dim 0 of
+their input (``ops/dynamic_shapes.py``); batch norm's unbiased-variance factor ``n / (n - 1)``
+is a runtime scalar there. 33x33 images keep the last stage 2x2, so that batch norm in
+training mode has more than one value per channel at B=1, as eager requires.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import nn
+
+import symscalar
+
+torchvision = pytest.importorskip("torchvision")
+timm = pytest.importorskip("timm")
+
+_MODELS: dict[str, Callable[[], nn.Module]] = {
+    "torchvision_resnet18": lambda: torchvision.models.resnet18(num_classes=10),
+    "timm_resnet10t": lambda: timm.create_model("resnet10t", num_classes=10),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(_MODELS))
+def test_cnn_batch_sweep_one_program(name: str) -> None:
+    torch.manual_seed(0)
+    model = _MODELS[name]()
+    eager = copy.deepcopy(model)
+    jitted = symscalar.jit(model, dynamic_dims={"x": ("B",)})
+    for batch in (1, 2, 3, 8):
+        x = torch.randn(batch, 3, 33, 33)
+        out = jitted(x)
+        out.sum().backward()
+        ref = eager(x)
+        ref.sum().backward()
+        torch.testing.assert_close(out, ref)
+        for (path, p), q in zip(model.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, msg=path)
+        for (path, b), c in zip(model.named_buffers(), eager.buffers()):
+            torch.testing.assert_close(b, c, msg=path)  # running statistics, batches tracked
+    assert jitted.cache_info().misses == 1
+    assert "s_B" in str(jitted.last_backward_trace())
+    model.eval()
+    eager.eval()
+    for batch in (1, 3):
+        x = torch.randn(batch, 3, 33, 33)
+        torch.testing.assert_close(jitted(x), eager(x))
+    assert jitted.cache_info().misses == 2  # train and eval: one program each
+
+
+def test_dynamic_spatial_dims_are_refused_with_the_fix() -> None:
+    conv = nn.Conv2d(3, 4, 3)
+    jitted = symscalar.jit(conv, dynamic_dims={"input": ("B", None, "H", "W")})
+    with pytest.raises(symscalar.DynamicValueError, match=r"only the batch dim \(dim 0\) may be dynamic"):
+        jitted(torch.randn(2, 3, 8, 8))
