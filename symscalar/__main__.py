@@ -4,6 +4,8 @@
 configuration (found as mypy finds it: mypy.ini, .mypy.ini, pyproject.toml, setup.cfg), the
 symscalar plugin and the flags it relies on (see docs/mypy.md). ``python -m symscalar export-static-params`` regenerates
 ``symscalar/_static_params.py``, the static/dynamic table of every op that the plugin reads.
+``python -m symscalar stubs`` installs ``torch-stubs``, torch's stubs with dynamic numbers
+accepted where the ops take them, for plain mypy and Pyright (``symscalar.torch_stubs``).
 ``python -m symscalar lint-thunder script.py::fn`` checks lightning-thunder's traces against that
 table (see docs/thunder_lint.md).
 """
@@ -19,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from symscalar import torch_stubs
 from symscalar.errors import MissingDependencyError
 
 __all__ = [
@@ -184,6 +187,19 @@ def _on_path(folder: pathlib.Path) -> Any:
         sys.path.remove(str(folder))
 
 
+def write_stubs(out: pathlib.Path | None, check_only: bool) -> int:
+    """``python -m symscalar stubs``: write (or with ``check_only`` verify) the stub package."""
+    folder = out if out is not None else torch_stubs.default_folder()
+    if check_only:
+        stale = torch_stubs.stale(folder)
+        if stale:
+            where = folder / torch_stubs.PACKAGE
+            print(f"{where} is stale or missing ({len(stale)} files): run `python -m symscalar stubs`")
+        return int(bool(stale))
+    print(f"wrote {torch_stubs.write(folder)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m symscalar``."""
     parser = argparse.ArgumentParser(prog="python -m symscalar", description=__doc__)
@@ -207,6 +223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export-static-params", help="regenerate symscalar/_static_params.py from the op registry"
     )
     export.add_argument("--check", action="store_true", help="exit 1 if the file is stale instead of writing it")
+    stubs = commands.add_parser(
+        "stubs", help="write torch-stubs: torch's stubs taking dynamic numbers where the ops do (plain mypy, Pyright)"
+    )
+    stubs.add_argument(
+        "--out", type=pathlib.Path, default=None, help="the folder to write torch-stubs into (default: site-packages)"
+    )
+    stubs.add_argument("--check", action="store_true", help="exit 1 if the stubs there are missing or stale")
     lint = commands.add_parser(
         "lint-thunder", help="check the lightning-thunder traces SCRIPT.py::FUNCTION leaves (exit 1 on findings)"
     )
@@ -218,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return lint_thunder(args.target)
     if args.command == "check":
         return check(args.paths, args.mypy_arg, args.config_file)
+    if args.command == "stubs":
+        return write_stubs(args.out, args.check)
     text = static_params_source()
     if args.check:
         stale = not STATIC_PARAMS_PATH.exists() or STATIC_PARAMS_PATH.read_text() != text

@@ -17,6 +17,10 @@ compared). Pyright's ``reveal_type`` must agree with the plain-mypy ``N`` expect
 unqualified) unless the line says ``pyright-N: <type>``. Regenerate the column after a change
 of types.py with ``python tests/test_typecheck.py --update-pyright`` and review the diff.
 
+Without the plugin (plain mypy, and Pyright) the checkers read symscalar's stub package
+(``python -m symscalar stubs``: torch's stubs accepting dynamic numbers where the ops do),
+as docs/mypy.md recommends; it is generated from the installed torch once per session.
+
 mypy runs once over the folder per mode (no cache), once per pytest session (xdist workers
 share the result through a locked file). Files whose first lines say ``# executable`` are also
 run: every ``(jitted function, args)`` pair in their ``CALLS`` list is called, and it must
@@ -46,10 +50,11 @@ import pytest
 import torch
 
 import symscalar
+from symscalar import torch_stubs
 from symscalar.__main__ import mypy_config
 from symscalar._static_params import STATIC_PARAMS
 from symscalar.errors import JitOptionError
-from tests.mypy_support import session_once
+from tests.mypy_support import session_once, session_root
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.mypy  # left out by `make test-fast`
@@ -98,30 +103,46 @@ def expectations(plugin: bool) -> list[Message]:
     return out
 
 
-def mypy_stdout(plugin: bool, config_dir: pathlib.Path) -> str:
-    """mypy's report over all case files, in one run without a cache."""
+def mypy_stdout(plugin: bool, config_dir: pathlib.Path, stubs: pathlib.Path | None = None) -> str:
+    """mypy's report over all case files, in one run without a cache; with ``stubs`` (a
+    folder holding ``torch-stubs``) on the path, in a subprocess (mypy finds stub packages
+    on the interpreter's path)."""
     config = config_dir / f"mypy-{plugin}.ini"
     config.write_text(mypy_config(plugin=plugin))
-    stdout, stderr, status = mypy.api.run(
-        [
-            "--config-file",
-            str(config),
-            f"--cache-dir={os.devnull}",
-            "--no-error-summary",
-            "--hide-error-context",
-            "--no-pretty",
-            "--show-error-codes",
-            *map(str, case_files()),
-        ]
-    )
+    args = [
+        "--config-file",
+        str(config),
+        f"--cache-dir={os.devnull}",
+        "--no-error-summary",
+        "--hide-error-context",
+        "--no-pretty",
+        "--show-error-codes",
+        *map(str, case_files()),
+    ]
+    if stubs is not None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stubs), str(ROOT)]))
+        result = subprocess.run(
+            [sys.executable, "-m", "mypy", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800
+        )
+        stdout, stderr, status = result.stdout, result.stderr, result.returncode
+    else:
+        stdout, stderr, status = mypy.api.run(args)
     assert status in (0, 1), f"mypy crashed:\n{stdout}\n{stderr}"
     return stdout
 
 
+def stubs_folder(factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A folder holding ``torch-stubs`` for the installed torch, written once per session."""
+    folder = session_root(factory) / "stubs"
+    return pathlib.Path(session_once(factory, "torch-stubs", lambda: str(torch_stubs.write(folder).parent)))
+
+
 def run_mypy(plugin: bool, factory: pytest.TempPathFactory) -> list[Message]:
-    """mypy's errors and revealed types over all case files (once per session and mode)."""
+    """mypy's errors and revealed types over all case files (once per session and mode);
+    without the plugin, with symscalar's torch stubs."""
     name = "mypy-plugin" if plugin else "mypy-plain"
-    return parse_output(session_once(factory, name, lambda: mypy_stdout(plugin, factory.mktemp(name))))
+    stubs = None if plugin else stubs_folder(factory)
+    return parse_output(session_once(factory, name, lambda: mypy_stdout(plugin, factory.mktemp(name), stubs)))
 
 
 def parse_output(stdout: str) -> list[Message]:
@@ -158,8 +179,9 @@ def test_cases_with_plugin(plugin_output: list[Message]) -> None:
 
 
 def test_cases_without_plugin(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """What plain typing catches: the dynamic classes hide __bool__/__int__/__index__, and
-    torch's stubs reject dynamic numbers everywhere (also where the op allows them)."""
+    """What plain typing catches, with symscalar's torch stubs: the dynamic classes hide
+    __bool__/__int__/__index__, and the stubs reject dynamic numbers in static parameters
+    only."""
     problems = compare(expectations(plugin=False), run_mypy(False, tmp_path_factory))
     assert not problems, "\n".join(problems)
 
@@ -173,8 +195,9 @@ def test_no_internal_names_in_messages(plugin_output: list[Message]) -> None:
 # ---- Pyright (basedpyright): the same cases without any plugin
 
 
-def pyright_stdout(config_dir: pathlib.Path) -> str:
-    """basedpyright's JSON report over all case files (standard mode, this interpreter)."""
+def pyright_stdout(config_dir: pathlib.Path, stubs: pathlib.Path) -> str:
+    """basedpyright's JSON report over all case files (standard mode, this interpreter, with
+    ``stubs``, the folder holding ``torch-stubs``, on its path)."""
     config = config_dir / "pyrightconfig.json"
     config.write_text(
         json.dumps(
@@ -192,6 +215,7 @@ def pyright_stdout(config_dir: pathlib.Path) -> str:
         text=True,
         timeout=900,
         cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(stubs)),
     )
     assert result.returncode in (0, 1), f"basedpyright failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
@@ -201,7 +225,8 @@ def pyright_report(
     factory: pytest.TempPathFactory,
 ) -> tuple[list[tuple[str, int, str]], dict[tuple[str, int], list[str]]]:
     """Pyright's errors as (file, line, rule) and its revealed types by (file, line)."""
-    report = json.loads(session_once(factory, "pyright", lambda: pyright_stdout(factory.mktemp("pyright"))))
+    stubs = stubs_folder(factory)
+    report = json.loads(session_once(factory, "pyright", lambda: pyright_stdout(factory.mktemp("pyright"), stubs)))
     errors, revealed = [], collections.defaultdict(list)
     for d in report["generalDiagnostics"]:
         where = (pathlib.Path(d["file"]).name, d["range"]["start"]["line"] + 1)
@@ -400,7 +425,7 @@ def update_pyright_column() -> None:
     """Rewrite the Pyright column of the case files from a basedpyright run: its errors, and
     ``pyright-N`` where its revealed type differs from the plain-mypy one."""
     with tempfile.TemporaryDirectory() as tmp:
-        report = json.loads(pyright_stdout(pathlib.Path(tmp)))
+        report = json.loads(pyright_stdout(pathlib.Path(tmp), torch_stubs.write(pathlib.Path(tmp)).parent))
     rules, revealed = collections.defaultdict(list), collections.defaultdict(list)
     for d in report["generalDiagnostics"]:
         where = (pathlib.Path(d["file"]).name, d["range"]["start"]["line"] + 1)

@@ -72,7 +72,7 @@ def F_scaled_dot_product_attention_enable_gqa(x: torch.Tensor, n: DynamicInt, b:
 @symscalar.jit
 def F_dropout_p(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
     # dropout's `p` may be dynamic (the mask is drawn at run time): no error, and it runs
-    return F.dropout(x, f)  # plain-E: Argument 2 to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+    return F.dropout(x, f)
 
 
 @symscalar.jit

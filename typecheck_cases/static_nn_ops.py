@@ -63,8 +63,8 @@ def F_cross_entropy_ignore_index(x: torch.Tensor, i: torch.Tensor, n: DynamicInt
 
 @symscalar.jit
 def dynamic_allowed(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat) -> torch.Tensor:
-    y = x.masked_fill(x > 0, f) + torch.addmm(x, x, x.mT, beta=f, alpha=f)  # plain-E: No overload variant of "masked_fill" of "TensorBase" matches argument types "Tensor", "DynamicFloat"  [call-overload]  # plain-E: No overload variant of "addmm" matches argument types...  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
-    return y + F.cross_entropy(x, i[:, 0], label_smoothing=f)  # plain-E: Argument "label_smoothing" to "cross_entropy" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+    y = x.masked_fill(x > 0, f) + torch.addmm(x, x, x.mT, beta=f, alpha=f)
+    return y + F.cross_entropy(x, i[:, 0], label_smoothing=f)
 
 
 # One function per remaining static parameter of every spelling (generated once from

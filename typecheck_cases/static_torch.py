@@ -49,14 +49,14 @@ def torch_broadcast_to(x: torch.Tensor, n: DynamicInt) -> torch.Tensor:
 
 @symscalar.jit
 def torch_full(x: torch.Tensor, n: DynamicInt, s: DynamicFloat) -> torch.Tensor:
-    return x + torch.full((n, 3), s)  # E: torch.full: parameter "size" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required] # plain-E: No overload variant of "full" matches argument types "tuple[DynamicInt, int]", "DynamicFloat"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+    return x + torch.full((n, 3), s)  # E: torch.full: parameter "size" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required] # plain-E: Argument 1 to "full" has incompatible type "tuple[DynamicInt, int]"; expected "Size | list[int] | tuple[int, ...]"  [arg-type]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 
 @symscalar.jit
 def static_spellings_pass(x: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
     y = torch.sum(x * s, 1, keepdim=True) + x.sum(dim=(0, 1))
     z = torch.broadcast_to(torch.reshape(y, (2, 1)), (2, 3)) + x.sum(0, True)
-    return z + torch.full((2, 3), s)  # plain-E: No overload variant of "full" matches argument types "tuple[int, int]", "DynamicFloat"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+    return z + torch.full((2, 3), s)
 
 
 @symscalar.jit

@@ -191,8 +191,8 @@ def module_forward(x: torch.Tensor) -> torch.Tensor:
 
 @symscalar.jit
 def partial_dropout(x: torch.Tensor, p: DynamicFloat) -> torch.Tensor:
-    drop = functools.partial(F.dropout, p=p, training=False)  # plain-E: Argument "p" to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
-    return drop(x) + F.dropout(x, p=p, training=False)  # plain-E: Argument "p" to "dropout" has incompatible type "DynamicFloat"; expected "float"  [arg-type]  # pyright-E: reportArgumentType
+    drop = functools.partial(F.dropout, p=p, training=False)
+    return drop(x) + F.dropout(x, p=p, training=False)
 
 
 X = torch.ones(2, 3)

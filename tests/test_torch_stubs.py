@@ -1,0 +1,118 @@
+"""symscalar's torch-stubs (``python -m symscalar stubs``): torch's own stubs, in which only the
+non-static Python-number parameters of registered ops also accept dynamic numbers.
+
+What the stubs make plain mypy and Pyright say is checked on the case files
+(tests/test_typecheck.py runs both checkers with them); here, that they are torch's stubs
+changed exactly there, generated from the installed torch, and that ``--check`` finds stale ones."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from symscalar import torch_stubs
+from symscalar._static_params import STATIC_PARAMS
+
+pytestmark = pytest.mark.slow  # parsing torch's stubs takes seconds
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DYNAMIC = {"_DynamicInt", "_DynamicFloat", "_DynamicBool"}
+
+
+@pytest.fixture(scope="module")
+def overlays() -> dict[str, str]:
+    return torch_stubs.overlays()
+
+
+def functions(tree: ast.Module, owner: str | None) -> list[ast.FunctionDef]:
+    body = tree.body
+    if owner is not None:
+        body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner)
+    return [n for n in body if isinstance(n, ast.FunctionDef)]
+
+
+def names(annotation: ast.expr | None) -> set[str]:
+    return {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)} if annotation is not None else set()
+
+
+def test_every_torch_stub_is_in_the_package(overlays: dict[str, str]) -> None:
+    """Pyright reads none of torch's own stubs once a partial stub package exists, so the
+    package holds all of them (py.typed says partial: the .py modules come from torch)."""
+    root = torch_stubs.torch_dir()
+    assert overlays["py.typed"] == "partial\n"
+    assert set(overlays) - {"py.typed"} == {p.relative_to(root).as_posix() for p in root.rglob("*.pyi")}
+    assert set(torch_stubs.OVERLAID) <= set(overlays)
+
+
+@pytest.mark.parametrize("relative", sorted(torch_stubs.OVERLAID))
+def test_only_non_static_number_parameters_are_widened(relative: str, overlays: dict[str, str]) -> None:
+    """Parameter by parameter against torch's stub: a static parameter of an op keeps torch's
+    annotation (a dynamic value there stays an error without the plugin), every other
+    annotation that names a Python number also names the dynamic classes, and nothing else
+    changes."""
+    owner, prefix = torch_stubs.OVERLAID[relative]
+    original = ast.parse((torch_stubs.torch_dir() / relative).read_text())
+    copy = ast.parse(overlays[relative])
+    widened = kept_static = 0
+    for before, after in zip(functions(original, owner), functions(copy, owner), strict=True):
+        assert before.name == after.name
+        op = prefix + before.name
+        positional = [*before.args.posonlyargs, *before.args.args][1 if owner else 0 :]
+        a_args = [*before.args.posonlyargs, *before.args.args, *before.args.kwonlyargs]
+        b_args = [*after.args.posonlyargs, *after.args.args, *after.args.kwonlyargs]
+        for a, b in zip(a_args, b_args, strict=True):
+            old, new = names(a.annotation), names(b.annotation)
+            if op not in STATIC_PARAMS or a.annotation is None:
+                assert ast.dump(b) == ast.dump(a), f"{op}({a.arg}) changed"
+                continue
+            params, statics, n_positional = STATIC_PARAMS[op]
+            # matched by name, else by position (the plugin's rule: docs/mypy.md)
+            at = positional.index(a) + (1 if owner else 0) if a in positional else n_positional
+            static = a.arg in statics if a.arg in params else at < n_positional and params[at] in statics
+            if static or not old & {"Number", "_float", "_int", "_bool", "float", "int", "bool"}:
+                assert ast.dump(b) == ast.dump(a), f"{op}({a.arg}) changed"
+                kept_static += static
+            else:
+                assert new - old and new - old <= DYNAMIC, f"{op}({a.arg}): {ast.dump(b)}"
+                widened += 1
+    assert widened, f"nothing widened in {relative}"
+    if relative != "_C/_nn.pyi":
+        assert kept_static, f"no static parameter met in {relative}"
+
+
+def test_relative_imports_become_absolute(overlays: dict[str, str]) -> None:
+    """The copies live in torch-stubs/, where ``from .common_types import ...`` means nothing."""
+    relative = [
+        name
+        for name, text in overlays.items()
+        if name.endswith(".pyi")
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
+    assert not relative
+    assert "from torch.nn.common_types import" in overlays["nn/functional.pyi"]
+
+
+def test_cli_writes_and_checks(tmp_path: pathlib.Path) -> None:
+    """``stubs --out DIR`` writes the package; ``--check`` exits 1 when a file is missing or stale."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "symscalar", "stubs", "--out", str(tmp_path), *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
+
+    assert run("--check").returncode == 1
+    assert run().returncode == 0
+    assert run("--check").returncode == 0, run("--check").stdout
+    stub = tmp_path / "torch-stubs" / "_C" / "_VariableFunctions.pyi"
+    stub.write_text(stub.read_text().replace("_DynamicFloat", "float"))
+    stale = run("--check")
+    assert stale.returncode == 1 and "python -m symscalar stubs" in stale.stdout
