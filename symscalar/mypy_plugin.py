@@ -21,6 +21,10 @@ imports torch) and gives the verdict the tracer gives at run time:
   (``[symscalar-number-isinstance]``);
 * a ``symscalar.jit`` function's ``DynamicInt``/``DynamicFloat``/``DynamicBool`` parameters
   accept Python numbers from callers (bare ``@jit`` and ``@jit(...)`` with options).
+* ``x.shape[i]`` / ``x.size(i)`` of a dim declared dynamic (``x: Annotated[Tensor, Dims("B",
+  "T")]``) is a ``DynamicInt`` size: accepted in the size-like static parameters (view,
+  reshape, zeros, arange bounds, indices, narrow's start and length), refused in the others
+  (``symscalar.mypy_dims``).
 
 Like mypy's own ``proper_plugin``: one ``Plugin`` subclass dispatching on fully qualified
 names, module-level callbacks. The only state is ``ConditionIndex``, a per-module memo of
@@ -39,6 +43,8 @@ uses these mypy internals, each checked against the pinned mypy by
 * ``mypy.plugins.default.DefaultPlugin``: ``functools.partial`` keeps mypy's own typing while
   the plugin checks the bound arguments;
 * ``mypy.server.subexpr.get_subexpressions``: every expression of a function, once.
+* ``TypeChecker.path``: the file ``mypy_dims`` reads ``Dims(...)`` annotations from (mypy
+  drops ``Annotated`` metadata before a plugin sees it).
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ from mypy.nodes import (
     FuncDef,
     GeneratorExpr,
     IfStmt,
+    IndexExpr,
     IntExpr,
     ListExpr,
     MatchStmt,
@@ -125,13 +132,13 @@ from mypy.types import (
     get_proper_type,
 )
 
-from symscalar import messages
+from symscalar import messages, mypy_dims
 from symscalar._static_params import STATIC_PARAMS
 
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "2.1"
+__version__ = "2.2"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -261,6 +268,8 @@ TORCH_PREFIXES = {
     "torch._C._nn.": "torch.nn.functional.",
 }
 SYMSCALAR_OPS = "symscalar.ops."
+# Where mypy reads a dim's size: typed DynamicInt for a dim declared dynamic (mypy_dims).
+DECLARED_SIZES = ("torch._C.Size.__getitem__", "torch._C.TensorBase.size", "torch._tensor.Tensor.size")
 TENSOR = "torch._tensor.Tensor"
 TENSOR_BASE = "torch._C.TensorBase"
 
@@ -422,7 +431,7 @@ def describe(expr: Expression) -> str:
         return " ".join(parts)
     if isinstance(expr, OpExpr):
         return f"{describe(expr.left)} {expr.op} {describe(expr.right)}"
-    if isinstance(expr, CallExpr):
+    if isinstance(expr, CallExpr) and not (len(expr.args) == 1 and isinstance(expr.args[0], IntExpr)):
         return f"{describe(expr.callee)}(...)"
     if isinstance(expr, SliceExpr):
         bounds = [expr.begin_index, expr.end_index, expr.stride]
@@ -432,6 +441,10 @@ def describe(expr: Expression) -> str:
         return f"*{describe(expr.expr)}"
     if isinstance(expr, GeneratorExpr):
         return f"{describe(expr.left_expr)} for ..."
+    if isinstance(expr, IndexExpr):
+        return f"{describe(expr.base)}[{describe(expr.index)}]"
+    if isinstance(expr, CallExpr) and len(expr.args) == 1 and isinstance(expr.args[0], IntExpr):
+        return f"{describe(expr.callee)}({expr.args[0].value})"
     return "<expression>"
 
 
@@ -531,9 +544,12 @@ def check_static_arguments(
                     stars = "*" if kind == ARG_STAR else "**"
                     spread[id(expr)] = (expr, f'"{stars}{describe(expr)}" ({type_name(typ)})')
                 continue
-            parts = dynamic_parts(expr, typ, api) if param is not None else []
-            if param is not None and not parts and isinstance(expr, NameExpr):
-                parts = assigned_display_parts(expr, api)
+            if param is not None and mypy_dims.is_size_param(op, param):
+                parts = non_size_parts(expr, typ, api)
+            else:
+                parts = dynamic_parts(expr, typ, api) if param is not None else []
+                if param is not None and not parts and isinstance(expr, NameExpr):
+                    parts = assigned_display_parts(expr, api)
             if param is not None and parts:
                 api.fail(static_message(op, [param], parts), expr, code=STATIC_REQUIRED)
     # `*xs`/`**opts` may land in any parameter, whichever overload mypy matches them to; and
@@ -557,6 +573,38 @@ def assigned_display_parts(name: NameExpr, api: CheckerPluginInterface) -> list[
             if any(isinstance(lv, NameExpr) and lv.node is name.node for lv in stmt.lvalues):
                 parts += [f'{part} in "{name.name}"' for part in dynamic_parts(stmt.rvalue, None, api)]
     return parts
+
+
+def non_size_parts(expr: Expression, typ: Type | None, api: CheckerPluginInterface) -> list[str]:
+    """The dynamic values of an argument of a size-like parameter that are not sizes of
+    declared dims (``mypy_dims.size_kind``), read item by item as ``dynamic_parts`` reads."""
+    if isinstance(expr, (TupleExpr, ListExpr)):
+        return [p for item in expr.items for p in non_size_parts(item, None, api)]
+    if isinstance(expr, StarExpr):
+        return non_size_parts(expr.expr, None, api)
+    if isinstance(expr, SliceExpr):
+        bounds = (expr.begin_index, expr.end_index, expr.stride)
+        return [p for b in bounds if b is not None for p in non_size_parts(b, None, api)]
+    if isinstance(expr, NameExpr) and isinstance(expr.node, Var) and isinstance(api, TypeChecker):
+        function = api.scope.current_function()
+        for stmt in walk_statements(function.body.body) if function is not None else []:
+            if isinstance(stmt, AssignmentStmt) and isinstance(stmt.rvalue, (TupleExpr, ListExpr)):
+                if any(isinstance(lv, NameExpr) and lv.node is expr.node for lv in stmt.lvalues):
+                    return [f'{part} in "{expr.name}"' for part in non_size_parts(stmt.rvalue, None, api)]
+    if mypy_dims.size_kind(expr, api) != "other":
+        return []
+    return dynamic_parts(expr, typ, api)
+
+
+def declared_size(lookup: Lookup, ctx: MethodContext) -> Type:
+    """``x.shape[i]`` / ``x.size(i)`` of a dim declared dynamic (``Dims("B", "T")``): a
+    ``DynamicInt`` (a size symbol at run time); of a static dim, torch's ``int``."""
+    found, entry = mypy_dims.dim_entry(ctx.context, ctx.api) if isinstance(ctx.context, Expression) else (False, None)
+    if found and entry is not None:
+        dynamic = lookup(DYNAMIC_INT)
+        if dynamic is not None:
+            return dynamic
+    return ctx.default_return_type
 
 
 def static_message(op: str, params: list[str], parts: list[str]) -> str:
@@ -1335,6 +1383,8 @@ class SymscalarPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         """Dynamic comparisons, ``2 == n``, ``in`` and the ops' method spellings."""
         cls, _, method = fullname.rpartition(".")
+        if fullname in DECLARED_SIZES:
+            return functools.partial(declared_size, self.lookup)
         if cls in DYNAMIC_CLASSES and method in BOOL_METHODS:
             return functools.partial(check_dynamic_condition, self.conditions)
         if cls in WIDENED and method in ("__eq__", "__ne__"):

@@ -47,8 +47,9 @@ def test_errors_watchers_is_the_filter_stack() -> None:
 
 
 def test_type_checker_members() -> None:
-    """context_free_type and ConditionIndex read these members of the checker."""
-    for name in ("expr_checker", "msg", "local_type_map", "scope", "tree"):
+    """context_free_type, ConditionIndex and mypy_dims (the file it reads Dims from) read
+    these members of the checker."""
+    for name in ("expr_checker", "msg", "local_type_map", "scope", "tree", "path"):
         assert hasattr(TypeChecker, name), name
     assert hasattr(MessageBuilder, "filter_errors")
     assert hasattr(CheckerScope, "current_function")
