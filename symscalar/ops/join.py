@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from symscalar import size_guards, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
@@ -20,7 +21,6 @@ from symscalar.ops.define import (
     StaticShape,
     StaticValueRequiredError,
     Tensor,
-    UnsupportedOperationError,
     canonical_dim,
     defop,
     implements,
@@ -140,10 +140,12 @@ def _static_size(x: Tensor, dim: int, op: str) -> int:
     """``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on it."""
     size = x.shape[dim]
     if isinstance(size, Size):
-        raise UnsupportedOperationError(
-            f"{op} along dim {dim}, which is dynamic ({size!r}): the number of pieces depends on its size, "
-            "which the program does not fix. Split along a static dim, or declare this dim static."
+        # a size guard pinning the dim to its traced size: refused unless the dim opts in
+        at = sizes.hint(size)
+        size_guards.guarded(
+            "eq", size, at, f"{op} along dim {dim} ({size!r}; the number of pieces depends on its size)"
         )
+        return int(at)
     return size
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from symscalar import size_ops, sizes
+from symscalar import size_guards, size_ops, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
@@ -188,18 +188,14 @@ def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
 
 
 def _is_one(size: Any, dim: int) -> bool:
-    """Whether squeeze removes a dim of ``size``; for a dynamic size only where its declared
-    range decides it (eager removes the dim exactly when the size is 1 at that call)."""
+    """Whether squeeze removes a dim of ``size``; for a dynamic size where its declared range
+    decides it, else a size guard (eager removes the dim exactly when the size is 1 at that
+    call): ``s != 1`` keeps the dim; ``s == 1`` pins the dim, refused unless it opts in."""
     if not isinstance(size, Size):
         return bool(size == 1)
-    one = sizes.decide("eq", size, 1)
-    if one is None:
-        raise UnsupportedOperationError(
-            f"squeeze of dim {dim}, which is dynamic ({size!r}): eager removes it only when its size is 1, "
-            "so the result's rank would depend on the size. Squeeze static dims only (pass dim=...), "
-            "or declare the dim with min=2 (symscalar.Dim(name, min=2)) if it is never 1."
-        )
-    return one
+    return size_guards.guarded(
+        "eq", size, 1, f"squeeze of dim {dim} ({size!r}; eager removes it only when its size is 1)"
+    )
 
 
 @implements(torch.Tensor.squeeze)
