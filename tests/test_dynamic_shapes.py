@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 import symscalar
-from symscalar import Dim, Dims, DynamicInt, DynamicValueError, ShapeContractError, UnsupportedOperationError
+from symscalar import Dim, Dims, DynamicInt, DynamicValueError, ShapeContractError
 
 
 class Block(nn.Module):
