@@ -20,6 +20,8 @@ Torch-free: it knows sizes (``sizes.Size``) and the tracer only as a weak key.
 from __future__ import annotations
 
 import dataclasses
+import fractions
+import math
 import operator
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -90,8 +92,11 @@ def decide_or_guard(tracer: Any, op: str, a: Any, b: Any, asked_by: str) -> bool
     known = _GUARDS.setdefault(tracer, [])
     if any(g.lhs == guard.lhs and g.op == guard.op and g.rhs == guard.rhs for g in known):
         return answer
+    linear = _linear(guard)
+    if linear is not None and _feasible(linear[0], known) == _feasible(linear[0], [*known, guard]):
+        return answer  # implied by the guards already recorded (s_T > 1 after s_T != 1, min 1)
     for symbol in sorted(sizes.symbols_of((a, b)), key=repr):
-        if not getattr(symbol, "specialize", False) and _pins(symbol, [*known, guard]):
+        if not symbol.specialize and _pins(symbol, [*known, guard]):
             raise _pinning_error(guard, symbol)
     known.append(guard)
     return answer
@@ -105,11 +110,66 @@ def guarded(op: str, a: Any, b: Any, asked_by: str) -> bool:
     return decide_or_guard(tracer, op, a, b, asked_by)
 
 
+def _linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:
+    """``(s, c1, c0)`` where the guard is ``c1 * s + c0 <op> 0`` over one declared dim."""
+    difference = guard.lhs - guard.rhs
+    if not isinstance(difference, sizes.Size):
+        return None
+    symbol, c1, c0 = None, 0, 0
+    for monomial, coeff in difference.terms:
+        if monomial == ():
+            c0 = coeff
+        elif len(monomial) == 1 and isinstance(monomial[0], Symbol) and symbol is None:
+            symbol, c1 = monomial[0], coeff
+        else:
+            return None
+    return None if symbol is None else (symbol, c1, c0)
+
+
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _feasible(symbol: Symbol, guards: Sequence[SizeGuard]) -> tuple[float, float, frozenset[int]]:
+    """The values of ``symbol`` its range and the linear guards over it alone allow: an
+    interval ``[lo, hi]`` less the excluded points inside it (the ends not excluded)."""
+    lo: float = symbol.min
+    hi: float = math.inf if symbol.max is None else symbol.max
+    excluded: set[int] = set()
+    for guard in guards:
+        linear = _linear(guard)
+        if linear is None or linear[0] is not symbol:
+            continue
+        _, c1, c0 = linear
+        op = guard.op if c1 > 0 else _FLIP[guard.op]
+        q = fractions.Fraction(-c0, c1)  # symbol <op> q
+        if op == "gt":
+            lo = max(lo, math.floor(q) + 1)
+        elif op == "ge":
+            lo = max(lo, math.ceil(q))
+        elif op == "lt":
+            hi = min(hi, math.ceil(q) - 1)
+        elif op == "le":
+            hi = min(hi, math.floor(q))
+        elif op == "eq":
+            lo, hi = (max(lo, q), min(hi, q)) if q.denominator == 1 else (1, 0)
+        elif q.denominator == 1:
+            excluded.add(int(q))
+    while lo <= hi and lo in excluded:
+        lo += 1
+    while lo <= hi and hi in excluded:
+        hi -= 1
+    return lo, hi, frozenset(v for v in excluded if lo < v < hi)
+
+
 def _pins(symbol: Symbol, guards: Sequence[SizeGuard]) -> bool:
-    """Whether the guards over ``symbol`` alone leave it no value but the traced one."""
+    """Whether the guards over ``symbol`` alone leave it no value but the traced one: exact for
+    linear guards, searched around the traced size for the others."""
     own = [g for g in guards if sizes.symbols_of((g.lhs, g.rhs)) == {symbol}]
     if not own:
         return False
+    if all(_linear(g) is not None for g in own):
+        lo, hi, _ = _feasible(symbol, own)
+        return lo == hi
     lo = max(symbol.min, symbol.hint - WINDOW)
     hi = symbol.hint + WINDOW if symbol.max is None else min(symbol.max, symbol.hint + WINDOW)
     return not any(v != symbol.hint and all(g.holds({symbol: v}) for g in own) for v in range(lo, hi + 1))

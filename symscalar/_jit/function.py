@@ -313,7 +313,8 @@ class FunctionState:
                     reasons.append(f"guard specialize({origin}) == {want!r} failed: it is {have!r} now")
         for entry in self.cache.entries_of(value):
             if entry.size_guards:
-                reasons += size_guards.failed(entry.size_guards, size_guards.input_dims(entry.trace.inputs), call_args)
+                failed = size_guards.failed(entry.size_guards, size_guards.input_dims(entry.trace.inputs), call_args)
+                reasons += [r for r in failed if r not in reasons]
         return reasons
 
     # -- inspection ------------------------------------------------------------------------

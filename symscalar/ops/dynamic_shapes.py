@@ -21,10 +21,13 @@ from symscalar.ops.composites import (
 )
 from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
 from symscalar.ops.indexing import (
+    broadcast_shapes,
     cumsum_p,
     embedding_p,
     gather_p,
     index_add_p,
+    index_p,
+    index_put_p,
     index_select_p,
     scatter_add_p,
     scatter_p,
@@ -127,3 +130,9 @@ register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
 )
 register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
+# advanced indexing (transformers' ``position_ids[batch_idx, q_idx]``): the index tensors'
+# broadcast shape, then the dims not indexed; the values (positions) are data, not shape
+register_shape_rule(
+    index_p, lambda x, *indices: broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices) :]
+)
+register_shape_rule(index_put_p, _same)

@@ -1,7 +1,7 @@
-"""Joining and splitting tensors: ``cat`` (and ``stack``), ``split`` (``chunk``, ``unbind``)
-and ``roll`` (two slices concatenated per rolled dim). Dims, split sizes, chunk counts and
-shifts are static: the number and layout of the outputs depend on them. ``cat`` and ``split``
-are each other's vjp; both are primitives of the shape family (see ``ops/shape.py``).
+"""Joining and splitting tensors: ``cat`` (and ``stack``), ``split`` (``chunk``, ``unbind``),
+``roll`` (two slices concatenated per rolled dim) and ``diff`` (two slices subtracted). Dims,
+split sizes, chunk counts and shifts are static: the number and layout of the outputs depend
+on them. ``cat`` and ``split`` are each other's vjp; both are primitives of the shape family (see ``ops/shape.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from symscalar.ops.define import (
 from symscalar.ops.shape import clone, flatten, narrow, reshape, squeeze, unsqueeze
 from symscalar.sizes import Size
 
-__all__ = ["cat", "stack", "split", "chunk", "unbind", "roll"]
+__all__ = ["cat", "stack", "split", "chunk", "unbind", "roll", "diff"]
 
 
 # ---- cat, stack
@@ -213,3 +213,24 @@ def roll(input: Tensor, shifts: StaticDims, dims: StaticDims = ()) -> Tensor:
         if k:
             out = cat([narrow(out, d, size - k, k), narrow(out, d, 0, size - k)], d)
     return out if out is not input else clone(input)
+
+
+# ---- diff (transformers' packed-sequence detection): two overlapping slices subtracted
+@defop(torch=(torch.diff, torch.Tensor.diff))
+def diff(
+    input: Tensor, n: StaticInt = 1, dim: StaticInt = -1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` of ``input`` with ``prepend``/``append``
+    concatenated (``x[1:] - x[:-1]``; for bool tensors ``!=``, as torch's)."""
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = canonical_dim(dim, input.ndim)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[d]
+        if isinstance(length, int) and length == 0:
+            break
+        later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
+        x = torch.logical_xor(later, earlier) if x.dtype == torch.bool else later - earlier
+    return x
