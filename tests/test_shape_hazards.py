@@ -28,6 +28,8 @@ EQUAL = [
     ("bias over the static dim", lambda x: x * torch.arange(3.0, dtype=x.dtype), True),
     ("same dim broadcasts with itself", lambda x: x * x[:, :, :1], True),
     ("squeeze of a static dim", lambda x: x[:, :, :1].squeeze(2), True),
+    ("diff along T with its first element prepended", lambda x: torch.diff(x, dim=1, prepend=x[:, :1] - 1), True),
+    ("diff along the static dim", lambda x: x.diff(dim=-1), True),
     ("unsqueeze then expand to a size symbol", lambda x: x.sum(1).unsqueeze(1).expand(-1, x.shape[1], -1), True),
     ("1/numel in the backward of mean", lambda x: x.mean(), True),
     ("mean over a dynamic dim", lambda x: x.mean(1), True),

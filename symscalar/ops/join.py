@@ -1,7 +1,7 @@
-"""Joining and splitting tensors: ``cat`` (and ``stack``), ``split`` (``chunk``, ``unbind``),
-``roll`` (two slices concatenated per rolled dim) and ``diff`` (two slices subtracted). Dims,
-split sizes, chunk counts and shifts are static: the number and layout of the outputs depend
-on them. ``cat`` and ``split`` are each other's vjp; both are primitives of the shape family (see ``ops/shape.py``).
+"""Joining and splitting tensors: ``cat`` (and ``stack``), ``split`` (``chunk``, ``unbind``)
+and ``roll`` (two slices concatenated per rolled dim). Dims, split sizes, chunk counts and
+shifts are static: the number and layout of the outputs depend on them. ``cat`` and ``split``
+are each other's vjp; both are primitives of the shape family (see ``ops/shape.py``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from symscalar.ops.define import (
     static_message,
     torch_meta,
 )
-from symscalar.ops.shape import clone, flatten, narrow, reshape, squeeze, unsqueeze
+from symscalar.ops.shape import clone, flatten, narrow, pinned, reshape, squeeze, unsqueeze
 from symscalar.sizes import Size
 
-__all__ = ["cat", "stack", "split", "chunk", "unbind", "roll", "diff"]
+__all__ = ["cat", "stack", "split", "chunk", "unbind", "roll"]
 
 
 # ---- cat, stack
@@ -136,22 +136,17 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
 register_nvfuser(split_p, _split_nvfuser)
 
 
-def _static_size(x: Tensor, dim: int, op: str) -> int:
-    """``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on it."""
+def _static_size(x: Tensor, dim: int, op: str) -> tuple[Tensor, int]:
+    """``x`` and ``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on
+    it. A dynamic dim is pinned by a size guard (refused unless the dim opts in)."""
     size = x.shape[dim]
     if isinstance(size, Size):
-        # a size guard pinning the dim to its traced size: refused unless the dim opts in
-        at = sizes.hint(size)
+        at = int(sizes.hint(size))
         size_guards.guarded(
             "eq", size, at, f"{op} along dim {dim} ({size!r}; the number of pieces depends on its size)"
         )
-        return int(at)
-    return size
-
-
-def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
-    meta = torch.empty((_static_size(x, dim, "split"),), device="meta")
-    return [p.shape[0] for p in torch.split(meta, split_size_or_sections, 0)]
+        return pinned(x, dim, at), at
+    return x, size
 
 
 @defop(torch=(torch.split, torch.Tensor.split))
@@ -162,8 +157,10 @@ def split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: 
     sections = split_size_or_sections
     if not isinstance(sections, int):
         sections = list(sections)
-    sizes = _split_sizes(tensor, sections, d)
-    return split_p.bind(tensor, sizes=tuple(sizes), dim=d)
+    tensor, n = _static_size(tensor, d, "split")
+    meta = torch.empty((n,), device="meta")
+    pieces = [p.shape[0] for p in torch.split(meta, sections, 0)]
+    return split_p.bind(tensor, sizes=tuple(pieces), dim=d)
 
 
 @implements(torch.Tensor.split_with_sizes)
@@ -175,16 +172,18 @@ def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: Stati
 def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
     d = canonical_dim(dim, input.ndim)
-    meta = torch.empty((_static_size(input, d, "chunk"),), device="meta")
-    sizes = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
-    return split_p.bind(input, sizes=tuple(sizes), dim=d)
+    input, n = _static_size(input, d, "chunk")
+    meta = torch.empty((n,), device="meta")
+    pieces = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
+    return split_p.bind(input, sizes=tuple(pieces), dim=d)
 
 
 @defop(torch=(torch.unbind, torch.Tensor.unbind))
 def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """The slices of ``input`` along ``dim``, with that dim removed."""
     d = canonical_dim(dim, input.ndim)
-    pieces = split_p.bind(input, sizes=(1,) * _static_size(input, d, "unbind"), dim=d)
+    input, n = _static_size(input, d, "unbind")
+    pieces = split_p.bind(input, sizes=(1,) * n, dim=d)
     return tuple(squeeze(p, d) for p in pieces)
 
 
@@ -213,24 +212,3 @@ def roll(input: Tensor, shifts: StaticDims, dims: StaticDims = ()) -> Tensor:
         if k:
             out = cat([narrow(out, d, size - k, k), narrow(out, d, 0, size - k)], d)
     return out if out is not input else clone(input)
-
-
-# ---- diff (transformers' packed-sequence detection): two overlapping slices subtracted
-@defop(torch=(torch.diff, torch.Tensor.diff))
-def diff(
-    input: Tensor, n: StaticInt = 1, dim: StaticInt = -1, prepend: Tensor | None = None, append: Tensor | None = None
-) -> Tensor:
-    """The ``n``-th forward difference along ``dim`` of ``input`` with ``prepend``/``append``
-    concatenated (``x[1:] - x[:-1]``; for bool tensors ``!=``, as torch's)."""
-    if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
-    d = canonical_dim(dim, input.ndim)
-    parts = [p for p in (prepend, input, append) if p is not None]
-    x = cat(parts, d) if len(parts) > 1 else input
-    for _ in range(n):
-        length = x.shape[d]
-        if isinstance(length, int) and length == 0:
-            break
-        later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
-        x = torch.logical_xor(later, earlier) if x.dtype == torch.bool else later - earlier
-    return x

@@ -183,8 +183,19 @@ def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {canonical_dim(d, input.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and _is_one(s, i)))
+    removed = [i for i, s in enumerate(input.shape) if i in dims and _is_one(s, i)]
+    shape = tuple(s for i, s in enumerate(input.shape) if i not in removed)
+    for i in removed:  # a dynamic dim its guard pins to 1 (Dim(specialize=True)): a static 1 now
+        if isinstance(input.shape[i], Size):
+            input = pinned(input, i, 1)
     return reshape(input, shape)
+
+
+def pinned(x: Tensor, dim: int, size: int) -> Tensor:
+    """``x`` with its dynamic dim ``dim`` read as the static ``size`` that a size guard of the
+    trace pins it to (``Dim(specialize=True)``): a slice to ``size``, the whole dim at run time."""
+    stops = tuple(size if d == dim else s for d, s in enumerate(x.shape))
+    return slice_p.bind(x, starts=(0,) * x.ndim, stops=stops, steps=(1,) * x.ndim)
 
 
 def _is_one(size: Any, dim: int) -> bool:
