@@ -172,9 +172,8 @@ def test_size_1_is_refused_or_opted_in(name):
     eager = _forward(model, True)
     jitted = symscalar.jit(eager, dynamic_dims=_declare(True))
     _check_equal(jitted, eager, model, _inputs(2, 7, True, 0), F64)
-    if name != "bert":  # a causal decoder branches on q_length; BERT's mask code does not
-        with pytest.raises(DynamicValueError, match=r"(?s)pins the declared dim T to the one value 1.*specialize=True"):
-            jitted(**_inputs(2, 1, True, 1))
+    with pytest.raises(DynamicValueError, match=r"(?s)pins the declared dim T to the one value 1.*specialize=True"):
+        jitted(**_inputs(2, 1, True, 1))  # transformers' sdpa_attention branches on q_length
     declared = _declare(False, Dim("B", specialize=True), Dim("T", max=256, specialize=True))
     opted = symscalar.jit(_forward(model, False), dynamic_dims=declared)
     plain = _forward(model, False)
@@ -186,3 +185,14 @@ def test_size_1_is_refused_or_opted_in(name):
     assert info.misses <= 4, opted.explain()
     assert info.guards <= 2 * info.entries
     _assert_guards_shown(opted)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_ranges_that_decide_every_branch_need_no_guard(name):
+    model = _model(name, torch.float64)
+    eager = _forward(model, False)
+    jitted = symscalar.jit(eager, dynamic_dims=_declare(False, Dim("B", min=2), Dim("T", min=2, max=256)))
+    for i, (b, t) in enumerate([(2, 2), (3, 64)]):
+        _check_equal(jitted, eager, model, _inputs(b, t, False, i), F64)
+    info = jitted.cache_info()
+    assert (info.misses, info.guards) == (1, 0)
