@@ -151,7 +151,7 @@ def _feasible(symbol: Symbol, guards: Sequence[SizeGuard]) -> tuple[float, float
         elif op == "le":
             hi = min(hi, math.floor(q))
         elif op == "eq":
-            lo, hi = (max(lo, q), min(hi, q)) if q.denominator == 1 else (1, 0)
+            lo, hi = (max(lo, int(q)), min(hi, int(q))) if q.denominator == 1 else (1, 0)
         elif q.denominator == 1:
             excluded.add(int(q))
     while lo <= hi and lo in excluded:
@@ -202,15 +202,16 @@ def failed(guards: Sequence[SizeGuard], dims: Mapping[Symbol, tuple[int, int]], 
 def checker(guards: Sequence[SizeGuard], dims: Mapping[Symbol, tuple[int, int]], label: str) -> Callable[..., bool]:
     """A function of the program's inputs that is true when every guard holds: ``dims`` says
     where each symbol's size is read (input index, dim). Generated straight-line code."""
-    missing = sizes.symbols_of([(g.lhs, g.rhs) for g in guards]) - set(dims)
+    used = sizes.symbols_of([(g.lhs, g.rhs) for g in guards])
+    missing = used - set(dims)
     if missing:
         raise DynamicValueError(
             f"{label}: size guards over {sorted(map(repr, missing))}, which no input tensor of the program has "
             "as a dim: they could not be checked when it runs. Declare the dim on a tensor the function uses."
         )
-    args = max(i for i, _ in dims.values()) + 1
-    names = {symbol: repr(symbol) for symbol in dims}
-    lines = [f"    {names[s]} = a{i}.shape[{d}]" for s, (i, d) in dims.items()]
+    read = {s: dims[s] for s in sorted(used, key=repr)}  # only the sizes the guards use
+    args = max(i for i, _ in read.values()) + 1
+    lines = [f"    {s!r} = a{i}.shape[{d}]" for s, (i, d) in read.items()]
     condition = " and ".join(f"({g.condition()})" for g in guards)
     params = ", ".join(f"a{i}" for i in range(args))
     source = f"def size_guard({params}, *rest):\n" + "\n".join(lines) + f"\n    return {condition}\n"
