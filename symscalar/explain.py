@@ -175,11 +175,19 @@ class Explanation(list[Miss]):
     """What ``f.explain()`` returns: the misses in order (the last ``HISTORY``; ``total``
     counts every trace); prints one line a miss. ``compiles`` lists what a lazily compiling
     backend (``backend="inductor"``) compiled after tracing, in the cached entries, with how
-    long each took (printed after the misses)."""
+    long each took (printed after the misses). ``guards`` lists the size guards of the cached
+    entries (``symscalar/size_guards.py``), each with the line and the op that asked for it."""
 
-    def __init__(self, misses: Iterable[Miss] = (), compiles: Iterable[Any] = (), total: int | None = None) -> None:
+    def __init__(
+        self,
+        misses: Iterable[Miss] = (),
+        compiles: Iterable[Any] = (),
+        total: int | None = None,
+        guards: Iterable[Any] = (),
+    ) -> None:
         super().__init__(misses)
         self.compiles: list[Any] = list(compiles)
+        self.guards: list[Any] = list(guards)
         self.total = len(self) if total is None else total
 
     def __str__(self) -> str:
@@ -187,7 +195,9 @@ class Explanation(list[Miss]):
             return "no traces yet"
         earlier = self.total - len(self)
         head = [f"({earlier} earlier traces not kept)"] if earlier > 0 else []
-        return "\n".join([*head, *map(str, self), *(f"  compile {c}" for c in self.compiles)])
+        return "\n".join(
+            [*head, *map(str, self), *(f"  compile {c}" for c in self.compiles), *(f"  {g}" for g in self.guards)]
+        )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,8 +5,9 @@ value (the ``sym_size`` equation reads it from the program's bound sizes) whose 
 (``sizes.Size``) the tracer knows. Arithmetic among size symbols and static ints (``+ - *``,
 ``//`` and ``%`` by a positive constant) gives size symbols again, de-duplicated by normal
 form; comparisons the normal form and the declared ranges decide are plain bools, the others
-raise ``DynamicValueError``. A size symbol passed where an op takes a static size (a
-reshape/view/expand target, a factory's shape, a slice bound) becomes its ``Size`` there.
+are answered at the traced sizes and recorded as size guards (``size_guards.py``). A size
+symbol passed where an op takes a static size (a reshape/view/expand target, a factory's
+shape, a slice bound) becomes its ``Size`` there.
 
 symscalar's own code (op frontends, vjp rules) reads ``shape`` as ``Size`` objects instead of
 proxies (``TensorProxy.shape`` asks ``called_from_symscalar``): shape arithmetic inside an op
@@ -22,7 +23,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from symscalar import sizes
+from symscalar import size_guards, sizes
 from symscalar.compiling import answer_int_for, patch_while_tracing
 from symscalar.errors import DynamicValueError
 from symscalar.sizes import Size
@@ -120,23 +121,10 @@ def scalar_op(tracer: Any, name: str, args: tuple[Any, ...]) -> Any:
             return NotImplemented  # a runtime division: recorded, no normal form
         return size_proxy(tracer, _ARITHMETIC[name](a, b))
     if name in _COMPARISONS:
-        result = sizes.decide(name, a, b)
-        if result is None:
-            raise _comparison_error(args, a, _COMPARISONS[name], b)
-        return result
+        # undecided by the ranges: the answer at the traced sizes, recorded as a size guard
+        # (refused where it would pin a declared dim to one value; see size_guards.py)
+        return size_guards.decide_or_guard(tracer, name, a, b, f"the comparison `{a!r} {_COMPARISONS[name]} {b!r}`")
     return NotImplemented
-
-
-def _comparison_error(args: tuple[Any, ...], a: Any, op: str, b: Any) -> DynamicValueError:
-    origins = ", ".join(p._origin for p in args if isinstance(p, NumberProxy))
-    return DynamicValueError(
-        f"`{a!r} {op} {b!r}` compares dynamic sizes ({origins}), and the declared ranges do not "
-        "decide it: its answer would only hold for the sizes seen while tracing.\n"
-        "Fix it in one of three ways:\n"
-        "  - declare a range that decides it, e.g. symscalar.Dim('T', min=1, max=4096) in dynamic_dims;\n"
-        "  - check it at run time with symscalar.check(cond, msg), or compute with torch ops instead of `if`;\n"
-        "  - or declare the dim static (leave it out of dynamic_dims): each size is then its own program."
-    )
 
 
 class SymbolicShape(tuple):  # type: ignore[type-arg]

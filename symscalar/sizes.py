@@ -64,11 +64,14 @@ class Dim:
 
     The same name in two places of a declaration means the sizes are equal (checked on every
     call). ``min`` defaults to 1 (size 0 is refused unless declared), ``max`` to unbounded.
+    ``specialize=True`` allows size guards that pin the dim to one value (``T == 1``): each
+    such value is then its own program (see ``symscalar/size_guards.py``).
     """
 
     name: str
     min: int = 1
     max: int | None = None
+    specialize: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -77,6 +80,8 @@ class Dim:
             raise ValueError(f"Dim({self.name!r}): min must be an int >= 0, got {self.min!r}")
         if self.max is not None and (type(self.max) is not int or self.max < self.min):
             raise ValueError(f"Dim({self.name!r}): max must be None or an int >= min ({self.min}), got {self.max!r}")
+        if type(self.specialize) is not bool:
+            raise ValueError(f"Dim({self.name!r}): specialize must be a bool, got {self.specialize!r}")
 
 
 class Dims:
@@ -96,13 +101,14 @@ class Dims:
 class Symbol:
     """The base symbol of one declared dim in one trace (identity is the symbol)."""
 
-    __slots__ = ("name", "min", "max", "hint", "__weakref__")
+    __slots__ = ("name", "min", "max", "hint", "specialize", "__weakref__")
 
-    def __init__(self, name: str, lo: int, hi: int | None, hint: int) -> None:
+    def __init__(self, name: str, lo: int, hi: int | None, hint: int, specialize: bool = False) -> None:
         self.name = name  # the declared name: printed as s_<name>
         self.min = lo
         self.max = hi  # None: unbounded
-        self.hint = hint  # the size at the call that traced (never decides anything)
+        self.hint = hint  # the size at the call that traced (decides only through a size guard)
+        self.specialize = specialize  # size guards may pin it to one value (Dim(specialize=True))
 
     def __repr__(self) -> str:
         return f"s_{self.name}"

@@ -28,6 +28,8 @@ EQUAL = [
     ("bias over the static dim", lambda x: x * torch.arange(3.0, dtype=x.dtype), True),
     ("same dim broadcasts with itself", lambda x: x * x[:, :, :1], True),
     ("squeeze of a static dim", lambda x: x[:, :, :1].squeeze(2), True),
+    ("diff along T with its first element prepended", lambda x: torch.diff(x, dim=1, prepend=x[:, :1] - 1), True),
+    ("diff along the static dim", lambda x: x.diff(dim=-1), True),
     ("unsqueeze then expand to a size symbol", lambda x: x.sum(1).unsqueeze(1).expand(-1, x.shape[1], -1), True),
     ("1/numel in the backward of mean", lambda x: x.mean(), True),
     ("mean over a dynamic dim", lambda x: x.mean(1), True),
@@ -72,9 +74,10 @@ def test_equal_to_eager_with_one_trace(name, fn, with_grad):
     assert jf.cache_info().misses == 1, name
 
 
-# (name, function, message fragment): eager's result depends on a size, so the call is refused
+# (name, function, message fragment): eager's result depends on a size in a way the program
+# cannot guard without pinning a dim to one value, so the call is refused (a squeeze of a
+# dynamic dim, a branch on a size: guarded, tests/test_size_guards.py)
 REFUSED = [
-    ("squeeze of a dynamic dim", lambda x: x.squeeze(), "squeeze of dim 0"),
     ("a dynamic dim meets a static size", lambda x: x + torch.ones(1, 5, 1, dtype=x.dtype), "never broadcasts"),
     ("two different dynamic dims meet", lambda x: x[:, :, 0] * x[:, :, 0].T, "never broadcasts"),
     ("split count along a dynamic dim", lambda x: x.split(2, 1)[0], "number of pieces"),
@@ -82,7 +85,6 @@ REFUSED = [
     ("unbind along a dynamic dim", lambda x: x.unbind(1)[0], "number of pieces"),
     ("a view the element count does not prove", lambda x: x.view(x.shape[0], 2, -1), "does not provably hold"),
     ("a static slice bound past a dynamic size", lambda x: x[:, :2], "ranges declared do not decide"),
-    ("a branch on a size", lambda x: x if x.shape[1] == 1 else -x, "declare a range"),
     ("a dim parameter from a size", lambda x: x.sum(x.shape[1] - 1), "structure stays static"),
 ]
 
@@ -96,7 +98,8 @@ def test_refused_clearly(name, fn, match):
 
 
 def test_refused_also_at_size_1():
-    """The refusal does not depend on the sizes of the first call: size 1 traces the same."""
+    """At size 1 a squeeze of a dynamic dim would pin it (at other sizes it is a guard, see
+    tests/test_size_guards.py): refused."""
     jf = symscalar.jit(lambda x: x.squeeze(), dynamic_dims=DIMS)
     with pytest.raises(symscalar.SymscalarError, match="squeeze"):
         jf(_x(1, 1))

@@ -30,6 +30,7 @@ class CacheInfo(NamedTuple):
     misses: int
     entries: int
     evictions: int = 0  # entries dropped beyond max_entries (least recently used first)
+    guards: int = 0  # size guards of the cached entries (see symscalar/size_guards.py)
 
 
 @dataclasses.dataclass
@@ -42,6 +43,7 @@ class Entry:
     backward_trace: Trace | None = None
     backend: Backend | None = None  # what compiled it (the nvFuser backend remembers its fusions)
     guard: Any = None  # the specialize() guard function (see compile.guard_function), for messages
+    size_guards: tuple[Any, ...] = ()  # the size guards its program assumes (size_guards.SizeGuard)
 
 
 class Chain:

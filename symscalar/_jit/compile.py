@@ -22,6 +22,7 @@ from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.random import draw_seed
+from symscalar.size_guards import SizeGuard, checker, guards_of, input_dims
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
 from symscalar.tracer import TraceBuilder, tracing
 
@@ -125,12 +126,13 @@ def compile_entry(
     guards = tuple(builder.guards)
     guard = guard_function(trace, guards, builder) if guards else None
     attributes, root_values = pystate.attribute_guards(watch, modules, qualname(fn))
+    size_guards = guards_of(builder)
     entry_run = outside.make_entry(
         run,
         watch.roots,
         captured,
         [(m, watch.modules[i][1] if i in watch.modules else None) for i, m in modules.items()],
-        _with_absent_attributes(guard, trace, builder),
+        _with_size_guards(_with_absent_attributes(guard, trace, builder), trace, size_guards, qualname(fn)),
         writes,
         MISS,
         qualname(fn),
@@ -139,7 +141,7 @@ def compile_entry(
         root_values=root_values,
         same=pystate.same_value,
     )
-    return Entry(trace, entry_run, guards, backward, backend, guard)
+    return Entry(trace, entry_run, guards, backward, backend, guard, size_guards)
 
 
 def _with_argument_roots(roots: outside.Roots, objects: list[tuple[str, Any]]) -> outside.Roots:
@@ -259,6 +261,23 @@ def _with_absent_attributes(
             if any(name in attributes for name in names):
                 return False
         return guard is None or guard(*args)
+
+    return holds
+
+
+def _with_size_guards(
+    guard: Callable[..., bool] | None, trace: Trace, size_guards: tuple[SizeGuard, ...], label: str
+) -> Callable[..., bool] | None:
+    """``guard``, and the size guards the trace recorded hold for the call's sizes (read from
+    the input tensors that have each dim): a call failing one retraces."""
+    if not size_guards:
+        return guard
+    sizes_ok = checker(size_guards, input_dims(trace.inputs), label)
+    if guard is None:
+        return sizes_ok
+
+    def holds(*args: Any) -> bool:
+        return sizes_ok(*args) and guard(*args)
 
     return holds
 

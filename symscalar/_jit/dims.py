@@ -161,7 +161,7 @@ class ShapeContract:
                 symbol = symbols.get(name)
                 if symbol is None:
                     dim = self.dims[name]
-                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
+                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]), dim.specialize)
                 shape[d] = Size.of(symbol)
             shapes[where] = (id(t), tuple(shape))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from symscalar import explain, logs, nvfuser_backend
+from symscalar import explain, logs, nvfuser_backend, size_guards
 from symscalar import state as outside
 from symscalar._jit import arguments, dims, frames, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
@@ -317,6 +317,10 @@ class FunctionState:
             for origin, want, have in zip(guard.origins, guard.expected, got):
                 if tree.static_key(want) != tree.static_key(have):
                     reasons.append(f"guard specialize({origin}) == {want!r} failed: it is {have!r} now")
+        for entry in self.cache.entries_of(value):
+            if entry.size_guards:
+                failed = size_guards.failed(entry.size_guards, size_guards.input_dims(entry.trace.inputs), call_args)
+                reasons += [r for r in failed if r not in reasons]
         return reasons
 
     # -- inspection ------------------------------------------------------------------------
@@ -348,7 +352,10 @@ class FunctionState:
 
     def cache_info(self) -> CacheInfo:
         calls = self._count_calls() - self.calls_before_clear
-        return CacheInfo(calls - self.misses - self.rejected, self.misses, len(self.cache), self.cache.evictions)
+        guards = sum(len(e.size_guards) for v in list(self.cache.table.values()) for e in self.cache.entries_of(v))
+        return CacheInfo(
+            calls - self.misses - self.rejected, self.misses, len(self.cache), self.cache.evictions, guards
+        )
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -366,7 +373,13 @@ class FunctionState:
             if entry.backend is not None
             for record in entry.backend.compile_log()
         ]
-        return explain.Explanation(self.retraces.misses, compiles, total=self.retraces.traces)
+        guards = [
+            guard
+            for value in list(self.cache.table.values())
+            for entry in self.cache.entries_of(value)
+            for guard in entry.size_guards
+        ]
+        return explain.Explanation(self.retraces.misses, compiles, total=self.retraces.traces, guards=guards)
 
 
 def jit_function(

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar import sizes
+from symscalar import size_guards, sizes
 from symscalar.ops.define import (
     FloatLike,
     Primitive,
@@ -645,7 +645,12 @@ def scaled_dot_product_attention(
     # torch's "safe softmax": a query whose every score is -inf (a fully masked row) attends
     # to nothing and gets zeros, not the NaN of a plain softmax. Its scores are replaced
     # before the softmax so that no NaN reaches the gradient either.
-    if key.shape[-2]:
+    keys = key.shape[-2]
+    if (
+        keys != 0
+        if isinstance(keys, int)
+        else size_guards.guarded("ne", keys, 0, "attention over a dynamic key length")
+    ):
         fully_masked = scores.amax(-1, keepdim=True) == float("-inf")
         weights = torch.where(fully_masked, 0.0, torch.softmax(torch.where(fully_masked, 0.0, scores), -1))
     else:  # no keys: empty weights and a zero output, as eager's (an amax over nothing raises)

@@ -34,18 +34,22 @@ from symscalar.ops.conv import (
 )
 from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
 from symscalar.ops.indexing import (
+    broadcast_shapes,
     cumsum_p,
     embedding_p,
     gather_p,
     index_add_p,
+    index_p,
+    index_put_p,
     index_select_p,
     scatter_add_p,
     scatter_p,
     sort_p,
 )
-from symscalar.ops.join import split_p
+from symscalar.ops.join import cat, split_p
+from symscalar.ops.opaque import register_symbolic_form
 from symscalar.ops.random import multinomial_p, normal_p, random_int_p, uniform_p
-from symscalar.ops.shape import clone_p, expand_p, permute_p, reshape_p, slice_p, zero_pad_p
+from symscalar.ops.shape import clone_p, expand_p, narrow, permute_p, reshape_p, slice_p, zero_pad_p
 from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
     Size,
@@ -56,6 +60,7 @@ from symscalar.sizes import (
     register_symbolic_meta,
 )
 from symscalar.trace import TensorVar
+from symscalar.types import NumberProxy
 
 __all__: list[str] = []
 
@@ -190,3 +195,31 @@ _batched(adaptive_avg_pool2d_p, (0,))
 _batched(adaptive_avg_pool2d_backward_p, (1,))
 _batched(batch_norm_p, (0, None, None))  # (out, mean, invstd): the statistics are per channel
 _batched(batch_norm_backward_p, (1, None, None))
+
+
+# advanced indexing (transformers' ``position_ids[batch_idx, q_idx]``): the index tensors'
+# broadcast shape, then the dims not indexed; the values (positions) are data, not shape
+register_shape_rule(
+    index_p, lambda x, *indices: broadcast_shapes(*(i.shape for i in indices)) + x.shape[len(indices) :]
+)
+register_shape_rule(index_put_p, _same)
+
+
+def _diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """``torch.diff`` on dynamic dims (transformers' packed-sequence detection): ``prepend``,
+    ``input``, ``append`` concatenated, then ``x[1:] - x[:-1]`` along ``dim`` ``n`` times
+    (``!=`` for bool tensors, as torch's). Static shapes keep the opaque call."""
+    if not isinstance(n, int) or isinstance(n, NumberProxy) or n < 0:
+        raise RuntimeError(f"torch.diff: order must be a non-negative static int, got {n!r}")
+    d = dim % input.ndim
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[d]
+        later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
+        x = torch.logical_xor(later, earlier) if x.dtype == torch.bool else later - earlier
+    return x
+
+
+register_symbolic_form("torch.diff", _diff)
+register_symbolic_form("torch.Tensor.diff", _diff)

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from symscalar import size_guards, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
@@ -20,7 +21,6 @@ from symscalar.ops.define import (
     StaticShape,
     StaticValueRequiredError,
     Tensor,
-    UnsupportedOperationError,
     canonical_dim,
     defop,
     implements,
@@ -30,7 +30,7 @@ from symscalar.ops.define import (
     static_message,
     torch_meta,
 )
-from symscalar.ops.shape import clone, flatten, narrow, reshape, squeeze, unsqueeze
+from symscalar.ops.shape import clone, flatten, narrow, pinned, reshape, squeeze, unsqueeze
 from symscalar.sizes import Size
 
 __all__ = ["cat", "stack", "split", "chunk", "unbind", "roll"]
@@ -136,20 +136,17 @@ def _split_nvfuser(fd: Any, x: Any, *, sizes: tuple[int, ...], dim: int) -> tupl
 register_nvfuser(split_p, _split_nvfuser)
 
 
-def _static_size(x: Tensor, dim: int, op: str) -> int:
-    """``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on it."""
+def _static_size(x: Tensor, dim: int, op: str) -> tuple[Tensor, int]:
+    """``x`` and ``x.shape[dim]``, which must be static: how many pieces ``op`` cuts depends on
+    it. A dynamic dim is pinned by a size guard (refused unless the dim opts in)."""
     size = x.shape[dim]
     if isinstance(size, Size):
-        raise UnsupportedOperationError(
-            f"{op} along dim {dim}, which is dynamic ({size!r}): the number of pieces depends on its size, "
-            "which the program does not fix. Split along a static dim, or declare this dim static."
+        at = int(sizes.hint(size))
+        size_guards.guarded(
+            "eq", size, at, f"{op} along dim {dim} ({size!r}; the number of pieces depends on its size)"
         )
-    return size
-
-
-def _split_sizes(x: Tensor, split_size_or_sections: Any, dim: int) -> list[int]:
-    meta = torch.empty((_static_size(x, dim, "split"),), device="meta")
-    return [p.shape[0] for p in torch.split(meta, split_size_or_sections, 0)]
+        return pinned(x, dim, at), at
+    return x, size
 
 
 @defop(torch=(torch.split, torch.Tensor.split))
@@ -160,8 +157,10 @@ def split(tensor: Tensor, split_size_or_sections: StaticInt | StaticShape, dim: 
     sections = split_size_or_sections
     if not isinstance(sections, int):
         sections = list(sections)
-    sizes = _split_sizes(tensor, sections, d)
-    return split_p.bind(tensor, sizes=tuple(sizes), dim=d)
+    tensor, n = _static_size(tensor, d, "split")
+    meta = torch.empty((n,), device="meta")
+    pieces = [p.shape[0] for p in torch.split(meta, sections, 0)]
+    return split_p.bind(tensor, sizes=tuple(pieces), dim=d)
 
 
 @implements(torch.Tensor.split_with_sizes)
@@ -173,16 +172,18 @@ def _tensor_split_with_sizes(input: Tensor, split_sizes: StaticShape, dim: Stati
 def chunk(input: Tensor, chunks: StaticInt, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """At most ``chunks`` pieces along ``dim``, as ``torch.chunk`` cuts them."""
     d = canonical_dim(dim, input.ndim)
-    meta = torch.empty((_static_size(input, d, "chunk"),), device="meta")
-    sizes = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
-    return split_p.bind(input, sizes=tuple(sizes), dim=d)
+    input, n = _static_size(input, d, "chunk")
+    meta = torch.empty((n,), device="meta")
+    pieces = [p.shape[0] for p in torch.chunk(meta, chunks, 0)]
+    return split_p.bind(input, sizes=tuple(pieces), dim=d)
 
 
 @defop(torch=(torch.unbind, torch.Tensor.unbind))
 def unbind(input: Tensor, dim: StaticInt = 0) -> tuple[Tensor, ...]:
     """The slices of ``input`` along ``dim``, with that dim removed."""
     d = canonical_dim(dim, input.ndim)
-    pieces = split_p.bind(input, sizes=(1,) * _static_size(input, d, "unbind"), dim=d)
+    input, n = _static_size(input, d, "unbind")
+    pieces = split_p.bind(input, sizes=(1,) * n, dim=d)
     return tuple(squeeze(p, d) for p in pieces)
 
 

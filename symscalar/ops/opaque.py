@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -499,6 +499,16 @@ def _no_meta(name: str, error: Exception) -> UnsupportedOperationError:
     )
 
 
+# torch function name -> the same function written with symscalar's ops, used where an operand
+# has dynamic dims (an opaque call's meta sees one call's sizes); see ops/dynamic_shapes.py.
+_SYMBOLIC_FORMS: dict[str, Callable[..., Any]] = {}
+
+
+def register_symbolic_form(name: str, form: Callable[..., Any]) -> None:
+    """Trace ``name`` (``"torch.diff"``) as ``form`` when an operand has dynamic dims."""
+    _SYMBOLIC_FORMS[name] = form
+
+
 def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Trace ``func(*args, **kwargs)`` (a torch callable without a handler) as an opaque
     torch call, or raise the reason it cannot be (see the module docstring)."""
@@ -515,6 +525,8 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     arg_template = tuple(_template(a, operands, name) for a in args)
     kwarg_template = tuple((k, _template(v, operands, name)) for k, v in kwargs.items())
     symbolic = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    if symbolic and name in _SYMBOLIC_FORMS:  # written with ops that have shape rules
+        return _SYMBOLIC_FORMS[name](*args, **kwargs)
     if symbolic:  # torch's meta kernels see one call's sizes: the result's shape rule is unknown
         raise UnsupportedOperationError(
             f"{name} on a tensor with declared dynamic dims ({symbolic[0]!r}) is not supported by symscalar: it "

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from symscalar import size_ops, sizes
+from symscalar import size_guards, size_ops, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
@@ -186,23 +186,30 @@ def squeeze(input: Tensor, dim: StaticDims = None) -> Tensor:
     else:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {canonical_dim(d, input.ndim) for d in listed}
-    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and _is_one(s, i)))
+    removed = [i for i, s in enumerate(input.shape) if i in dims and _is_one(s, i)]
+    shape = tuple(s for i, s in enumerate(input.shape) if i not in removed)
+    for i in removed:  # a dynamic dim its guard pins to 1 (Dim(specialize=True)): a static 1 now
+        if isinstance(input.shape[i], Size):
+            input = pinned(input, i, 1)
     return reshape(input, shape)
 
 
+def pinned(x: Tensor, dim: int, size: int) -> Tensor:
+    """``x`` with its dynamic dim ``dim`` read as the static ``size`` that a size guard of the
+    trace pins it to (``Dim(specialize=True)``): a slice to ``size``, the whole dim at run time."""
+    stops = tuple(size if d == dim else s for d, s in enumerate(x.shape))
+    return slice_p.bind(x, starts=(0,) * x.ndim, stops=stops, steps=(1,) * x.ndim)
+
+
 def _is_one(size: Any, dim: int) -> bool:
-    """Whether squeeze removes a dim of ``size``; for a dynamic size only where its declared
-    range decides it (eager removes the dim exactly when the size is 1 at that call)."""
+    """Whether squeeze removes a dim of ``size``; for a dynamic size where its declared range
+    decides it, else a size guard (eager removes the dim exactly when the size is 1 at that
+    call): ``s != 1`` keeps the dim; ``s == 1`` pins the dim, refused unless it opts in."""
     if not isinstance(size, Size):
         return bool(size == 1)
-    one = sizes.decide("eq", size, 1)
-    if one is None:
-        raise UnsupportedOperationError(
-            f"squeeze of dim {dim}, which is dynamic ({size!r}): eager removes it only when its size is 1, "
-            "so the result's rank would depend on the size. Squeeze static dims only (pass dim=...), "
-            "or declare the dim with min=2 (symscalar.Dim(name, min=2)) if it is never 1."
-        )
-    return one
+    return size_guards.guarded(
+        "eq", size, 1, f"squeeze of dim {dim} ({size!r}; eager removes it only when its size is 1)"
+    )
 
 
 @implements(torch.Tensor.squeeze)
