@@ -49,6 +49,9 @@ class InPlaceWrites:
         # values that may share storage with another in eager though not in the trace (the
         # operands and result of a _MAY_RETURN_INPUT call): never updated in place
         self.aliased: set[Var] = set()
+        # Arguments' tensors held by a state object (a KV cache, see _jit/mutable.py), by proxy
+        # id: updated in place like computed values; jit writes the new value back after the call.
+        self.mutable_inputs: set[int] = set()
 
     def target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
@@ -61,7 +64,7 @@ class InPlaceWrites:
         """``target`` as a proxy whose value an in-place update ``name`` may replace, or None."""
         tensor: torch.Tensor | None
         if isinstance(target, TensorProxy) and target._tracer is self._builder:
-            if target._kind == "input" and target._var not in self._state_of:
+            if target._kind == "input" and target._var not in self._state_of and id(target) not in self.mutable_inputs:
                 return None  # an argument of the jitted function: the caller's tensor
             tensor = target._captured() if target._kind == "captured" else None
         elif isinstance(target, torch.Tensor):
@@ -78,7 +81,7 @@ class InPlaceWrites:
         # value, as eager's did. State read from outside is updated only before any read: a
         # tensor built at trace time is a constant the program reads on every call.
         var = proxy._var
-        computed = proxy._kind == "computed" and var not in self._state_of
+        computed = (proxy._kind == "computed" or id(proxy) in self.mutable_inputs) and var not in self._state_of
         if var in self.aliased:
             return None
         for eqn in self._builder.eqns:
