@@ -81,7 +81,7 @@ def compile_entry(
             "trace time, while the program's random ops draw a fresh seed on every call. "
             "Seed outside the jitted function (torch.manual_seed before calling it)."
         )
-    result, write_back = mutable.finish(result, qualname(fn))
+    result, write_back = mutable.finish(result, qualname(fn), fn)
     output = Output(_constants_traced(builder, result), qualname(fn))
     leaves = output.leaves
     pending, values = _state_writes(fn, builder, watch)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import threading
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +37,7 @@ import torch.utils._pytree as pytree
 
 from symscalar._jit.params import Kind
 from symscalar.errors import UnsupportedOperationError
+from symscalar.explain import RetraceWarning, _user_stacklevel
 from symscalar.proxy import TensorProxy
 
 __all__ = ["STATE_CLASSES", "register_state_class", "refuse_state_objects", "check_objects", "is_state_class", "note", "MutableArguments", "WriteBack"]
@@ -48,14 +51,16 @@ _MAX_NOTED = 4096
 
 class _Noted(threading.local):
     def __init__(self) -> None:
-        self.objects: list[Any] = []
+        self.objects: list[Any] = []  # the state objects of the calls keyed last (``note``)
+        self.built: list[Any] | None = None  # stand-ins built while an argument is converted
 
 
 _noted = _Noted()
 
 
 def note(obj: Any) -> None:
-    """Called by the key walk for each state object of a call, in walk order."""
+    """Called by the key walk for each state object of a call, after its children (the order
+    ``tree_unflatten`` builds the stand-ins in)."""
     objects = _noted.objects
     if len(objects) >= _MAX_NOTED:  # keys computed without a call of an entry (explain, errors)
         del objects[: _MAX_NOTED // 2]
@@ -73,8 +78,8 @@ def register_state_class(cls: type, fix: str) -> None:
     if cls in STATE_CLASSES:
         return
     STATE_CLASSES[cls] = fix
-    if cls in pytree.SUPPORTED_NODES:  # registered by its library (transformers' torch.export support)
-        return
+    if cls in pytree.SUPPORTED_NODES:  # by its library (transformers' torch.export support): ours builds the stand-ins
+        pytree._deregister_pytree_node(cls)
     pytree.register_pytree_node(
         cls,
         _flatten,
@@ -136,6 +141,8 @@ def _unflatten(cls: type, children: Any, context: Any) -> Any:
     obj = cls.__new__(cls)
     values = iter(children)
     obj.__dict__.update({name: next(values) if is_child else value for name, is_child, value in context})
+    if _noted.built is not None:
+        _noted.built.append(obj)
     return obj
 
 
@@ -161,40 +168,40 @@ class MutableArguments:
         self._before: list[dict[str, Any]] = []
         self._items: list[dict[str, list[Any]]] = []  # the items of list attributes when the call began
         self._vars: dict[int, Any] = {}  # id(proxy) -> its var when the call began
+        self.grown: list[str] = []  # tensors of state objects the call replaced by larger ones
 
     def converting(self, convert: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
         """``convert`` (``arguments.proxy``), noting the stand-ins it makes of unannotated values."""
 
         def wrapped(kind: Any, where: str, value: Any) -> Any:
-            converted = convert(kind, where, value)
-            if kind is Kind.AUTO:  # the values the key walk keys with their tensors
-                self._walk(converted, where)
+            if kind is not Kind.AUTO:  # only unannotated values are keyed with their tensors
+                return convert(kind, where, value)
+            _noted.built = built = []
+            try:
+                converted = convert(kind, where, value)
+            finally:
+                _noted.built = None
+            for node in built:  # the stand-ins, built children first: the key walk's order
+                self._add(node, where)
             return converted
 
         return wrapped
 
-    def _walk(self, v: Any, where: str) -> None:
-        """Pre-order, children in flatten order: ``tree.tree_key``'s order."""
-        node = pytree.SUPPORTED_NODES.get(pytree._get_node_type(v)) if type(v) is not torch.Size else None
-        if node is None:
-            return
-        if type(v) in STATE_CLASSES:
-            self.nodes.append(v)
-            before = dict(vars(v))
-            self._before.append(before)
-            self._items.append({name: list(x) for name, x in before.items() if isinstance(x, list)})
-            for name, x in before.items():
-                items = list(x.values()) if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else (x,)
-                for t in items:
-                    if isinstance(t, TensorProxy) and not isinstance(x, dict):
-                        self._vars[id(t)] = t._var
-                        self._mutable_inputs.add(id(t))
-                    elif isinstance(t, (TensorProxy, list, tuple, dict)) and t is not x:
-                        raise self._refusal(v, name, where, "a container holding containers or tensors in a dict")
-        for child in node.flatten_fn(v)[0]:
-            self._walk(child, where)
+    def _add(self, v: Any, where: str) -> None:
+        self.nodes.append(v)
+        before = dict(vars(v))
+        self._before.append(before)
+        self._items.append({name: list(x) for name, x in before.items() if isinstance(x, list)})
+        for name, x in before.items():
+            items = list(x.values()) if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else (x,)
+            for t in items:
+                if isinstance(t, TensorProxy) and not isinstance(x, dict):
+                    self._vars[id(t)] = t._var
+                    self._mutable_inputs.add(id(t))
+                elif isinstance(t, (TensorProxy, list, tuple, dict)) and t is not x:
+                    raise self._refusal(v, name, where, "a container holding containers or tensors in a dict")
 
-    def finish(self, result: Any, label: str) -> tuple[Any, WriteBack | None]:
+    def finish(self, result: Any, label: str, fn: Any = None) -> tuple[Any, WriteBack | None]:
         """The function's result for the program, ``(result, (state outputs...))`` with the
         stand-ins in ``result`` replaced by placeholders, and the write-back plan; ``result``
         itself and None when no state object was passed."""
@@ -226,6 +233,8 @@ class MutableArguments:
         )
         returned = any(id(v) in ids for v in pytree.tree_leaves(result, is_leaf=lambda v: id(v) in ids))
         classes = tuple(type(n) for n in self.nodes)
+        if self.grown:
+            _warn_growing(fn, label, self.grown, [type(n) for n in self.nodes])
         return (placed, tuple(outputs)), WriteBack(classes, tuple(changes), slots if returned else None)
 
     def _compare(
@@ -239,6 +248,9 @@ class MutableArguments:
         if isinstance(new, (torch.Tensor, TensorProxy)):
             changes.append(_Change("set", j, name, i, len(outputs)))
             outputs.append(new)
+            if isinstance(old, TensorProxy) and tuple(old.shape) != tuple(new.shape):
+                at = f"{type(self.nodes[j]).__name__}.{name}" + ("" if i is None else f"[{i}]")
+                self.grown.append(f"{at} {list(old.shape)} -> {list(new.shape)}")
         elif isinstance(new, _STATIC) and not (type(old) is type(new) and old == new):
             changes.append(_Change("static", j, name, i, new))
         elif not isinstance(new, _STATIC):
@@ -251,6 +263,29 @@ class MutableArguments:
             "the changes a traced function makes to such an argument after every call only for tensors (updated in "
             f"place or assigned) and static attributes. {STATE_CLASSES[cls]}"
         )
+
+
+_warned_growing: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _warn_growing(fn: Any, label: str, grown: list[str], classes: list[type]) -> None:
+    """Warn once per jitted function that its state arguments grow on every call (a dynamic KV
+    cache): each call then has new shapes, hence a new program."""
+    try:
+        if fn in _warned_growing:
+            return
+        _warned_growing.add(fn)
+    except TypeError:  # not weakly referable: warned on every such trace
+        pass
+    warnings.warn(
+        f"{label} replaces tensors of the {classes[-1].__name__} passed to it by larger ones "
+        f"({'; '.join(grown[:2])}{'; ...' if len(grown) > 2 else ''}): every call has new shapes, so every call "
+        "traces a new program. Fix: generate with a static cache (model.generate(..., "
+        "cache_implementation='static'), or symscalar.integrations.transformers.jit_for_generate(model)): one "
+        "prefill and one decode program for any number of new tokens.",
+        RetraceWarning,
+        stacklevel=_user_stacklevel(),
+    )
 
 
 class WriteBack:

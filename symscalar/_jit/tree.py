@@ -125,10 +125,11 @@ def tree_key(v: Any, tensors: list[Any] | None) -> Any:
         return (int, "dynamic")
     node = _NODES.get(_node_type(v)) if t is not torch.Size else None
     if node is not None:
+        children, context = node.flatten_fn(v)
+        key = (t, tree_key(context, None), tuple(tree_key(c, tensors) for c in children))
         if t in STATE_CLASSES and tensors is not None:
             note(v)  # a state object: its entry writes the call's changes back into it
-        children, context = node.flatten_fn(v)
-        return (t, tree_key(context, None), tuple(tree_key(c, tensors) for c in children))
+        return key
     return _leaf_key(v)
 
 
