@@ -169,6 +169,7 @@ class MutableArguments:
         self._items: list[dict[str, list[Any]]] = []  # the items of list attributes when the call began
         self._vars: dict[int, Any] = {}  # id(proxy) -> its var when the call began
         self.grown: list[str] = []  # tensors of state objects the call replaced by larger ones
+        self.counted: list[str] = []  # Python ints of state objects the call changed
 
     def converting(self, convert: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
         """``convert`` (``arguments.proxy``), noting the stand-ins it makes of unannotated values."""
@@ -233,8 +234,8 @@ class MutableArguments:
         )
         returned = any(id(v) in ids for v in pytree.tree_leaves(result, is_leaf=lambda v: id(v) in ids))
         classes = tuple(type(n) for n in self.nodes)
-        if self.grown:
-            _warn_growing(fn, label, self.grown, [type(n) for n in self.nodes])
+        if self.grown or self.counted:
+            _warn_growing(fn, label, self.grown, self.counted, [type(n) for n in self.nodes])
         return (placed, tuple(outputs)), WriteBack(classes, tuple(changes), slots if returned else None)
 
     def _compare(
@@ -253,6 +254,8 @@ class MutableArguments:
                 self.grown.append(f"{at} {list(old.shape)} -> {list(new.shape)}")
         elif isinstance(new, _STATIC) and not (type(old) is type(new) and old == new):
             changes.append(_Change("static", j, name, i, new))
+            if type(old) is int and type(new) is int:  # a counter: part of the key, so a new program each call
+                self.counted.append(f"{type(self.nodes[j]).__name__}.{name} {old} -> {new}")
         elif not isinstance(new, _STATIC):
             raise self._refusal(self.nodes[j], name, label, f"a new {type(new).__name__}")
 
@@ -268,21 +271,30 @@ class MutableArguments:
 _warned_growing: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _warn_growing(fn: Any, label: str, grown: list[str], classes: list[type]) -> None:
-    """Warn once per jitted function that its state arguments grow on every call (a dynamic KV
-    cache): each call then has new shapes, hence a new program."""
+def _warn_growing(fn: Any, label: str, grown: list[str], counted: list[str], classes: list[type]) -> None:
+    """Warn once per jitted function that its state arguments change on every call in a way
+    the key sees (a dynamic KV cache grows; a sliding-window layer counts its tokens in a Python
+    int): each call then traces a new program."""
     try:
         if fn in _warned_growing:
             return
         _warned_growing.add(fn)
     except TypeError:  # not weakly referable: warned on every such trace
         pass
+    changes = grown or counted
+    what = "replaces tensors of" if grown else "changes Python numbers of"
+    fix = (
+        "Fix: generate with a static cache (model.generate(..., cache_implementation='static'), or "
+        "symscalar.integrations.transformers.jit_for_generate(model)): one prefill and one decode program for any "
+        "number of new tokens."
+        if grown
+        else "A number the traced code reads is static (part of the key); symscalar cannot make it dynamic here, "
+        "so expect one program per call (a sliding-window cache layer counts tokens in a Python int)."
+    )
     warnings.warn(
-        f"{label} replaces tensors of the {classes[-1].__name__} passed to it by larger ones "
-        f"({'; '.join(grown[:2])}{'; ...' if len(grown) > 2 else ''}): every call has new shapes, so every call "
-        "traces a new program. Fix: generate with a static cache (model.generate(..., "
-        "cache_implementation='static'), or symscalar.integrations.transformers.jit_for_generate(model)): one "
-        "prefill and one decode program for any number of new tokens.",
+        f"{label} {what} the {classes[-1].__name__} passed to it ({'; '.join(changes[:2])}"
+        f"{'; ...' if len(changes) > 2 else ''}): every call has a new cache key, so every call traces a new "
+        f"program. {fix}",
         RetraceWarning,
         stacklevel=_user_stacklevel(),
     )
