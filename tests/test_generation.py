@@ -286,3 +286,20 @@ def test_a_sliding_window_layer_warns() -> None:
     assert torch.equal(got, expected)
     retraces = [str(w.message) for w in caught if issubclass(w.category, RetraceWarning)]
     assert len(retraces) == 1 and "cumulative_length_int" in retraces[0]
+
+
+def test_cache_tensors_that_share_memory_are_refused() -> None:
+    model = _model("llama")
+    ids = _prompt(1)["input_ids"]
+    forward = symscalar.jit(model.forward)
+    with torch.no_grad():
+        forward(input_ids=ids, past_key_values=StaticCache(config=model.config, max_cache_len=16))
+        shared = StaticCache(config=model.config, max_cache_len=16)
+        eager_cache = StaticCache(config=model.config, max_cache_len=16)
+        model(input_ids=ids, past_key_values=eager_cache)
+        for layer, done in zip(shared.layers, eager_cache.layers):  # initialized, like the first cache
+            vars(layer).update({k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in vars(done).items()})
+        forward(input_ids=ids[:, :1], past_key_values=shared)  # the decode program: a cache hit from now on
+        shared.layers[1].keys = shared.layers[0].keys  # one tensor for two layers
+        with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
+            forward(input_ids=ids[:, :1], past_key_values=shared)

@@ -112,6 +112,31 @@ def check_objects(objects: Any, label: str) -> None:
                 )
 
 
+class _Context:
+    """A state object's attributes but its children: ``(name, is child, static value)`` in
+    ``__dict__`` order. One hashable leaf of the key (walked item by item as a tuple it cost a
+    call of the key walk per item on every call), equal only for the same types and values."""
+
+    __slots__ = ("items", "_key", "_hash")
+
+    def __init__(self, items: tuple[tuple[str, bool, Any], ...]) -> None:
+        self.items = items
+        self._key = tuple((n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items)
+        self._hash = hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Context and self._hash == other._hash and self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __repr__(self) -> str:
+        return f"_Context({self.items!r})"
+
+
 def _flatten(obj: Any) -> tuple[list[Any], Any]:
     children: list[Any] = []
     context: list[tuple[str, bool, Any]] = []
@@ -128,7 +153,7 @@ def _flatten(obj: Any) -> tuple[list[Any], Any]:
                 f"of a {cls.__name__} passed to a jitted function (it models tensors, lists, tuples and dicts of them, "
                 f"and static values: None, numbers, strings, dtypes, devices). {STATE_CLASSES[cls]}"
             )
-    return children, tuple(context)
+    return children, _Context(tuple(context))
 
 
 def _flatten_with_keys(obj: Any) -> tuple[list[tuple[Any, Any]], Any]:
@@ -310,6 +335,8 @@ class WriteBack:
 
     def wrap(self, run: Callable[..., Any], miss: Any) -> Callable[..., Any]:
         n, classes, changes, slots = len(self.classes), self.classes, self.changes, self.slots
+        copies = [c for c in changes if c.how == "copy" and c.index is None]
+        n_copies = len(copies)
 
         def run_and_write_back(*args: Any) -> Any:
             noted = _noted.objects
@@ -324,6 +351,8 @@ class WriteBack:
             if out is miss:  # the miss path keys the call again
                 return out
             result, states = out
+            if n_copies > 1:
+                _check_unshared([objects[c.node].__dict__[c.name] for c in copies], copies, objects)
             for c in changes:
                 attributes = objects[c.node].__dict__
                 if c.how == "del":
@@ -340,3 +369,20 @@ class WriteBack:
             return pytree.tree_map(lambda v: objects[int(v.name.rsplit("_", 1)[1])] if type(v) is slots else v, result)
 
         return run_and_write_back
+
+
+def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any]) -> None:
+    """The tensors a program updates in place must not share memory: eager's update of one
+    would be seen through the other, the program's (out of place) would not."""
+    if len({t.untyped_storage().data_ptr() for t in targets}) == len(targets):
+        return
+    seen: dict[int, str] = {}
+    for t, c in zip(targets, copies):
+        at = f"{type(objects[c.node]).__name__}.{c.name} (state object {c.node})"
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in seen:
+            raise UnsupportedOperationError(
+                f"{seen[ptr]} and {at} share memory; the jitted call updates both in place, and eager would see the "
+                "first update through the second. Give each cache layer tensors of its own (a fresh cache)."
+            )
+        seen[ptr] = at

@@ -72,7 +72,7 @@ def _traced_initialization(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def lazy_initialization(self: Any, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> None:
         original(self, key_states, value_states, *args, **kwargs)
-        if current_tracer.get() is None:
+        if torch.compiler.is_dynamo_compiling() or current_tracer.get() is None:  # Dynamo cannot read a ContextVar
             return
         for name, like in (("keys", key_states), ("values", value_states)):
             built = self.__dict__.get(name)
