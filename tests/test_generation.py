@@ -247,7 +247,7 @@ def test_a_cache_that_is_not_modelled_is_refused() -> None:
 
     model = _model("llama")
     forward = symscalar.jit(model.forward)
-    with torch.no_grad(), pytest.raises(symscalar.UnsupportedOperationError, match="MyCache.*cache_implementation"):
+    with torch.no_grad(), pytest.raises(symscalar.UnsupportedOperationError, match=r"MyCache.*cache_implementation"):
         forward(input_ids=_prompt(1)["input_ids"], past_key_values=MyCache(config=model.config))
 
 

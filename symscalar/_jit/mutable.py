@@ -40,7 +40,16 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.explain import RetraceWarning, _user_stacklevel
 from symscalar.proxy import TensorProxy
 
-__all__ = ["STATE_CLASSES", "register_state_class", "refuse_state_objects", "check_objects", "is_state_class", "note", "MutableArguments", "WriteBack"]
+__all__ = [
+    "STATE_CLASSES",
+    "register_state_class",
+    "refuse_state_objects",
+    "check_objects",
+    "is_state_class",
+    "note",
+    "MutableArguments",
+    "WriteBack",
+]
 
 # class -> how messages name the class's fix when it holds something not modelled
 STATE_CLASSES: dict[type, str] = {}
@@ -163,7 +172,7 @@ def _flatten_with_keys(obj: Any) -> tuple[list[tuple[Any, Any]], Any]:
 
 
 def _unflatten(cls: type, children: Any, context: Any) -> Any:
-    obj = cls.__new__(cls)
+    obj: Any = object.__new__(cls)
     values = iter(children)
     obj.__dict__.update({name: next(values) if is_child else value for name, is_child, value in context})
     if _noted.built is not None:
@@ -202,7 +211,8 @@ class MutableArguments:
         def wrapped(kind: Any, where: str, value: Any) -> Any:
             if kind is not Kind.AUTO:  # only unannotated values are keyed with their tensors
                 return convert(kind, where, value)
-            _noted.built = built = []
+            built: list[Any] = []
+            _noted.built = built
             try:
                 converted = convert(kind, where, value)
             finally:
@@ -264,7 +274,15 @@ class MutableArguments:
         return (placed, tuple(outputs)), WriteBack(classes, tuple(changes), slots if returned else None)
 
     def _compare(
-        self, changes: list[_Change], outputs: list[Any], j: int, name: str, i: int | None, old: Any, new: Any, label: str
+        self,
+        changes: list[_Change],
+        outputs: list[Any],
+        j: int,
+        name: str,
+        i: int | None,
+        old: Any,
+        new: Any,
+        label: str,
     ) -> None:
         if new is old:
             if isinstance(new, TensorProxy) and new._var is not self._vars.get(id(new), new._var):

@@ -54,7 +54,7 @@ def register(cache_utils: types.ModuleType) -> None:
             register_state_class(cls, _FIX)
             own = cls.__dict__.get("lazy_initialization")
             if name.startswith("Static") and callable(own) and not hasattr(own, "_symscalar_original"):
-                cls.lazy_initialization = _traced_initialization(own)
+                setattr(cls, "lazy_initialization", _traced_initialization(own))  # noqa: B010
     bases = tuple(
         cls for cls in (getattr(cache_utils, "Cache", None), getattr(cache_utils, "CacheLayerMixin", None)) if cls
     )

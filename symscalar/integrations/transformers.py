@@ -26,7 +26,7 @@ def jit_for_generate(model: transformers.PreTrainedModel, **jit_options: Any) ->
     each call is updated as eager updates it."""
     if not isinstance(model, transformers.PreTrainedModel):
         raise TypeError(f"jit_for_generate takes a transformers PreTrainedModel, got {type(model).__name__}")
-    model.forward = jit(model.forward, **jit_options)  # type: ignore[method-assign]
+    model.forward = jit(model.forward, **jit_options)
     config = model.generation_config
     if config.cache_implementation is None:
         config.cache_implementation = "static"
