@@ -101,6 +101,11 @@ class TraceLimitWarning(UserWarning):
     """A jitted function traced more often than its budget (``max_traces``) allows."""
 
 
+class RetraceWarning(UserWarning):
+    """A call pattern that traces a new program on every call (a state argument that grows,
+    such as a dynamic KV cache), with the fix; warned once per function."""
+
+
 class UnannotatedNumberWarning(UserWarning):
     """An unannotated (hence static) number caused repeated retraces."""
 

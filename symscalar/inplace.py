@@ -57,6 +57,9 @@ class InPlaceWrites:
         self.aliased: set[Var] = set()
         # Constants a random fill overwrote (``fill_constant``), kept alive by id.
         self.refilled: dict[int, torch.Tensor] = {}
+        # Arguments' tensors held by a state object (a KV cache, see _jit/mutable.py), by proxy
+        # id: updated in place like computed values; jit writes the new value back after the call.
+        self.mutable_inputs: set[int] = set()
 
     def target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
@@ -69,7 +72,7 @@ class InPlaceWrites:
         """``target`` as a proxy whose value an in-place update ``name`` may replace, or None."""
         tensor: torch.Tensor | None
         if isinstance(target, TensorProxy) and target._tracer is self._builder:
-            if target._kind == "input" and target._var not in self._state_of:
+            if target._kind == "input" and target._var not in self._state_of and id(target) not in self.mutable_inputs:
                 return None  # an argument of the jitted function: the caller's tensor
             tensor = target._captured() if target._kind == "captured" else None
         elif isinstance(target, torch.Tensor):
@@ -86,7 +89,7 @@ class InPlaceWrites:
         # value, as eager's did. State read from outside is updated only before any read: a
         # tensor built at trace time is a constant the program reads on every call.
         var = proxy._var
-        computed = proxy._kind == "computed" and var not in self._state_of
+        computed = (proxy._kind == "computed" or id(proxy) in self.mutable_inputs) and var not in self._state_of
         if var in self.aliased:
             return None
         for eqn in self._builder.eqns:

@@ -35,6 +35,7 @@ from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
 from symscalar.backend import Backend
 from symscalar.explain import Explanation, WouldTrace
+from symscalar.integrations import hf_caches
 from symscalar.trace import Trace
 from symscalar.tracer import check_tensor_class
 
@@ -177,6 +178,7 @@ def jit(
         options["dynamic_dims"] = dynamic_dims
     if fn is None:
         return functools.partial(jit, **options)
+    _register_library_state()
     if isinstance(fn, torch.nn.Module):
         return JitModule(fn, **options)
     # the frame that applied jit: local names an annotation may refer to (see params.py)
@@ -191,6 +193,14 @@ def jit(
     if not callable(fn):
         raise TypeError(f"jit() takes a function or a torch.nn.Module, got {type(fn).__name__}")
     return _jit_plain(fn, static, dynamic, backend, limits, frame_locals, dynamic_dims)
+
+
+def _register_library_state() -> None:
+    """Register the state classes of the libraries already loaded (transformers' KV caches):
+    a model's forward can only receive them once its library is imported."""
+    cache_utils = sys.modules.get("transformers.cache_utils")
+    if cache_utils is not None:
+        hf_caches.register(cache_utils)
 
 
 def _jit_plain(

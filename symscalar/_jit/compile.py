@@ -16,6 +16,7 @@ from symscalar import grad as grad_transform
 from symscalar import state as outside
 from symscalar._jit import arguments, pystate, tree
 from symscalar._jit.cache import MISS, Entry
+from symscalar._jit.mutable import MutableArguments, check_objects
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
 from symscalar.backend import Backend, choose_backend
@@ -67,6 +68,7 @@ def compile_entry(
     """Trace ``traced`` on proxies of this call's arguments and compile the entry that runs
     it (``call_args`` are the program inputs the per-call path passes; ``objects`` the
     state-holding objects among the arguments, with where each was passed)."""
+    check_objects(objects, qualname(fn))  # caches that are not modelled as state (see mutable.py)
     builder = TraceBuilder(identifier(qualname(fn).rsplit(".", 1)[-1]))
     roots = _with_argument_roots(roots, objects)
     watch = outside.TraceWatch(roots, builder, top)
@@ -74,7 +76,8 @@ def compile_entry(
     name = builder.name  # the trace's name, as printed (f, f_forward, f_backward)
     with logs.phase(logs.trace_log, name, "tracing the function") as traced_phase, watch, tracing(builder):
         # jit(module) traces forward: the module's own hooks run around the program
-        result = call(functools.partial(arguments.proxy, builder), traced)
+        mutable = MutableArguments(builder.inplace.mutable_inputs)  # state objects: a KV cache
+        result = call(mutable.converting(functools.partial(arguments.proxy, builder)), traced)
         traced_phase.detail = f"{len(builder.eqns)} equations"
     if torch.initial_seed() != seed:
         raise UnsupportedOperationError(
@@ -82,6 +85,7 @@ def compile_entry(
             "trace time, while the program's random ops draw a fresh seed on every call. "
             "Seed outside the jitted function (torch.manual_seed before calling it)."
         )
+    result, write_back = mutable.finish(result, qualname(fn), fn)
     output = Output(_constants_traced(builder, result), qualname(fn))
     leaves = output.leaves
     pending, values = _state_writes(fn, builder, watch)
@@ -141,6 +145,8 @@ def compile_entry(
         root_values=root_values,
         same=pystate.same_value,
     )
+    if write_back is not None:
+        entry_run = write_back.wrap(entry_run, MISS)
     return Entry(trace, entry_run, guards, backward, backend, guard, size_guards)
 
 

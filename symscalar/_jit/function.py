@@ -78,6 +78,7 @@ class FunctionState:
         signature_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
         try:
             self.sig, self.defaults_of = call_signature(signature_of)
+            self.keyword_call = _wrapper_followed(signature_of, self.sig)
         except ValueError:
             raise TypeError(
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
@@ -262,7 +263,9 @@ class FunctionState:
         kw: dict[str, Any] = {}
         for p, keyword_, where, value in self._arguments(args):
             converted = convert(self.kinds[p.name], where, value)
-            if p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            if self.keyword_call and p.kind is p.POSITIONAL_OR_KEYWORD and value is p.default:
+                continue  # omitted, as eager's call to the wrapper omits it (see _wrapper_followed)
+            if p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY) or (self.keyword_call and p.kind is p.POSITIONAL_OR_KEYWORD):
                 kw[keyword_] = converted
             else:
                 pos.append(converted)
@@ -421,6 +424,21 @@ def call_signature(fn: Any) -> tuple[inspect.Signature, Any]:
     if _passes_through(own):
         return followed, inner if isinstance(inner, types.FunctionType) else None
     return own, function if isinstance(function, types.FunctionType) else None
+
+
+def _wrapper_followed(fn: Any, sig: inspect.Signature) -> bool:
+    """Whether calls of ``fn`` are bound with the signature of the function a pass-through
+    wrapper wraps (``call_signature``): then the wrapper is called as eager calls it, with
+    keywords and without the values left at their defaults, since such a wrapper may rewrite
+    its keywords (transformers' ``deprecate_kwarg`` renames ``past_key_values=`` to
+    ``cache=``: passed positionally as well, the parameter would get two values). Calls of a
+    wrapper with ``*args`` in the wrapped signature stay positional."""
+    function = getattr(fn, "__func__", fn)
+    if not callable(function) or inspect.unwrap(function) is function or getattr(fn, "__signature__", None) is not None:
+        return False
+    own = inspect.signature(fn, follow_wrapped=False)
+    kinds = {p.kind for p in sig.parameters.values()}
+    return _passes_through(own) and inspect.Parameter.VAR_POSITIONAL not in kinds
 
 
 def _passes_through(sig: inspect.Signature) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from symscalar._jit.mutable import STATE_CLASSES, note
 from symscalar._jit.params import NUMPY_SCALARS, Kind
 
 __all__ = [
@@ -125,7 +126,10 @@ def tree_key(v: Any, tensors: list[Any] | None) -> Any:
     node = _NODES.get(_node_type(v)) if t is not torch.Size else None
     if node is not None:
         children, context = node.flatten_fn(v)
-        return (t, tree_key(context, None), tuple(tree_key(c, tensors) for c in children))
+        key = (t, tree_key(context, None), tuple(tree_key(c, tensors) for c in children))
+        if t in STATE_CLASSES and tensors is not None:
+            note(v)  # a state object: its entry writes the call's changes back into it
+        return key
     return _leaf_key(v)
 
 

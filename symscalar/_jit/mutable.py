@@ -1,0 +1,406 @@
+"""Arguments that a traced function mutates: state objects (a KV cache), functionalized.
+
+Eager ``model(ids, past_key_values=cache)`` changes ``cache`` itself: a static cache's layer
+tensors are updated in place (``index_copy_``, ``cumulative_length.add_``), a dynamic cache's
+layer attributes are rebound to grown tensors (``self.keys = torch.cat(...)``), a layer's Python
+attributes change on its first update (``is_initialized``, ``device``), and the call returns
+the same object. A class registered here (``register_state_class``; the transformers
+integration registers its caches) is a pytree node over its ``__dict__`` (key paths
+``.layers[0].keys``), so a call is keyed by the object's structure and tensor metadata, never
+by its identity: every new cache of the same shape finds the same programs.
+
+While tracing, the function gets a stand-in object whose tensors are program inputs; their
+in-place updates are traced out of place (``InPlaceWrites.mutable_inputs``). After the trace,
+the stand-ins are compared with what they held before: every tensor updated in place, rebound
+or newly set is an output of the program, and the ``WriteBack`` plan replays each change on the
+caller's objects after every call (``copy_`` into a tensor eager updated in place, an attribute
+assignment otherwise) and returns the caller's objects where the function returned the
+stand-ins. What cannot be replayed (a new state object, a container changed in place) is refused.
+
+The caller's objects reach the compiled entry through ``recorded``: the per-call key walk
+(``tree.tree_key``) notes each state object it keys, in walk order, and the entry takes the
+last ones it needs, checking their classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import threading
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from symscalar._jit.params import Kind
+from symscalar.errors import UnsupportedOperationError
+from symscalar.explain import RetraceWarning, _user_stacklevel
+from symscalar.proxy import TensorProxy
+
+__all__ = [
+    "STATE_CLASSES",
+    "register_state_class",
+    "refuse_state_objects",
+    "check_objects",
+    "is_state_class",
+    "note",
+    "MutableArguments",
+    "WriteBack",
+]
+
+# class -> how messages name the class's fix when it holds something not modelled
+STATE_CLASSES: dict[type, str] = {}
+_STATIC = (type(None), bool, int, float, str, torch.dtype, torch.device, type, enum.Enum)
+_MISSING = object()
+_MAX_NOTED = 4096
+
+
+class _Noted(threading.local):
+    def __init__(self) -> None:
+        self.objects: list[Any] = []  # the state objects of the calls keyed last (``note``)
+        self.built: list[Any] | None = None  # stand-ins built while an argument is converted
+
+
+_noted = _Noted()
+
+
+def note(obj: Any) -> None:
+    """Called by the key walk for each state object of a call, after its children (the order
+    ``tree_unflatten`` builds the stand-ins in)."""
+    objects = _noted.objects
+    if len(objects) >= _MAX_NOTED:  # keys computed without a call of an entry (explain, errors)
+        del objects[: _MAX_NOTED // 2]
+    objects.append(obj)
+
+
+def is_state_class(cls: type) -> bool:
+    return cls in STATE_CLASSES
+
+
+def register_state_class(cls: type, fix: str) -> None:
+    """Make ``cls`` a pytree node over its ``__dict__``, functionalized when passed to a jitted
+    function (see the module docstring). ``fix``: what to do when an instance holds a value that
+    is neither a tensor, a container, a state object nor a static value (said in the error)."""
+    if cls in STATE_CLASSES:
+        return
+    STATE_CLASSES[cls] = fix
+    if cls in pytree.SUPPORTED_NODES:  # by its library (transformers' torch.export support): ours builds the stand-ins
+        pytree._deregister_pytree_node(cls)
+    pytree.register_pytree_node(
+        cls,
+        _flatten,
+        lambda children, context: _unflatten(cls, children, context),
+        serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
+        flatten_with_keys_fn=_flatten_with_keys,
+    )
+
+
+# base classes whose instances are state a traced function mutates, and what to do instead,
+# for the subclasses not registered with register_state_class
+_REFUSED: list[tuple[tuple[type, ...], str]] = []
+
+
+def refuse_state_objects(bases: tuple[type, ...], fix: str) -> None:
+    """Refuse instances of ``bases`` (subclasses not registered as state classes) as arguments
+    of a jitted function: keyed by identity, their changes would not be replayed."""
+    if all(b != bases for b, _ in _REFUSED):
+        _REFUSED.append((bases, fix))
+
+
+def check_objects(objects: Any, label: str) -> None:
+    """Refuse the state-holding arguments (``(where, object)``) of a refused kind."""
+    for where, obj in objects:
+        for bases, fix in _REFUSED:
+            if isinstance(obj, bases) and type(obj) not in STATE_CLASSES:
+                raise UnsupportedOperationError(
+                    f"{label}: {where} holds a {type(obj).__name__}, a cache that symscalar.jit does not model: "
+                    f"eager updates it in place on every call, and the program would not replay that. {fix}"
+                )
+
+
+class _Context:
+    """A state object's attributes but its children: ``(name, is child, static value)`` in
+    ``__dict__`` order. One hashable leaf of the key (walked item by item as a tuple it cost a
+    call of the key walk per item on every call), equal only for the same types and values."""
+
+    __slots__ = ("items", "_key", "_hash")
+
+    def __init__(self, items: tuple[tuple[str, bool, Any], ...]) -> None:
+        self.items = items
+        self._key = tuple((n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items)
+        self._hash = hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Context and self._hash == other._hash and self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __repr__(self) -> str:
+        return f"_Context({self.items!r})"
+
+
+def _flatten(obj: Any) -> tuple[list[Any], Any]:
+    children: list[Any] = []
+    context: list[tuple[str, bool, Any]] = []
+    for name, value in vars(obj).items():
+        if isinstance(value, _STATIC) and not isinstance(value, torch.Tensor):
+            context.append((name, False, value))
+        elif isinstance(value, (torch.Tensor, TensorProxy, list, tuple, dict)) or type(value) in STATE_CLASSES:
+            context.append((name, True, None))
+            children.append(value)
+        else:
+            cls = type(obj)
+            raise UnsupportedOperationError(
+                f"{cls.__name__}.{name} holds a {type(value).__name__}, which symscalar.jit does not model as state "
+                f"of a {cls.__name__} passed to a jitted function (it models tensors, lists, tuples and dicts of them, "
+                f"and static values: None, numbers, strings, dtypes, devices). {STATE_CLASSES[cls]}"
+            )
+    return children, _Context(tuple(context))
+
+
+def _flatten_with_keys(obj: Any) -> tuple[list[tuple[Any, Any]], Any]:
+    children, context = _flatten(obj)
+    names = [name for name, is_child, _ in context if is_child]
+    return [(pytree.GetAttrKey(n), c) for n, c in zip(names, children)], context
+
+
+def _unflatten(cls: type, children: Any, context: Any) -> Any:
+    obj: Any = object.__new__(cls)
+    values = iter(children)
+    obj.__dict__.update({name: next(values) if is_child else value for name, is_child, value in context})
+    if _noted.built is not None:
+        _noted.built.append(obj)
+    return obj
+
+
+# -- one trace -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    how: str  # "copy" (into the caller's tensor), "set", "static", "del"
+    node: int  # the state object, by its number in the key walk
+    name: str
+    index: int | None  # an item of a list or tuple attribute
+    value: Any  # the state output's number ("copy", "set") or the static value
+
+
+class MutableArguments:
+    """The state objects among one trace's arguments (``converting``) and, after the trace,
+    what the program must return and write back (``finish``)."""
+
+    def __init__(self, mutable_inputs: set[int]) -> None:
+        self._mutable_inputs = mutable_inputs  # InPlaceWrites.mutable_inputs (proxy ids)
+        self.nodes: list[Any] = []  # stand-ins, in the key walk's order
+        self._before: list[dict[str, Any]] = []
+        self._items: list[dict[str, list[Any]]] = []  # the items of list attributes when the call began
+        self._vars: dict[int, Any] = {}  # id(proxy) -> its var when the call began
+        self.grown: list[str] = []  # tensors of state objects the call replaced by larger ones
+        self.counted: list[str] = []  # Python ints of state objects the call changed
+
+    def converting(self, convert: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
+        """``convert`` (``arguments.proxy``), noting the stand-ins it makes of unannotated values."""
+
+        def wrapped(kind: Any, where: str, value: Any) -> Any:
+            if kind is not Kind.AUTO:  # only unannotated values are keyed with their tensors
+                return convert(kind, where, value)
+            built: list[Any] = []
+            _noted.built = built
+            try:
+                converted = convert(kind, where, value)
+            finally:
+                _noted.built = None
+            for node in built:  # the stand-ins, built children first: the key walk's order
+                self._add(node, where)
+            return converted
+
+        return wrapped
+
+    def _add(self, v: Any, where: str) -> None:
+        self.nodes.append(v)
+        before = dict(vars(v))
+        self._before.append(before)
+        self._items.append({name: list(x) for name, x in before.items() if isinstance(x, list)})
+        for name, x in before.items():
+            items = list(x.values()) if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else (x,)
+            for t in items:
+                if isinstance(t, TensorProxy) and not isinstance(x, dict):
+                    self._vars[id(t)] = t._var
+                    self._mutable_inputs.add(id(t))
+                elif isinstance(t, (TensorProxy, list, tuple, dict)) and t is not x:
+                    raise self._refusal(v, name, where, "a container holding containers or tensors in a dict")
+
+    def finish(self, result: Any, label: str, fn: Any = None) -> tuple[Any, WriteBack | None]:
+        """The function's result for the program, ``(result, (state outputs...))`` with the
+        stand-ins in ``result`` replaced by placeholders, and the write-back plan; ``result``
+        itself and None when no state object was passed."""
+        if not self.nodes:
+            return result, None
+        changes: list[_Change] = []
+        outputs: list[Any] = []
+        for j, (node, before) in enumerate(zip(self.nodes, self._before)):
+            after = vars(node)
+            for name in before.keys() - after.keys():
+                changes.append(_Change("del", j, name, None, None))
+            for name, value in after.items():
+                old = before.get(name, _MISSING)
+                if isinstance(value, (list, tuple)) and value is old:  # items updated in place
+                    if isinstance(value, list) and [id(x) for x in value] != [id(x) for x in self._items[j][name]]:
+                        raise self._refusal(node, name, label, "a list whose items it added, removed or replaced")
+                    for i, x in enumerate(value):
+                        self._compare(changes, outputs, j, name, i, x, x, label)
+                elif isinstance(value, (list, tuple, dict)) and type(value) is not torch.Size and value is not old:
+                    raise self._refusal(node, name, label, "a container (it was another or none when the call began)")
+                else:
+                    self._compare(changes, outputs, j, name, None, old, value, label)
+        slots = enum.Enum("StateObject", [f"argument_state_{j}" for j in range(len(self.nodes))])  # type: ignore[misc]
+        ids = {id(n): j for j, n in enumerate(self.nodes)}
+        placed = pytree.tree_map(
+            lambda v: slots[f"argument_state_{ids[id(v)]}"] if id(v) in ids else v,
+            result,
+            is_leaf=lambda v: id(v) in ids,
+        )
+        returned = any(id(v) in ids for v in pytree.tree_leaves(result, is_leaf=lambda v: id(v) in ids))
+        classes = tuple(type(n) for n in self.nodes)
+        if self.grown or self.counted:
+            _warn_growing(fn, label, self.grown, self.counted, [type(n) for n in self.nodes])
+        return (placed, tuple(outputs)), WriteBack(classes, tuple(changes), slots if returned else None)
+
+    def _compare(
+        self,
+        changes: list[_Change],
+        outputs: list[Any],
+        j: int,
+        name: str,
+        i: int | None,
+        old: Any,
+        new: Any,
+        label: str,
+    ) -> None:
+        if new is old:
+            if isinstance(new, TensorProxy) and new._var is not self._vars.get(id(new), new._var):
+                changes.append(_Change("copy", j, name, i, len(outputs)))  # eager updated it in place
+                outputs.append(new)
+            return
+        if isinstance(new, (torch.Tensor, TensorProxy)):
+            changes.append(_Change("set", j, name, i, len(outputs)))
+            outputs.append(new)
+            if isinstance(old, TensorProxy) and tuple(old.shape) != tuple(new.shape):
+                at = f"{type(self.nodes[j]).__name__}.{name}" + ("" if i is None else f"[{i}]")
+                self.grown.append(f"{at} {list(old.shape)} -> {list(new.shape)}")
+        elif isinstance(new, _STATIC) and not (type(old) is type(new) and old == new):
+            changes.append(_Change("static", j, name, i, new))
+            if type(old) is int and type(new) is int:  # a counter: part of the key, so a new program each call
+                self.counted.append(f"{type(self.nodes[j]).__name__}.{name} {old} -> {new}")
+        elif not isinstance(new, _STATIC):
+            raise self._refusal(self.nodes[j], name, label, f"a new {type(new).__name__}")
+
+    def _refusal(self, node: Any, name: str, label: str, what: str) -> UnsupportedOperationError:
+        cls = type(node)
+        return UnsupportedOperationError(
+            f"{label} sets {cls.__name__}.{name} of a {cls.__name__} passed to it to {what}: symscalar.jit replays "
+            "the changes a traced function makes to such an argument after every call only for tensors (updated in "
+            f"place or assigned) and static attributes. {STATE_CLASSES[cls]}"
+        )
+
+
+_warned_growing: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _warn_growing(fn: Any, label: str, grown: list[str], counted: list[str], classes: list[type]) -> None:
+    """Warn once per jitted function that its state arguments change on every call in a way
+    the key sees (a dynamic KV cache grows; a sliding-window layer counts its tokens in a Python
+    int): each call then traces a new program."""
+    try:
+        if fn in _warned_growing:
+            return
+        _warned_growing.add(fn)
+    except TypeError:  # not weakly referable: warned on every such trace
+        pass
+    changes = grown or counted
+    what = "replaces tensors of" if grown else "changes Python numbers of"
+    fix = (
+        "Fix: generate with a static cache (model.generate(..., cache_implementation='static'), or "
+        "symscalar.integrations.transformers.jit_for_generate(model)): one prefill and one decode program for any "
+        "number of new tokens."
+        if grown
+        else "A number the traced code reads is static (part of the key); symscalar cannot make it dynamic here, "
+        "so expect one program per call (a sliding-window cache layer counts tokens in a Python int)."
+    )
+    warnings.warn(
+        f"{label} {what} the {classes[-1].__name__} passed to it ({'; '.join(changes[:2])}"
+        f"{'; ...' if len(changes) > 2 else ''}): every call has a new cache key, so every call traces a new "
+        f"program. {fix}",
+        RetraceWarning,
+        stacklevel=_user_stacklevel(),
+    )
+
+
+class WriteBack:
+    """After every call: the changes of one trace replayed on the caller's state objects."""
+
+    def __init__(self, classes: tuple[type, ...], changes: tuple[_Change, ...], slots: Any) -> None:
+        self.classes = classes
+        self.changes = changes
+        self.slots = slots
+
+    def wrap(self, run: Callable[..., Any], miss: Any) -> Callable[..., Any]:
+        n, classes, changes, slots = len(self.classes), self.classes, self.changes, self.slots
+        copies = [c for c in changes if c.how == "copy" and c.index is None]
+        n_copies = len(copies)
+
+        def run_and_write_back(*args: Any) -> Any:
+            noted = _noted.objects
+            objects = noted[-n:]
+            noted.clear()
+            if len(objects) != n or any(type(o) is not c for o, c in zip(objects, classes)):
+                raise RuntimeError(
+                    "symscalar internal error: the state objects of this call were not noted by its key walk "
+                    f"(expected {[c.__name__ for c in classes]}, got {[type(o).__name__ for o in objects]})"
+                )
+            out = run(*args)
+            if out is miss:  # the miss path keys the call again
+                return out
+            result, states = out
+            if n_copies > 1:
+                _check_unshared([objects[c.node].__dict__[c.name] for c in copies], copies, objects)
+            for c in changes:
+                attributes = objects[c.node].__dict__
+                if c.how == "del":
+                    del attributes[c.name]
+                    continue
+                value = states[c.value] if c.how in ("copy", "set") else c.value
+                if c.how == "copy":
+                    target = attributes[c.name] if c.index is None else attributes[c.name][c.index]
+                    target.copy_(value)
+                else:
+                    attributes[c.name] = value
+            if slots is None:
+                return result
+            return pytree.tree_map(lambda v: objects[int(v.name.rsplit("_", 1)[1])] if type(v) is slots else v, result)
+
+        return run_and_write_back
+
+
+def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any]) -> None:
+    """The tensors a program updates in place must not share memory: eager's update of one
+    would be seen through the other, the program's (out of place) would not."""
+    if len({t.untyped_storage().data_ptr() for t in targets}) == len(targets):
+        return
+    seen: dict[int, str] = {}
+    for t, c in zip(targets, copies):
+        at = f"{type(objects[c.node]).__name__}.{c.name} (state object {c.node})"
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in seen:
+            raise UnsupportedOperationError(
+                f"{seen[ptr]} and {at} share memory; the jitted call updates both in place, and eager would see the "
+                "first update through the second. Give each cache layer tensors of its own (a fresh cache)."
+            )
+        seen[ptr] = at

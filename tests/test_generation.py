@@ -1,0 +1,305 @@
+"""``model.generate`` with a jitted forward (HF's torch.compile convention,
+``model.forward = symscalar.jit(model.forward)``) against eager, on tiny random-init configs:
+the tokens, the number of programs, and the KV cache the calls leave behind."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import symscalar
+
+transformers = pytest.importorskip("transformers")
+from transformers import DynamicCache, StaticCache  # noqa: E402
+
+from symscalar.explain import RetraceWarning  # noqa: E402
+from symscalar.integrations.transformers import jit_for_generate  # noqa: E402
+
+VOCAB = 101
+PAD = 0
+
+
+def _gpt2() -> Any:
+    config = transformers.GPT2Config(
+        n_embd=32, n_layer=2, n_head=2, vocab_size=VOCAB, n_positions=64, bos_token_id=1, eos_token_id=2
+    )
+    return transformers.GPT2LMHeadModel(config)
+
+
+def _llama() -> Any:  # grouped-query attention: 4 query heads share 2 key/value heads
+    config = transformers.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return transformers.LlamaForCausalLM(config)
+
+
+def _qwen3() -> Any:
+    config = transformers.Qwen3Config(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return transformers.Qwen3ForCausalLM(config)
+
+
+def _mistral() -> Any:  # without a sliding window (see test_a_sliding_window_layer_warns)
+    config = transformers.MistralConfig(
+        sliding_window=None,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return transformers.MistralForCausalLM(config)
+
+
+MODELS: dict[str, Callable[[], Any]] = {"gpt2": _gpt2, "llama": _llama, "qwen3": _qwen3, "mistral": _mistral}
+
+
+def _model(name: str) -> Any:
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    model.generation_config.pad_token_id = PAD
+    model.generation_config.eos_token_id = None  # always 16 new tokens
+    return model
+
+
+def _prompt(batch: int) -> dict[str, torch.Tensor]:
+    """A batch of token ids; with batch 2 the first row is left-padded by two tokens."""
+    generator = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, VOCAB, (batch, 6), generator=generator)
+    mask = torch.ones_like(ids)
+    if batch == 2:
+        ids[0, :2] = PAD
+        mask[0, :2] = 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def _cache_options(cache: str) -> dict[str, Any]:
+    return {"dynamic": {}, "static": {"cache_implementation": "static"}, "none": {"use_cache": False}}[cache]
+
+
+def _generate(model: Any, prompt: dict[str, torch.Tensor], cache: str, **options: Any) -> torch.Tensor:
+    options.setdefault("do_sample", False)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RetraceWarning)
+        out: torch.Tensor = model.generate(**prompt, max_new_tokens=16, **_cache_options(cache), **options)
+    return out
+
+
+def _jitted(model: Any) -> Any:
+    model.forward = symscalar.jit(model.forward)
+    return model.forward
+
+
+def _check_generate(name: str, cache: str, batch: int) -> Any:
+    model = _model(name)
+    prompt = _prompt(batch)
+    expected = _generate(model, prompt, cache)
+    forward = _jitted(model)
+    got = _generate(model, prompt, cache)
+    assert got.shape == (batch, 6 + 16)
+    assert torch.equal(got, expected), f"{name}, {cache} cache, batch {batch}: tokens differ from eager"
+    return forward
+
+
+CASES = [(name, cache, batch) for name in MODELS for cache in ("dynamic", "static", "none") for batch in (1, 2)]
+FAST = {("llama", "static", 2)}  # the rest take seconds each (the uncached and dynamic ones trace per token)
+
+
+@pytest.mark.parametrize(
+    ("name", "cache", "batch"), [c if c in FAST else pytest.param(*c, marks=pytest.mark.slow) for c in CASES]
+)
+def test_generate_equals_eager(name: str, cache: str, batch: int) -> None:
+    """Greedy tokens equal eager's; with the static cache, one prefill and one decode program
+    for the 16 new tokens."""
+    forward = _check_generate(name, cache, batch)
+    if cache == "static":
+        assert forward.cache_info().misses == 2
+
+
+def test_a_new_static_cache_of_the_same_shape_reuses_the_programs() -> None:
+    """Caches are keyed by structure and tensor metadata, not identity: a second generate
+    (a fresh StaticCache, or the reset one) runs the programs of the first."""
+    model = _model("llama")
+    prompt = _prompt(1)
+    expected = _generate(model, prompt, "static")
+    forward = _jitted(model)
+    for _ in range(2):
+        assert torch.equal(_generate(model, prompt, "static"), expected)
+    assert forward.cache_info().misses <= 3
+
+
+def test_seeded_sampling_equals_eager() -> None:
+    model = _model("llama")
+    prompt = _prompt(2)
+    torch.manual_seed(7)
+    expected = _generate(model, prompt, "static", do_sample=True, top_k=0)
+    _jitted(model)
+    torch.manual_seed(7)
+    got = _generate(model, prompt, "static", do_sample=True, top_k=0)
+    assert torch.equal(got, expected)
+
+
+def test_jit_for_generate_two_programs() -> None:
+    model = _model("qwen3")
+    prompt = _prompt(2)
+    expected = _generate(model, prompt, "static")
+    jit_for_generate(model)
+    got = _generate(model, prompt, "dynamic")  # no cache option: the helper chose the static cache
+    assert torch.equal(got, expected)
+    assert model.forward.cache_info().misses == 2
+
+
+def _assert_same_cache(eager: Any, jitted: Any) -> None:
+    """Every attribute of every layer equal: tensors to float rounding (integers exactly),
+    Python values exactly."""
+    assert type(eager) is type(jitted) and len(eager.layers) == len(jitted.layers)
+    for i, (a, b) in enumerate(zip(eager.layers, jitted.layers)):
+        assert vars(a).keys() == vars(b).keys(), f"layer {i}"
+        for name, value in vars(a).items():
+            other = vars(b)[name]
+            if isinstance(value, torch.Tensor):
+                assert isinstance(other, torch.Tensor) and other.shape == value.shape and other.dtype == value.dtype
+                torch.testing.assert_close(other, value, rtol=1e-5, atol=1e-6, msg=f"layer {i}.{name}")
+            else:
+                assert type(other) is type(value) and other == value, f"layer {i}.{name}: {other!r} != {value!r}"
+
+
+@pytest.mark.parametrize("kind", ["dynamic", "static"])
+def test_the_cache_after_each_call_equals_eagers(kind: str) -> None:
+    model = _model("llama")
+    config = model.config
+
+    def new_cache() -> Any:
+        return DynamicCache(config=config) if kind == "dynamic" else StaticCache(config=config, max_cache_len=16)
+
+    eager_cache, jitted_cache = new_cache(), new_cache()
+    jitted_forward = symscalar.jit(model.forward)
+    ids = _prompt(2)["input_ids"]
+    static_tensors = [layer.cumulative_length for layer in jitted_cache.layers] if kind == "static" else []
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RetraceWarning)
+        for _ in range(3):
+            expected = model(input_ids=ids, past_key_values=eager_cache)
+            got = jitted_forward(input_ids=ids, past_key_values=jitted_cache)
+            assert got.past_key_values is jitted_cache  # the caller's cache, as eager returns it
+            torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-5)
+            _assert_same_cache(eager_cache, jitted_cache)
+            ids = expected.logits[:, -1:].argmax(-1)
+    if kind == "static":  # updated in place, as eager's add_ and index_copy_: the same tensors
+        assert all(layer.cumulative_length is t for layer, t in zip(jitted_cache.layers, static_tensors))
+        assert jitted_forward.cache_info().misses == 2
+
+
+def test_a_growing_cache_warns_once_with_the_fix() -> None:
+    model = _model("llama")
+    prompt = _prompt(1)
+    _jitted(model)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.generate(**prompt, max_new_tokens=4, do_sample=False)
+    retraces = [w for w in caught if issubclass(w.category, RetraceWarning)]
+    assert len(retraces) == 1
+    assert "cache_implementation='static'" in str(retraces[0].message)
+    assert "DynamicLayer.keys" in str(retraces[0].message)
+
+
+def test_past_key_values_none_binds_as_eager() -> None:
+    """transformers renames ``past_key_values=`` to ``cache=`` in a wrapper around forward:
+    the jitted forward calls the wrapper as eager does."""
+    model = _model("llama")
+    ids = _prompt(1)["input_ids"]
+    with torch.no_grad():
+        expected = model(ids, past_key_values=None, use_cache=False).logits
+        forward = symscalar.jit(model.forward)
+        torch.testing.assert_close(forward(ids, past_key_values=None, use_cache=False).logits, expected)
+        torch.testing.assert_close(forward(ids, None, use_cache=False).logits, expected)
+
+
+def test_a_cache_that_is_not_modelled_is_refused() -> None:
+    class MyCache(DynamicCache):  # a subclass: its update may do anything
+        pass
+
+    model = _model("llama")
+    forward = symscalar.jit(model.forward)
+    with torch.no_grad(), pytest.raises(symscalar.UnsupportedOperationError, match=r"MyCache.*cache_implementation"):
+        forward(input_ids=_prompt(1)["input_ids"], past_key_values=MyCache(config=model.config))
+
+
+def test_an_attribute_that_is_not_modelled_is_refused() -> None:
+    model = _model("llama")
+    cache = DynamicCache(config=model.config)
+    cache.layers[0].note = object()  # neither a tensor nor a static value
+    forward = symscalar.jit(model.forward)
+    with torch.no_grad(), pytest.raises(symscalar.UnsupportedOperationError, match=r"DynamicLayer\.note holds"):
+        forward(input_ids=_prompt(1)["input_ids"], past_key_values=cache)
+
+
+@pytest.mark.slow
+def test_a_sliding_window_layer_warns() -> None:
+    """A static sliding-window layer counts its tokens in a Python int (its control flow reads
+    it), so each decode step is a new program: tokens equal, and a RetraceWarning says why."""
+    torch.manual_seed(0)
+    config = transformers.MistralConfig(
+        sliding_window=32,  # not reached: a full window rolls its tensors (refused, see docs/generation.md)
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+    )
+    model = transformers.MistralForCausalLM(config).eval()
+    prompt = _prompt(1)
+    options = {"max_new_tokens": 4, "do_sample": False, "cache_implementation": "static", "pad_token_id": PAD}
+    with torch.no_grad():
+        expected = model.generate(**prompt, **options)
+        _jitted(model)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = model.generate(**prompt, **options)
+    assert torch.equal(got, expected)
+    retraces = [str(w.message) for w in caught if issubclass(w.category, RetraceWarning)]
+    assert len(retraces) == 1 and "cumulative_length_int" in retraces[0]
+
+
+def test_cache_tensors_that_share_memory_are_refused() -> None:
+    model = _model("llama")
+    ids = _prompt(1)["input_ids"]
+    forward = symscalar.jit(model.forward)
+    with torch.no_grad():
+        forward(input_ids=ids, past_key_values=StaticCache(config=model.config, max_cache_len=16))
+        shared = StaticCache(config=model.config, max_cache_len=16)
+        eager_cache = StaticCache(config=model.config, max_cache_len=16)
+        model(input_ids=ids, past_key_values=eager_cache)
+        for layer, done in zip(shared.layers, eager_cache.layers):  # initialized, like the first cache
+            vars(layer).update({k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in vars(done).items()})
+        forward(input_ids=ids[:, :1], past_key_values=shared)  # the decode program: a cache hit from now on
+        shared.layers[1].keys = shared.layers[0].keys  # one tensor for two layers
+        with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
+            forward(input_ids=ids[:, :1], past_key_values=shared)
