@@ -6,12 +6,14 @@ A nanoGPT block (the one of tests/test_dynamic_shapes.py), forward and backward:
    with ``dynamic_dims``, ``torch.compile`` (backend "eager", so that compile counts and dynamo's
    own time are measured, not Inductor's minutes) by default, with ``dynamic=True`` and with
    ``torch._dynamo.mark_dynamic(x, 1)``, and lightning-thunder's ``thunder.jit`` with its default
-   cache and ``cache="symbolic values"`` where it runs (``--no-thunder`` skips it): traces or
-   compiles, the first call and the whole sweep, and whether every output equals eager's;
+   cache and ``cache="symbolic values"`` (``--thunder``: its default cache traces every shape,
+   seconds each): traces or compiles, the first call and the whole sweep, and whether every
+   output equals eager's;
 2. the **batch x length sweep** (B in 1, 2, 3, 8 x T in 1, 7, 33, 64) for symscalar;
 3. the per-call overhead at a cache hit on a tiny function (static key vs declared dims).
 
-Runs in under 2 minutes on a laptop CPU with the defaults.
+Runs in under 2 minutes on a laptop CPU with the defaults (``--no-compile`` and without
+``--thunder``: seconds).
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ def per_call_us(fn: Callable[..., Any], x: torch.Tensor, n: int = 3000, repeats:
 
 
 LENGTHS = [(2, t) for t in (1, 2, 7, 16, 33, 64)]
+_AT = [(0, 0)]  # the shape run_sweep is at (for a failure's message)
+
+
+def _failure(e: Exception) -> str:
+    b, t = _AT[0]
+    return f"fails at B={b}, T={t}: {type(e).__name__}: {str(e).strip().splitlines()[0][:70]}"
 
 
 def run_sweep(
@@ -57,6 +65,7 @@ def run_sweep(
     start = time.perf_counter()
     first, same = 0.0, True
     for i, (b, t) in enumerate(shapes):
+        _AT[0] = (b, t)
         x = torch.randn(b, t, 16, requires_grad=True)
         if mark:
             torch._dynamo.mark_dynamic(x, 1)
@@ -80,7 +89,11 @@ def compiled_rows(block: torch.nn.Module) -> list[tuple[str, Any, float, float, 
         torch._dynamo.reset()
         counter = testing.CompileCounter()
         compiled = torch.compile(block, backend=counter, **options)
-        first, total, same = run_sweep(compiled, block, LENGTHS, mark)
+        try:
+            first, total, same = run_sweep(compiled, block, LENGTHS, mark)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            rows.append((label, counter.frame_count, 0.0, 0.0, _failure(e)))
+            continue
         rows.append((label, counter.frame_count, first, total, "equal" if same else "DIFFERS"))
     torch._dynamo.reset()
     return rows
@@ -97,7 +110,7 @@ def thunder_rows(block: torch.nn.Module) -> list[tuple[str, Any, float, float, s
         try:
             first, total, same = run_sweep(jitted, block, LENGTHS)
         except Exception as e:  # noqa: BLE001 - reported in the table
-            rows.append((label, "-", 0.0, 0.0, f"fails: {type(e).__name__}: {str(e).splitlines()[0][:60]}"))
+            rows.append((label, "-", 0.0, 0.0, _failure(e)))
             continue
         rows.append((label, thunder.cache_misses(jitted), first, total, "equal" if same else "DIFFERS"))
     return rows
@@ -106,18 +119,21 @@ def thunder_rows(block: torch.nn.Module) -> list[tuple[str, Any, float, float, s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    parser.add_argument("--no-thunder", action="store_true", help="skip lightning-thunder")
+    parser.add_argument("--thunder", action="store_true", help="also lightning-thunder (minutes: a trace per shape)")
     args = parser.parse_args()
     block = Block()
     declared = {"x": (Dim("B", max=64), Dim("T", max=64))}
     rows: list[tuple[str, Any, float, float, str]] = []
-    for label, options in (("symscalar.jit static shapes", {}), ("symscalar.jit dynamic_dims B, T", declared)):
-        jitted = symscalar.jit(block, **options)  # type: ignore[arg-type]
+    for label, options in (
+        ("symscalar.jit static shapes", {}),
+        ("symscalar.jit dynamic_dims B, T", {"dynamic_dims": declared}),
+    ):
+        jitted = symscalar.jit(block, **options)
         first, total, same = run_sweep(jitted, block, LENGTHS)
         rows.append((label, jitted.cache_info().misses, first, total, "equal" if same else "DIFFERS"))
     if not args.no_compile:
         rows += compiled_rows(block)
-    if not args.no_thunder:
+    if args.thunder:
         rows += thunder_rows(block)
     lengths = ", ".join(str(t) for _, t in LENGTHS)
     print(f"nanoGPT block, forward+backward, B=2, T in {lengths} ({len(LENGTHS)} shapes)")
@@ -127,8 +143,11 @@ def main() -> None:
         print(f"| {label:36} | {traces!s:>15} | {first * 1e3:>13.1f} | {total:>7.2f} | {note} |")
 
     rows = []
-    for label, options in (("symscalar.jit static shapes", {}), ("symscalar.jit dynamic_dims B, T", declared)):
-        jitted = symscalar.jit(block, **options)  # type: ignore[arg-type]
+    for label, options in (
+        ("symscalar.jit static shapes", {}),
+        ("symscalar.jit dynamic_dims B, T", {"dynamic_dims": declared}),
+    ):
+        jitted = symscalar.jit(block, **options)
         first, total, same = run_sweep(jitted, block, SWEEP)
         rows.append((label, jitted.cache_info().misses, first, total, "equal" if same else "DIFFERS"))
     print(f"\nnanoGPT block, forward+backward over {len(SWEEP)} shapes (B in 1,2,3,8 x T in 1,7,33,64)")
