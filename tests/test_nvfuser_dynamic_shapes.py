@@ -51,6 +51,7 @@ def _check_sweep(fn, declaration, make, sizes, *, grad: bool = True):  # type: i
     return jitted
 
 
+@pytest.mark.slow  # forward and backward at four sizes, interpreted
 def test_dynamic_dims_are_minus_one_and_sizes_scalar_inputs() -> None:
     w = torch.randn(8, 6, dtype=torch.float64, requires_grad=True)
     jitted = _check_sweep(
@@ -69,6 +70,7 @@ def test_dynamic_dims_are_minus_one_and_sizes_scalar_inputs() -> None:
         fd.fusion.print_math()  # nvFuser's own IR of the definition builds
 
 
+@pytest.mark.slow  # forward and backward at four sizes, interpreted
 def test_size_like_params_other_than_shapes_run_in_torch() -> None:
     """A slice bound, an arange end and a padding holding a size run as torch steps; the
     elementwise work around them still fuses."""
@@ -91,6 +93,7 @@ def test_size_like_params_other_than_shapes_run_in_torch() -> None:
     assert {"arange", "slice"} <= set(torch_steps), torch_steps  # an end and a bound holding s_T
 
 
+@pytest.mark.slow  # forward and backward at four sizes, interpreted
 def test_slices_with_a_size_bound() -> None:
     def fn(x: torch.Tensor) -> torch.Tensor:
         T = x.shape[1]
