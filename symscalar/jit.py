@@ -142,7 +142,10 @@ def jit(
         dynamic_dims: the dynamic dims of tensor parameters (every other dim is static), e.g.
             ``{"x": ("B", "T", None)}`` (over the leading dims) or ``{"x": {1: "T"}}``; names
             may be ``symscalar.Dim("T", min=1, max=4096)``; the same name twice means equal
-            sizes. One program then serves every size (see docs/dynamic_shapes.md).
+            sizes. A tensor nested in an argument is declared by its pytree path:
+            ``{"past_key_values.layers.*.keys": (None, None, "S")}``,
+            ``{"batch['pixel_values']": ("B",)}``. One program then serves every size (see
+            docs/dynamic_shapes.md).
         backend: ``"auto"``, ``"torch"``, ``"nvfuser"`` or ``"inductor"`` (see
             docs/inductor.md), or a backend object such as
             ``symscalar.inductor_backend.InductorBackend(compile_after=0)`` to configure one.

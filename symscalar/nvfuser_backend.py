@@ -20,6 +20,13 @@ that it is (``check_trace``), and this module keeps it so at the boundary:
    reshape, expand, full) are passed to the
    fusion as scalar inputs, so a new batch size reuses the same fusion.
 
+**Dynamic dims** (``jit(..., dynamic_dims=...)``): a dim whose size is a ``sizes.Size`` is ``-1``
+like any non-1 dim, and a size expression in a size parameter (``s_B * s_T``) is one of those
+scalar inputs, evaluated by the plan from the sizes it binds from its inputs on every call, so
+one fusion serves every size. A size-1 call of a dynamic dim is not a broadcast dim: its layout
+is computed as if the dim were larger. An equation with a size in any other size-like parameter
+(a slice bound, an ``arange`` end, a padding) runs in torch.
+
 The result is one generated Python function for the whole trace (like ``torch_backend``),
 with the same ``compile_trace(trace, render_outputs)`` interface. ``lower(trace, inputs)``
 builds the fusions for given input metadata without running anything (no GPU needed).
@@ -31,14 +38,15 @@ import dataclasses
 import functools
 import itertools
 import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import torch
 
-from symscalar import messages
+from symscalar import messages, sizes
 from symscalar.backend import register_backend
-from symscalar.errors import BackendUnavailableError, StaticValueRequiredError, TraceCheckError
+from symscalar.errors import BackendUnavailableError, DynamicValueError, StaticValueRequiredError, TraceCheckError
 from symscalar.generated import exec_generated
 from symscalar.nvfuser_lowering import NVFUSER_LOWERINGS
 from symscalar.trace import (
@@ -52,9 +60,11 @@ from symscalar.trace import (
     contains_dynamic,
     dce,
     eqn_source,
+    format_static,
     is_var,
     return_source,
     signature_source,
+    size_bindings,
     with_codegen_name,
 )
 
@@ -71,6 +81,7 @@ __all__ = [
     "fusion_cache_info",
     "fusion_cache_clear",
     "FusionCacheInfo",
+    "dynamic_descriptor",
 ]
 
 _DTYPE_NAMES = {
@@ -209,7 +220,14 @@ def is_fusible(eqn: Eqn) -> bool:
     tensors = [a for a in (*eqn.args, *eqn.outs) if isinstance(a, TensorVar)]
     if not all(t.dtype in _DTYPE_NAMES for t in tensors):
         return False
-    return lowering.supports is None or bool(lowering.supports(*eqn.args, **eqn.params))
+    if sizes.enabled()[0] and any(
+        key not in eqn.prim.size_params and sizes.symbols_of(value) for key, value in eqn.params.items()
+    ):
+        return False  # a dynamic size in a slice bound, an arange end, a padding: torch runs it
+    try:
+        return lowering.supports is None or bool(lowering.supports(*eqn.args, **eqn.params))
+    except DynamicValueError:  # a predicate that would need a dynamic size's value
+        return False
 
 
 def _freeze(value: Any) -> Any:
@@ -280,6 +298,11 @@ class Region:
             if s != 1
         )
         self.tensor_positions = tuple(i for i, v in enumerate(self.inputs) if isinstance(v, TensorVar))
+        # per tensor input, its dynamic dims (a size-1 call of one is not a broadcast dim)
+        self.dynamic_dims = tuple(
+            tuple(d for d, s in enumerate(typing.cast(TensorVar, self.inputs[i]).shape) if isinstance(s, sizes.Size))
+            for i in self.tensor_positions
+        )
         self.structure = self._structure()
         self.fusions: dict[Any, Any] = {}  # layout descriptors -> FusionDefinition
         self.last_fusion: Any = None
@@ -304,7 +327,10 @@ class Region:
 
     def fusion_for(self, metas: Sequence[TensorMeta]) -> Any:
         """The FusionDefinition for tensor inputs with these layouts (one per tensor input)."""
-        layouts = tuple(_descriptor(m.shape, m.stride) for m in metas)
+        layouts = tuple(
+            dynamic_descriptor(m.shape, m.stride, dynamic) if dynamic else _descriptor(m.shape, m.stride)
+            for m, dynamic in zip(metas, self.dynamic_dims)
+        )
         fd = self.fusions.get(layouts)
         if fd is None:
             key = (self.structure, layouts)
@@ -319,11 +345,37 @@ class Region:
         return fd
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
+        """Run the region on its inputs followed by the values of its ``sizes`` (the plan
+        passes both: a size may be an expression of the dynamic sizes of this call)."""
         metas = [
             TensorMeta(tuple(args[i].shape), args[i].dtype, tuple(args[i].stride())) for i in self.tensor_positions
         ]
         fd = self.fusion_for(metas)
-        return fd.execute([*args, *self.sizes])  # type: ignore[no-any-return]
+        return fd.execute(list(args))  # type: ignore[no-any-return]
+
+
+def dynamic_descriptor(
+    shape: tuple[int, ...], stride: tuple[int, ...], dynamic: Sequence[int]
+) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    """nvFuser's (contiguity, stride_order) of a tensor whose ``dynamic`` dims are ``-1`` in
+    the definition. A size-1 call of a dynamic dim is not a broadcast dim (the plain descriptor
+    would give it no contiguity): in the descriptor's stride order, each dim that is neither a
+    static size-1 dim nor expanded (stride 0) is contiguous exactly where its stride is the next
+    inner dim's stride times that dim's size, the real sizes counted. So every claim holds for
+    the tensor at hand (nvFuser computes a contiguous dim's stride from those sizes), and a
+    contiguous tensor at size 1 has the descriptor, and the fusion, of every other size."""
+    contiguity, stride_order = _descriptor(shape, stride)
+    if not any(shape[d] == 1 for d in dynamic):
+        return contiguity, stride_order
+    flags: list[Any] = list(contiguity)
+    expected = 1
+    for d in sorted(range(len(shape)), key=lambda d: stride_order[d]):  # innermost first
+        if (shape[d] == 1 and d not in dynamic) or stride[d] == 0:
+            flags[d] = None  # a static size-1 dim, an expanded dim: broadcast, as nvFuser's own
+            continue
+        flags[d] = stride[d] == expected
+        expected = stride[d] * shape[d]
+    return tuple(flags), stride_order
 
 
 def _signature(v: Var) -> Any:
@@ -485,6 +537,7 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
     names = Namespace.of(trace)
     namespace: dict[str, Any] = {"torch": torch}
     lines = [signature_source(trace, names)]
+    lines += [f"    {line}" for line in size_bindings(trace, names)]  # s_T = t0.shape[1] ...
     regions: list[Region] = []
     for kind, payload in steps:
         if kind == "fusion":
@@ -492,7 +545,7 @@ def build_plan(trace: Trace, render_outputs: Callable[[list[str]], str] | None =
             fn_name = f"_fusion{len(regions)}"
             namespace[fn_name] = region
             regions.append(region)
-            inputs = ", ".join(names[v] for v in region.inputs)
+            inputs = ", ".join([names[v] for v in region.inputs] + [format_static(s) for s in region.sizes])
             targets = "".join(f"{names[v]}, " for v in region.outputs)
             lines.append(f"    {targets}= {fn_name}({inputs})")
             continue
@@ -554,7 +607,7 @@ def lower(trace: Trace, inputs: Sequence[Any]) -> Plan:
             outs = payload.outs
         for o in outs:
             if isinstance(o, TensorVar):
-                metas[o] = TensorMeta.contiguous(o.shape, o.dtype)
+                metas[o] = TensorMeta.contiguous(sizes.hint(o.shape), o.dtype)
     return plan
 
 
@@ -564,7 +617,7 @@ def _meta_of(v: TensorVar, x: Any) -> TensorMeta:
     if isinstance(x, TensorMeta):
         return x
     if x is None:
-        return TensorMeta.contiguous(v.shape, v.dtype)
+        return TensorMeta.contiguous(sizes.hint(v.shape), v.dtype)
     raise TypeError(f"lower(): expected a tensor, a TensorMeta or None for {v.type_str()}, got {type(x).__name__}")
 
 

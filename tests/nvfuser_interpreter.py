@@ -302,7 +302,10 @@ def _bind_tensor(call: OpCall, value: Any) -> torch.Tensor:
     layout = (call.kwargs.get("contiguity"), call.kwargs.get("stride_order"))
     if layout[0] is not None:
         # the fusion was defined for this layout (nvFuser would reject another one)
-        contiguity, stride_order = nb._descriptor(tuple(value.shape), tuple(value.stride()))
+        # a -1 extent given size 1 is a dynamic dim (a static size-1 dim is defined as 1): the
+        # backend defined it as a dim that is not a broadcast dim (nb.dynamic_descriptor)
+        dynamic = [d for d, s in enumerate(value.shape) if s == 1 and shape is not None and shape[d] == -1]
+        contiguity, stride_order = nb.dynamic_descriptor(tuple(value.shape), tuple(value.stride()), dynamic)
         if list(contiguity) != list(layout[0]) or (layout[1] is not None and list(stride_order) != list(layout[1])):
             raise InterpreterError(
                 f"input {call.outs[0].index}: defined with contiguity {layout[0]} and stride order "

@@ -21,9 +21,10 @@ import symscalar
 torchvision = pytest.importorskip("torchvision")
 timm = pytest.importorskip("timm")
 
-_MODELS: dict[str, Callable[[], nn.Module]] = {
-    "torchvision_resnet18": lambda: torchvision.models.resnet18(num_classes=10),
-    "timm_resnet10t": lambda: timm.create_model("resnet10t", num_classes=10),
+# the model and its batch sweep (timm's: a second CNN family, at fewer sizes to keep it short)
+_MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]] = {
+    "torchvision_resnet18": (lambda: torchvision.models.resnet18(num_classes=10), (1, 2, 3, 8)),
+    "timm_resnet10t": (lambda: timm.create_model("resnet10t", num_classes=10), (1, 3)),
 }
 
 
@@ -31,10 +32,11 @@ _MODELS: dict[str, Callable[[], nn.Module]] = {
 @pytest.mark.parametrize("name", sorted(_MODELS))
 def test_cnn_batch_sweep_one_program(name: str) -> None:
     torch.manual_seed(0)
-    model = _MODELS[name]()
+    make, batches = _MODELS[name]
+    model = make()
     eager = copy.deepcopy(model)
     jitted = symscalar.jit(model, dynamic_dims={"x": ("B",)})
-    for batch in (1, 2, 3, 8):
+    for batch in batches:
         x = torch.randn(batch, 3, 33, 33)
         out = jitted(x)
         out.sum().backward()
@@ -49,7 +51,7 @@ def test_cnn_batch_sweep_one_program(name: str) -> None:
     assert "s_B" in str(jitted.last_backward_trace())
     model.eval()
     eager.eval()
-    for batch in (1, 3):
+    for batch in (1, 2):
         x = torch.randn(batch, 3, 33, 33)
         torch.testing.assert_close(jitted(x), eager(x))
     assert jitted.cache_info().misses == 2  # train and eval: one program each

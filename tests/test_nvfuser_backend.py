@@ -493,7 +493,8 @@ def test_execution_reuses_fusions_for_new_batch() -> None:
 
 def _run_region_in_torch(region: nb.Region, *args: Any) -> list[Any]:
     sub = Trace(region.inputs, region.eqns, region.outputs, "region")
-    return list(symscalar.eval_trace(sub, *args))
+    assert args[len(region.inputs) :] == region.sizes  # the plan passes the sizes after the inputs
+    return list(symscalar.eval_trace(sub, *args[: len(region.inputs)]))
 
 
 def mixed_fn(a: torch.Tensor, b: torch.Tensor, s: DynamicFloat) -> Any:

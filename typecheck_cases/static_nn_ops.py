@@ -203,6 +203,10 @@ def method_index_add_dim(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: Dyn
     return x.index_add(n, i[0], x)  # E: torch.Tensor.index_add: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required]  # plain-E: No overload variant of "index_add" of "TensorBase" matches argument types "DynamicInt", "Tensor", "Tensor"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 @symscalar.jit
+def method_index_copy_dim(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat, b: DynamicBool) -> Any:
+    return x.index_copy(n, i[0], x)  # E: torch.Tensor.index_copy: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required]  # plain-E: No overload variant of "index_copy" of "TensorBase" matches argument types "DynamicInt", "Tensor", "Tensor"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+@symscalar.jit
 def method_index_put_accumulate(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat, b: DynamicBool) -> Any:
     return x.index_put((i[0],), x, b)  # E: torch.Tensor.index_put: parameter "accumulate" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required]  # plain-E: Argument 3 to "index_put" of "TensorBase" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
@@ -289,6 +293,10 @@ def torch_gather_sparse_grad(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f:
 @symscalar.jit
 def torch_index_add_dim(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat, b: DynamicBool) -> Any:
     return torch.index_add(x, n, i[0], x)  # E: torch.index_add: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required]  # plain-E: No overload variant of "index_add" matches argument types "Tensor", "DynamicInt", "Tensor", "Tensor"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
+
+@symscalar.jit
+def torch_index_copy_dim(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat, b: DynamicBool) -> Any:
+    return torch.index_copy(x, n, i[0], x)  # E: torch.index_copy: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt); declare the value static where it enters the jitted function (annotate it StaticInt/StaticFloat/StaticBool, or jit(fn, static=[...])): each new value compiles a new program; or pass symscalar.specialize(value): the program is guarded on its current value  [symscalar-static-required]  # plain-E: No overload variant of "index_copy" matches argument types "Tensor", "DynamicInt", "Tensor", "Tensor"  [call-overload]  # pyright-E: reportArgumentType  # pyright-E: reportCallIssue
 
 @symscalar.jit
 def torch_index_put_accumulate(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: DynamicFloat, b: DynamicBool) -> Any:

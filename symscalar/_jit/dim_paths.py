@@ -100,7 +100,7 @@ class NestedParam:
 
 
 def _tensor_key(t: torch.Tensor, decl: Any) -> tuple[Any, ...]:
-    shape = list(t.shape)
+    shape: list[int | None] = list(t.shape)
     for d, _ in decl.dynamic:
         shape[d] = None
     key = (tuple(shape), t.dtype, t.device, t.requires_grad)

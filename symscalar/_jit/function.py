@@ -88,13 +88,14 @@ class FunctionState:
         # declared dynamic dims (dynamic_dims=, Dims annotations): those parameters are tensors
         self.contract = dims.contract_of(qualname(fn), self.sig, signature_of, dynamic_dims)
         if self.contract is not None:
-            # the torch backend runs one program for every size; nvFuser and Inductor lower with
-            # the sizes of one call, so they are refused (and "auto" means the torch backend)
+            # the torch and nvFuser backends run one program for every size (nvFuser: dynamic dims
+            # are -1, sizes scalar inputs); Inductor lowers with the sizes of one call, so it is
+            # refused. "auto" means torch: nvFuser with dynamic dims is opt-in (backend='nvfuser')
             if backend == "auto":
                 self.backend = "torch"
-            elif backend != "torch":
+            elif backend not in ("torch", "nvfuser"):
                 raise ValueError(
-                    f"jit({qualname(fn)}): dynamic_dims are supported by the torch backend only "
+                    f"jit({qualname(fn)}): dynamic_dims are supported by the torch and nvfuser backends only "
                     f"(got backend={backend!r}); use backend='torch' (or declare the dims static)"
                 )
             for name in self.contract.names:
