@@ -107,3 +107,32 @@ def test_softmax_backward_in_16_bit_rounds_like_eager(op, autocast: bool) -> Non
             assert g_m.dtype == g_e.dtype
             torch.testing.assert_close(g_m, g_e, atol=1e-5, rtol=1e-5, msg=f"step {step}")
         x = x * 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_products_and_their_gradients_are_eagers_bit_for_bit(dtype: torch.dtype) -> None:
+    """Regressions of the 16-bit backward audit (tests/test_soundness_16bit_backward.py runs it
+    over the registry) the registry's first samples do not reach: a number times a tensor
+    (``2.2 * x`` is ``x.mul(2.2)``, not ``torch.mul(2.2, x)``, which rounds 2.2 to 16 bits
+    first), a batched activation times a matrix or a vector (eager folds the batch into one
+    product: the matrix's gradient is one product over every row), ``addmm`` with a bias."""
+    torch.manual_seed(0)
+    x = (torch.randn(2, 16, 8) * 10).to(dtype).requires_grad_()
+    w = torch.randn(8, 4, dtype=dtype, requires_grad=True)
+    v = torch.randn(8, dtype=dtype, requires_grad=True)
+    b = torch.randn(4, dtype=dtype, requires_grad=True)
+
+    def f(x: torch.Tensor, w: torch.Tensor, v: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return 3.2993221282958984 * x, x @ w, x @ v, torch.addmm(b, x[0], w, beta=0.5)
+
+    jitted = symscalar.jit(f)
+    for step in range(2):
+        expected, got = f(x, w, v, b), jitted(x, w, v, b)
+        cts = [torch.randn_like(e) for e in expected]
+        for g, e in zip(got, expected):
+            assert g.dtype == e.dtype and torch.equal(g, e), f"step {step}"
+        grads_e = torch.autograd.grad(expected, (x, w, v, b), cts)
+        grads_g = torch.autograd.grad(got, (x, w, v, b), cts)
+        for i, (g, e) in enumerate(zip(grads_g, grads_e)):
+            assert g.dtype == e.dtype and torch.equal(g, e), f"step {step} gradient {i}"
+        x = x * 1.5

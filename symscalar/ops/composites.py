@@ -44,23 +44,26 @@ from symscalar.ops.random import dropout
 __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
 
 
-# ---- matmul (the primitive takes operands with at least 2 dims; batch dims broadcast)
+# ---- matmul (the primitive takes operands with at least 2 dims, batch dims broadcast, or a
+# matrix and a vector: eager's mv, whose gradients are eager's ger and mv)
 def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
+    if a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0]:
+        return a.shape[:1]
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError("not a batched matrix product")  # torch's meta path says why
     return broadcast_shapes([a.shape[:-2], b.shape[:-2]]) + (a.shape[-2], b.shape[-1])
 
 
 matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_shape))
-register_vjp(
-    matmul_p,
-    holomorphic(
-        lambda ct, out, a, b: (
-            unbroadcast(ct @ b.mT, a.shape),
-            unbroadcast(a.mT @ ct, b.shape),
-        )
-    ),
-)
+
+
+def _matmul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    if b.ndim == 1:  # mv: torch's grad.ger(vec) and self.t().mv(grad)
+        return matmul_p.bind(ct.unsqueeze(-1), b.unsqueeze(0)), matmul_p.bind(a.mT, ct)
+    return unbroadcast(ct @ b.mT, a.shape), unbroadcast(a.mT @ ct, b.shape)
+
+
+register_vjp(matmul_p, holomorphic(_matmul_vjp))
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -78,7 +81,9 @@ def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
 register_nvfuser(
     matmul_p,
     _matmul_nvfuser,
-    supports=lambda a, b: a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
+    supports=lambda a, b: (
+        b.ndim >= 2 and a.dtype == b.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16)
+    ),
 )
 
 
@@ -91,8 +96,14 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return matmul_p.bind(input.unsqueeze(0), other.unsqueeze(-1)).reshape(())
     if input.ndim == 1:
         return matmul_p.bind(input.unsqueeze(0), other).squeeze(-2)
-    if other.ndim == 1:
-        return matmul_p.bind(input, other.unsqueeze(-1)).squeeze(-1)
+    if input.ndim >= 3 and other.ndim <= 2:  # eager folds the batch into the rows: one mm/mv,
+        # so the gradient of ``other`` is one product over every row, not a sum of per-batch ones
+        rows = input.reshape(-1, input.shape[-1])
+        if other.ndim == 1:
+            return matmul_p.bind(rows, other).reshape(tuple(input.shape[:-1]))
+        return matmul_p.bind(rows, other).reshape((*input.shape[:-1], other.shape[-1]))
+    if other.ndim == 1:  # a matrix times a vector: eager's mv
+        return matmul_p.bind(input, other)
     return matmul_p.bind(input, other)
 
 

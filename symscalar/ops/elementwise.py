@@ -202,7 +202,9 @@ def mul(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
 
 @implements(torch.Tensor.__rmul__)
 def _torch_rmul(input: Tensor, other: NumberLike) -> Tensor:
-    return mul(other, input)
+    # torch's __rmul__ is mul(self, other): a number first would be rounded to a 16-bit
+    # tensor's dtype before the product (torch.mul(2.2, x) != 2.2 * x in float16)
+    return mul(input, other)
 
 
 # ---- div: true division, or rounded with rounding_mode 'trunc' / 'floor' (static)
