@@ -414,6 +414,10 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         "uniform_": [((t(2, 3), 2.0, 5.0), {}), ((t(3, dtype=f64), -1.0, 4.0), {}), ((t(4),), {})],
         "normal_": [((t(2, 3), 2.0, 3.0), {}), ((t(3, dtype=f64),), {"mean": -1.0, "std": 2.0}), ((t(4),), {})],
         "exponential_": [((t(2, 3), 2.0), {}), ((t(3, dtype=f64),), {"lambd": 3.0}), ((t(4),), {})],
+        "random_": [((t(2, 3), 3, 9), {}), ((t(3, dtype=f64), 7), {}), ((t(4, dtype=i64),), {})],
+        "randint": [((0, 5, (2, 3)), {}), ((7, (4,)), {"dtype": f64})],
+        "randint_like": [((t(2, 3), 4), {}), ((t(3, dtype=f64), 1, 6), {})],
+        "multinomial": [((t(2, 4).abs() + 0.1, 2), {}), ((t(5, dtype=f64).abs() + 0.1, 7, True), {})],
         "dropout": [
             ((t(4, 5), 0.5), {"training": False}),
             ((t(3, dtype=f64), 0.0), {}),
@@ -459,11 +463,29 @@ BRANCHED_IN_PYTHON = frozenset({"return_indices"})
 # argument of the jitted function (eager would fill the caller's tensor; tests/test_random.py),
 # so ``invoke`` calls them on a copy of it, eagerly and in the trace alike.
 FILLS_IN_PLACE = frozenset(
-    {"torch.Tensor.bernoulli_", "torch.Tensor.exponential_", "torch.Tensor.normal_", "torch.Tensor.uniform_"}
+    {
+        "torch.Tensor.bernoulli_",
+        "torch.Tensor.exponential_",
+        "torch.Tensor.normal_",
+        "torch.Tensor.uniform_",
+        "torch.Tensor.random_",
+    }
 )
 # Spellings whose results are random samples: symscalar's stream is not eager's, so their
 # conformance is the result's metadata (``assert_same_metadata``; values: tests/test_random.py).
-RANDOM_SPELLINGS = frozenset({"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", *FILLS_IN_PLACE})
+RANDOM_SPELLINGS = frozenset(
+    {
+        "torch.rand",
+        "torch.randn",
+        "torch.rand_like",
+        "torch.randn_like",
+        "torch.randint",
+        "torch.randint_like",
+        "torch.multinomial",
+        "torch.Tensor.multinomial",
+        *FILLS_IN_PLACE,
+    }
+)
 # Spellings whose eager results are uninitialized memory: any values are valid (symscalar's
 # are zeros, tests/test_ops_factories.py), so their conformance is the result's metadata too.
 UNINITIALIZED_SPELLINGS = frozenset({"torch.empty", "torch.empty_like", "torch.Tensor.new_empty"})

@@ -139,7 +139,9 @@ def _check_call(call: Call, outcomes: collections.Counter[str], failures: list[s
         f, got = _run_jitted(call, args, kwargs, values)
         trace = f.last_trace()
         n_scalars = sum(isinstance(v, ScalarVar) for v in trace.inputs)
-        n_scalars -= any(e.prim.name in ("uniform", "normal") for e in trace.eqns)  # the RNG seed
+        n_scalars -= any(
+            e.prim.name in ("uniform", "normal", "random_int", "multinomial") for e in trace.eqns
+        )  # the RNG seed
         assert n_scalars == len(values), f"{n_scalars} dynamic inputs in the trace, expected {len(values)}"
         assert_conforms(call.func, got, expected, where)
     except Exception as e:  # noqa: BLE001 - reported as a mismatch

@@ -315,6 +315,40 @@ def torch_randn_size(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: Dynamic
 
 
 @symscalar.jit
+def ops_randint_shape(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return ops.randint(0, 5, (n, 2))  # E: symscalar.ops.randint: parameter "shape" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 3 to "randint" has incompatible type "tuple[DynamicInt, int]"; expected "tuple[int, ...] | list[int]"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_multinomial_num_samples(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return ops.multinomial(x[0, 0], n)  # E: symscalar.ops.multinomial: parameter "num_samples" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "multinomial" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def ops_multinomial_replacement(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return ops.multinomial(x[0, 0], 2, b)  # E: symscalar.ops.multinomial: parameter "replacement" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 3 to "multinomial" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def torch_multinomial_num_samples(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return torch.multinomial(x[0, 0], n)  # E: torch.multinomial: parameter "num_samples" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "multinomial" has incompatible type "DynamicInt"; expected "int | SymInt"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def torch_multinomial_replacement(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return torch.multinomial(x[0, 0], 2, b)  # E: torch.multinomial: parameter "replacement" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 3 to "multinomial" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def method_multinomial_num_samples(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return x[0, 0].multinomial(n)  # E: torch.Tensor.multinomial: parameter "num_samples" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 1 to "multinomial" of "TensorBase" has incompatible type "DynamicInt"; expected "int | SymInt"  [arg-type]  # pyright-E: reportArgumentType
+
+
+@symscalar.jit
+def method_multinomial_replacement(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
+    return x[0, 0].multinomial(2, b)  # E: torch.Tensor.multinomial: parameter "replacement" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 2 to "multinomial" of "TensorBase" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
+
+@symscalar.jit
 def method_repeat_repeats(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
     return x.repeat(n, 1, 1, 1)  # E: torch.Tensor.repeat: parameter "repeats" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: No overload variant of "repeat" of "TensorBase" matches argument types "DynamicInt", "int", "int", "int"  [call-overload]  # pyright-E: reportArgumentType
 
@@ -405,6 +439,13 @@ CALLS = [
     (ops_randn_shape, (X, W, 1, True)),
     (torch_rand_size, (X, W, 1, True)),
     (torch_randn_size, (X, W, 1, True)),
+    (ops_randint_shape, (X, W, 1, True)),
+    (ops_multinomial_num_samples, (X, W, 1, True)),
+    (ops_multinomial_replacement, (X, W, 1, True)),
+    (torch_multinomial_num_samples, (X, W, 1, True)),
+    (torch_multinomial_replacement, (X, W, 1, True)),
+    (method_multinomial_num_samples, (X, W, 1, True)),
+    (method_multinomial_replacement, (X, W, 1, True)),
     (method_repeat_repeats, (X, W, 1, True)),
     (method_unflatten_dim, (X, W, 1, True)),
     (method_unflatten_sizes, (X, W, 1, True)),

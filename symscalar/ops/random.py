@@ -380,28 +380,37 @@ def _tensor_exponential_(input: Tensor, lambd: FloatLike = 1.0, *, generator: An
     return _fill("torch.Tensor.exponential_", input, generator, lambda x: -torch.log1p(-rand_like(x)) / lambd)
 
 
+# `random_(to)` and `random_(from, None)` differ: an omitted `to` is this, not None
+_NO_STOP: Any = object()
+
+
 @implements(torch.Tensor.random_)
 def _tensor_random_(
-    input: Tensor, *bounds: IntLike | None, generator: Any = None, **keywords: IntLike | None
+    input: Tensor,
+    start: IntLike | None = None,
+    stop: IntLike | None = _NO_STOP,
+    /,
+    *,
+    generator: Any = None,
+    **keywords: IntLike | None,
 ) -> Tensor:
-    # torch's keywords are `from` and `to`: random_(), random_(to), random_(from, to), random_(from, None)
+    # torch's forms: random_(), random_(to), random_(from, to), random_(from, None); keywords from=, to=
     unknown = sorted(set(keywords) - {"from", "to"})
-    if unknown or len(bounds) > 2:
-        raise TypeError("random_() takes random_(), random_(to) or random_(from, to) (keywords from= and to=)")
-    if len(bounds) == 2 and ("from" in keywords or "to" in keywords):
-        raise TypeError("random_() got multiple values for its bounds")
+    if unknown:
+        raise TypeError(f"random_() got an unexpected keyword argument {unknown[0]!r}; its bounds are from= and to=")
+    form: str
     values: tuple[Any, ...]
-    if len(bounds) == 1 and not keywords:
-        form, values = "to", bounds
+    if stop is _NO_STOP and start is not None and not keywords:
+        form, values = "to", (start,)
     else:
-        start = keywords.get("from", bounds[0] if bounds else None)
-        stop = keywords.get("to", bounds[1] if len(bounds) == 2 else None)
-        if start is None and stop is None:
+        low = keywords.get("from", start)
+        high = keywords.get("to", None if stop is _NO_STOP else stop)
+        if low is None and high is None:
             form, values = "", ()
-        elif stop is None:
-            form, values = "from", (start,)
+        elif high is None:
+            form, values = "from", (low,)
         else:
-            form, values = "from_to", (0 if start is None else start, stop)
+            form, values = "from_to", (0 if low is None else low, high)
 
     def sample(x: Tensor) -> Tensor:
         return _random_ints(tuple(x.shape), x.dtype, x.device, form, values)
