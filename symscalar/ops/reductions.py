@@ -565,11 +565,15 @@ def _log_softmax_backward_impl(ct: Any, y: Any, *, dim: int) -> Any:
     return torch._log_softmax_backward_data(ct, y, dim, y.dtype)
 
 
+def _output_shape(ct: Any, y: Any, **params: Any) -> tuple[int, ...]:
+    return y.shape  # (ct has it too: the cotangent of y)
+
+
 softmax_backward_p = Primitive(
-    "softmax_backward", _softmax_backward_impl, small_meta(_softmax_backward_impl, same_shape)
+    "softmax_backward", _softmax_backward_impl, small_meta(_softmax_backward_impl, _output_shape)
 )
 log_softmax_backward_p = Primitive(
-    "log_softmax_backward", _log_softmax_backward_impl, small_meta(_log_softmax_backward_impl, same_shape)
+    "log_softmax_backward", _log_softmax_backward_impl, small_meta(_log_softmax_backward_impl, _output_shape)
 )
 
 
