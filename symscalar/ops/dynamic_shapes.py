@@ -16,6 +16,7 @@ import torch
 
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
+    layer_norm_backward_p,
     native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
@@ -148,6 +149,15 @@ register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
+# torch's layer-norm backward kernel: grad x has x's shape, grad weight / bias (where ``mask``
+# asks for them) the parameters' static shapes
+register_shape_rule(
+    layer_norm_backward_p,
+    lambda ct, x, mean, rstd, weight, bias, *, normalized_shape, mask: [
+        tuple(x.shape),
+        *(tuple(t.shape) for t, wanted in zip((weight, bias), mask[1:]) if wanted),
+    ],
+)
 register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
 )
