@@ -119,8 +119,8 @@ class InPlaceWrites:
         for atom in atoms:
             if isinstance(atom, TensorVar) and atom in self.stale:
                 raise UnsupportedOperationError(
-                    f"a tensor read after {self.stale[atom]} updated a view of it (or a tensor it is a view of) "
-                    "in place: eager would read the updated values, which symscalar does not trace through "
+                    f"a tensor read after an in-place update ({self.stale[atom]}) of a view of it (or of a tensor "
+                    "it is a view of): eager would read the updated values, which symscalar does not trace through "
                     "views. Write the out-of-place form and use its result (`y = F.dropout(y, p)` instead of "
                     "`F.dropout(y, p, inplace=True)`), or read the tensor before the update."
                 )

@@ -120,12 +120,11 @@ def deeplabv3() -> nn.Module:
     dilated convolutions and an image-pooling branch, bilinear upsampling) at 16 channels, not
     256. DeepLabV3 upsamples both heads to the input size (bilinear)."""
     tv = torchvision()
-    from torchvision.models.segmentation.deeplabv3 import ASPP, _deeplabv3_mobilenetv3
-
+    deeplab = tv.models.segmentation.deeplabv3
     backbone = tv.models.mobilenet_v3_small(weights=None, width_mult=0.25, dilated=True)
-    model = _deeplabv3_mobilenetv3(backbone, num_classes=3, aux=True)
+    model = deeplab._deeplabv3_mobilenetv3(backbone, num_classes=3, aux=True)
     model.classifier = nn.Sequential(
-        ASPP(backbone.features[-1].out_channels, [12, 24, 36], out_channels=16),
+        deeplab.ASPP(backbone.features[-1].out_channels, [12, 24, 36], out_channels=16),
         nn.Conv2d(16, 16, 3, padding=1, bias=False),
         nn.BatchNorm2d(16),
         nn.ReLU(),
@@ -138,10 +137,9 @@ def mobilenet_fpn() -> nn.Module:
     """torchvision's ``BackboneWithFPN`` (as ``resnet_fpn_backbone`` and ``mobilenet_backbone``
     build it: four stages into a FeaturePyramidNetwork with a max-pool level, nearest 2x
     upsampling in the top-down path) on MobileNetV3-Small at a quarter width, 16 channels."""
-    from torchvision.models.detection.backbone_utils import BackboneWithFPN
-
-    features = torchvision().models.mobilenet_v3_small(weights=None, width_mult=0.25).features
-    return BackboneWithFPN(
+    models = torchvision().models
+    features = models.mobilenet_v3_small(weights=None, width_mult=0.25).features
+    return models.detection.backbone_utils.BackboneWithFPN(
         features,
         return_layers={"1": "0", "3": "1", "8": "2", "12": "3"},
         in_channels_list=[8, 8, 16, 144],
