@@ -60,6 +60,10 @@ class InPlaceWrites:
         # Arguments' tensors held by a state object (a KV cache, see _jit/mutable.py), by proxy
         # id: updated in place like computed values; jit writes the new value back after the call.
         self.mutable_inputs: set[int] = set()
+        # values an in-place update of a view of them (or of a tensor they are a view of) changed
+        # in eager, where the trace keeps their old value: reading them later is refused (see
+        # ``_update_through_views``), by var, with the name of the update
+        self.stale: dict[Var, str] = {}
 
     def target(self, func: Any, args: tuple[Any, ...]) -> TensorProxy | None:
         """The traced value an in-place method updates, when the update can be traced with
@@ -94,7 +98,7 @@ class InPlaceWrites:
             return None
         for eqn in self._builder.eqns:
             if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
-                return None
+                return proxy if computed and self._update_through_views(var, name) else None
         return proxy
 
     def fill_constant(self, func: Any, args: tuple[Any, ...]) -> None:
@@ -125,6 +129,41 @@ class InPlaceWrites:
         if type(value) is torch.Tensor and self.refilled.get(id(value)) is value:
             return self._builder._captured_proxies[id(value)]
         return value
+
+    def _update_through_views(self, var: Var, name: str) -> bool:
+        """Whether ``var``, a computed value that is a view or has views, may be updated in
+        place: every value it may share storage with (its bases and their views, through the
+        ops that may alias) is computed in this trace, not state or an input. Those keep
+        their old value in the trace, where eager's update reached them: they become stale,
+        and reading one later is refused (``check_reads``). EfficientNet's
+        ``nn.Dropout(inplace=True)`` on ``torch.flatten(pooled, 1)``: the pooled tensor is
+        never read again."""
+        eqns = [e for e in self._builder.eqns if e.prim.may_alias]
+        group, frontier = {var}, [var]
+        while frontier:
+            v = frontier.pop()
+            for eqn in eqns:
+                linked = [*eqn.args, *eqn.outs]
+                if v in linked:
+                    new = [a for a in linked if isinstance(a, TensorVar) and a not in group]
+                    group.update(new)
+                    frontier.extend(new)
+        produced = {o for e in self._builder.eqns for o in e.outs}
+        if any(v not in produced or v in self._state_of or v in self.aliased for v in group):
+            return False
+        self.stale.update(dict.fromkeys(group - {var}, name))
+        return True
+
+    def check_reads(self, atoms: tuple[Any, ...]) -> None:
+        """Refuse reading a value that an in-place update through a view changed in eager."""
+        for atom in atoms:
+            if isinstance(atom, TensorVar) and atom in self.stale:
+                raise UnsupportedOperationError(
+                    f"a tensor read after an in-place update ({self.stale[atom]}) of a view of it (or of a tensor "
+                    "it is a view of): eager would read the updated values, which symscalar does not trace through "
+                    "views. Write the out-of-place form and use its result (`y = F.dropout(y, p)` instead of "
+                    "`F.dropout(y, p, inplace=True)`), or read the tensor before the update."
+                )
 
     def update_method(self, func: Any, target: TensorProxy, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Functionalize ``target.<op>_(...)``: trace the out-of-place op (see ``assign_update``)."""

@@ -215,6 +215,8 @@ class TraceBuilder(Recorder):
     # -- the recorder's seams -------------------------------------------------------------
 
     def _operands(self, atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
+        if self.inplace.stale:
+            self.inplace.check_reads(atoms)
         return self.grad.operands(atoms)
 
     def _results(self, prim: Primitive[Any], atoms: tuple[Atom, ...], outs: tuple[Var, ...]) -> tuple[Var, ...]:
@@ -224,6 +226,8 @@ class TraceBuilder(Recorder):
         return outs
 
     def _outputs(self, atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
+        if self.inplace.stale:
+            self.inplace.check_reads(atoms)
         return self.grad.outputs(atoms)
 
     def _written(self) -> list[TensorVar]:

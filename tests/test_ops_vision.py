@@ -284,10 +284,60 @@ def test_inplace_after_a_read_is_refused() -> None:
         y.add_(1)  # eager: v sees the update
         return v
 
-    with pytest.raises(UnsupportedOperationError, match="before any op reads it"):
+    # the update itself traces (y's views are computed here); reading the stale view is refused
+    with pytest.raises(UnsupportedOperationError, match=r"read after an in-place update \(torch.Tensor.add_\)"):
         symscalar.jit(viewed)(torch.ones(2, 2))
     with pytest.raises(UnsupportedOperationError, match="input"):
         symscalar.jit(lambda x: x.add_(1))(torch.ones(2))
+
+
+def test_inplace_on_a_view_whose_aliases_are_not_read_again_matches_eager() -> None:
+    """EfficientNet's classifier: ``nn.Dropout(inplace=True)`` on ``torch.flatten(pooled, 1)``.
+    The update of a view (or of a base with views) traces when every alias is computed in the
+    function; the aliases keep their old value in the trace, so reading one later is refused."""
+
+    def flatten_then_relu_(x: torch.Tensor) -> torch.Tensor:
+        v = torch.flatten(F.adaptive_avg_pool2d(x * 2 - 1, 1), 1)
+        F.relu(v, inplace=True)
+        return v * 3
+
+    def chain(x: torch.Tensor) -> torch.Tensor:
+        v = (x + 1).view(-1)[2:].unsqueeze(0)
+        v.mul_(3)
+        return v.exp()
+
+    def base_then_view(x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        v = y.view(-1)
+        y.add_(1)
+        del v  # the view is never read again
+        return y.sum(0)
+
+    for f in (flatten_then_relu_, chain, base_then_view):
+        assert_same(f, rnd(2, 3, 4, 4))
+
+    def reads_the_base(x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        y.view(-1).relu_()
+        return y + 1
+
+    def returns_the_base(x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        y.view(-1).relu_()
+        return y
+
+    def sibling_view(x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        w = y[0]
+        y.view(-1).relu_()
+        return w.sum()
+
+    for f in (reads_the_base, returns_the_base, sibling_view):
+        f(rnd(2, 3))  # eager runs it (reading the updated values)
+        with pytest.raises(UnsupportedOperationError, match=r"read after an in-place update \(torch.Tensor.relu_\)"):
+            symscalar.jit(f)(rnd(2, 3))
+    with pytest.raises(UnsupportedOperationError, match="in-place"):  # the caller's tensor: never
+        symscalar.jit(lambda x: x.view(-1).relu_())(torch.ones(2, 2))
 
 
 # ---- attention

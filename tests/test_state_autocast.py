@@ -171,3 +171,44 @@ def test_the_casts_are_in_the_trace():
     casts = [e for e in jitted.last_trace().eqns if e.prim.name == "convert_element_type"]
     assert {e.params["dtype"] for e in casts} == {torch.bfloat16}
     assert len(casts) == 3  # input, weight, bias, as aten::linear under autocast
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_einsum_rearrangement_under_autocast_matches_eager_and_products_are_refused(dtype):
+    """DiT's unpatchify ``einsum("nhwpqc->nchpwq", x)`` runs no arithmetic, so autocast has
+    nothing to cast: equal to eager, dtype and gradient included. An einsum that multiplies
+    (eager autocasts the bmm inside it) stays refused."""
+    x = torch.randn(2, 2, 3, 2, 2, 4, dtype=dtype, requires_grad=True)
+    rearrange = lambda x: torch.einsum("nhwpqc->nchpwq", x)  # noqa: E731
+    with torch.autocast("cpu", torch.bfloat16):
+        got, expected = symscalar.jit(rearrange)(x), rearrange(x)
+        assert got.dtype == expected.dtype == dtype and got.shape == expected.shape
+        assert torch.equal(got, expected)
+        with pytest.raises(symscalar.UnsupportedOperationError, match=r"einsum under torch\.autocast"):
+            symscalar.jit(lambda a: torch.einsum("ij,jk->ik", a, a))(torch.randn(3, 3))
+        with pytest.raises(symscalar.UnsupportedOperationError, match=r"einsum under torch\.autocast"):
+            symscalar.jit(lambda a: torch.einsum("ij->i", a))(torch.randn(3, 3))  # a sum
+    w = torch.linspace(-1, 1, got.numel()).reshape(got.shape)
+    (g,) = torch.autograd.grad((got.float() * w).sum(), x)
+    (e,) = torch.autograd.grad((expected.float() * w).sum(), x)
+    assert torch.equal(g, e)
+
+
+def test_half_precision_layer_norm_is_contiguous_as_eager():
+    """Eager's layer-norm kernel reads a contiguous copy, so its result is contiguous; a
+    bfloat16 matmul after it rounds by layout (DiT's patch embedding ``flatten(2).transpose(1, 2)``
+    feeds a LayerNorm then q/k/v projections): the composed bfloat16 layer norm is contiguous
+    too, and the projection equal to eager's."""
+    x = torch.randn(2, 8, 16, dtype=torch.bfloat16).transpose(1, 2)
+    w = torch.randn(24, 8)
+
+    def f(x, w):
+        y = F.layer_norm(x, (8,), eps=1e-6)
+        return y, F.linear(y, w)
+
+    for autocast, weight in ((False, w.bfloat16()), (True, w)):
+        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            got, expected = symscalar.jit(f)(x, weight), f(x, weight)
+        for g, e in zip(got, expected, strict=True):
+            assert g.dtype == e.dtype and g.stride() == e.stride()
+            assert torch.equal(g, e)

@@ -436,7 +436,9 @@ def layer_norm(
         and _stats_dtype(input.dtype, [t.dtype for t in (weight, bias) if t is not None]) is not None
     ):
         return native_layer_norm_p.bind(input, weight, bias, eps, normalized_shape=shape)[0]
-    xf = _upcast(input)
+    # eager's kernel reads a contiguous copy: its result (and input gradient) are contiguous,
+    # which the next op's kernel (a bfloat16 matmul) rounds by
+    xf = _upcast(input.contiguous())
     centered = xf - xf.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
     out = centered * torch.rsqrt(var + eps)

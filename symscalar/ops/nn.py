@@ -309,13 +309,23 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     return _arrange(acc, acc_term, out, sizes)
 
 
+def _is_rearrangement(equation: str, operands: Sequence[Any]) -> bool:
+    """One operand and every letter of it in the output: a permutation (no product, no sum)."""
+    if len(operands) != 1 or not isinstance(operands[0], (TensorProxy, torch.Tensor)):
+        return False
+    terms, out = _einsum_terms(equation, operands)
+    return sorted(terms[0]) == sorted(out)
+
+
 @implements(torch.einsum)
 def _torch_einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise UnsupportedOperationError("torch.einsum's sublist form is not supported; pass an equation string")
-    if torch._C._is_any_autocast_enabled():  # eager autocasts the bmm it runs inside: not recorded
+    if torch._C._is_any_autocast_enabled() and not _is_rearrangement(equation, operands):
+        # eager autocasts the bmm it runs inside: not recorded. A rearrangement of one operand
+        # (DiT's unpatchify, "nhwpqc->nchpwq") runs no arithmetic, so nothing for autocast to cast
         raise UnsupportedOperationError(
             "torch.einsum under torch.autocast is not supported yet: eager casts the matrix "
             "products it runs inside, which symscalar does not record. Call it with autocast "
