@@ -417,11 +417,6 @@ def test_torchvision_efficientnet_b0_dropout_trains_like_eager_given_the_masks(
     side_by_side(efficientnet_b0, images(3, 32), tensors_loss, random=monkeypatch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torchvision's StochasticDepth fills torch.empty(size, ...) (no tensor operand) with bernoulli_, "
-    "refused until s25op's random-fill work (issue 25) lands",
-)
 def test_torchvision_efficientnet_b0_stochastic_depth_trains_like_eager_given_the_masks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
