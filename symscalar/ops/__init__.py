@@ -6,6 +6,7 @@ Each family module lists its user-facing ops in ``__all__``.
 
 from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     attention,
+    checks,
     composites,
     conv,
     dynamic_shapes,
@@ -13,9 +14,11 @@ from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     factories,
     indexing,
     join,
+    losses,
     nn,
     random,
     reductions,
+    scan,
     shape,
 )
 from symscalar.ops.composites import *  # noqa: F403
