@@ -218,7 +218,9 @@ class TensorTracer(Tracer, Protocol):
     """What a ``TensorProxy`` needs of the tracer that created it (``tracer.TraceBuilder``)."""
 
     requires_grad: dict[TensorVar, bool]
-    grad: _GradFlags
+
+    @property
+    def grad(self) -> _GradFlags: ...
     captured: dict[int, tuple[TensorVar, torch.Tensor]]
     absent_attributes: dict[TensorVar, set[str]]
 

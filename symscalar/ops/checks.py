@@ -36,7 +36,7 @@ def _tensor_check_impl(pred: Any, *, message: str, raises_if: bool) -> None:
 
 
 def _tensor_check_meta(pred: TensorVar, *, message: str, raises_if: bool) -> None:
-    if not isinstance(pred, TensorVar) or math.prod(pred.shape) != 1:  # type: ignore[arg-type]
+    if not isinstance(pred, TensorVar) or math.prod(pred.shape) != 1:
         raise TypeError("tensor_check takes a tensor of one element")
 
 
@@ -74,13 +74,14 @@ def assumed_branch(frame: types.FrameType | None) -> tuple[bool, str] | None:
         return None
     if not _raising_block(instructions, at + 1):
         return None
-    line = instructions[at].positions.lineno if instructions[at].positions else frame.f_lineno
+    positions = instructions[at].positions
+    line = positions.lineno if positions is not None and positions.lineno is not None else frame.f_lineno
     # POP_JUMP_IF_FALSE falls through (into the raise) when the condition is true
     return _JUMPS[instructions[at].opname], f"{frame.f_code.co_filename}:{line}"
 
 
 def _record(proxy: TensorProxy, raises_if: bool, message: str) -> None:
-    pred = proxy if proxy.dtype is torch.bool else torch.ne(proxy, 0)
+    pred: Any = proxy if proxy.dtype is torch.bool else torch.ne(proxy, 0)  # type: ignore[call-overload]
     tensor_check_p.bind(pred, message=message, raises_if=raises_if)
 
 
