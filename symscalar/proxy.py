@@ -221,6 +221,7 @@ class TensorTracer(Tracer, Protocol):
 
     @property
     def grad(self) -> _GradFlags: ...
+
     captured: dict[int, tuple[TensorVar, torch.Tensor]]
     absent_attributes: dict[TensorVar, set[str]]
 

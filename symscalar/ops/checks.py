@@ -51,7 +51,13 @@ _RAISE_BLOCK = frozenset(
     "LOAD_ATTR LOAD_METHOD LOAD_ASSERTION_ERROR FORMAT_VALUE FORMAT_SIMPLE FORMAT_WITH_SPEC CONVERT_VALUE "
     "BUILD_STRING BUILD_TUPLE KW_NAMES PRECALL CALL CALL_KW BINARY_OP COPY SWAP".split()
 )
-_JUMPS = {"POP_JUMP_IF_FALSE": False, "POP_JUMP_IF_TRUE": True}
+# the conditional jumps that ask for bool() (3.11's forward jumps; 3.13 asks at TO_BOOL, before one)
+_JUMPS = {
+    "POP_JUMP_IF_FALSE": False,
+    "POP_JUMP_IF_TRUE": True,
+    "POP_JUMP_FORWARD_IF_FALSE": False,
+    "POP_JUMP_FORWARD_IF_TRUE": True,
+}
 
 
 def _raising_block(instructions: list[dis.Instruction], start: int) -> bool:
@@ -70,6 +76,8 @@ def assumed_branch(frame: types.FrameType | None) -> tuple[bool, str] | None:
         return None
     instructions = list(dis.get_instructions(frame.f_code))
     at = next((i for i, ins in enumerate(instructions) if ins.offset == frame.f_lasti), None)
+    if at is not None and instructions[at].opname == "TO_BOOL" and at + 1 < len(instructions):
+        at += 1
     if at is None or instructions[at].opname not in _JUMPS:
         return None
     if not _raising_block(instructions, at + 1):
