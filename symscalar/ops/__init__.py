@@ -27,6 +27,7 @@ from symscalar.ops.elementwise import *  # noqa: F403
 from symscalar.ops.factories import *  # noqa: F403
 from symscalar.ops.indexing import *  # noqa: F403
 from symscalar.ops.join import *  # noqa: F403
+from symscalar.ops.losses import *  # noqa: F403
 from symscalar.ops.nn import *  # noqa: F403
 from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.reductions import *  # noqa: F403
@@ -43,4 +44,5 @@ __all__ = [
     *nn.__all__,
     *random.__all__,
     *conv.__all__,
+    *losses.__all__,
 ]
