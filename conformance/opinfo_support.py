@@ -445,6 +445,25 @@ def _hand_samples() -> dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]:
         # function (eager would update the caller's tensor); on a computed value it is traced
         # (tests/test_ops_indexing.py, test_setitem_*)
         "setitem": [((t(3, 4), 1, t(4)), {}), ((t(3, 4, dtype=f64), (slice(None), 0), 2.0), {})],
+        # requires_grad_ on an argument changes the caller's tensor: refused unless a no-op;
+        # on computed values it is traced (tests/test_models_hf_training.py)
+        "requires_grad_": [((t(2, 3), False), {}), ((t(3, dtype=i64), False), {})],
+        # log-probabilities (T, N, C), padded or concatenated targets in [1, C), lengths
+        "ctc_loss": [
+            ((t(6, 2, 4).log_softmax(-1), torch.tensor([[1, 2, 3], [3, 1, 0]]), (6, 5), (3, 2)), {}),
+            (
+                (
+                    t(5, 2, 3, dtype=f64).log_softmax(-1),
+                    torch.tensor([1, 2, 2]),
+                    torch.tensor([5, 4]),
+                    torch.tensor([2, 1]),
+                ),
+                {"reduction": "sum"},
+            ),
+            ((t(4, 3).log_softmax(-1), torch.tensor([1, 2]), (4,), (2,)), {"reduction": "none", "blank": 0}),
+        ],
+        # a runtime check of a one-element tensor (symscalar/ops/checks.py)
+        "_assert": [((torch.tensor(True), "checked"), {}), ((torch.tensor([1.5]), "checked"), {})],
         # weight-norm parametrizations: v, g with size 1 in every dim but `dim` (all for -1)
         "_weight_norm": [
             ((t(4, 3), t(4, 1)), {}),

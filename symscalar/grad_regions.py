@@ -19,7 +19,7 @@ from symscalar.nvfuser_lowering import register_nvfuser
 from symscalar.recorder import Recorder
 from symscalar.trace import Atom, Eqn, Primitive, TensorVar, Var, register_vjp
 
-__all__ = ["GradRegions", "stop_gradient_p"]
+__all__ = ["GradRegions", "stop_gradient_p", "check_leaf_outputs"]
 
 
 # ---- stop_gradient: the value, without a gradient. The tracer inserts it where the traced
@@ -59,6 +59,9 @@ class GradRegions:
         # values computed inside a torch.inference_mode() region the traced function entered:
         # eager returns them as inference tensors (see _jit/compile.py)
         self.inference_values: set[TensorVar] = set()
+        # computed values the function made require grad (``y.requires_grad_()``): eager makes
+        # each a leaf of the graph, whose gradient reaches no tensor of the caller
+        self.leaves: set[TensorVar] = set()
 
     def start(self) -> None:
         """Tracing starts now: the grad mode of the call is the current one."""
@@ -141,3 +144,58 @@ class GradRegions:
         recorder._created(out)
         recorder.requires_grad[out] = False
         return out
+
+    def set_requires_grad(self, var: TensorVar, value: Any, *, computed: bool, attribute: bool) -> bool:
+        """``y.requires_grad_(value)`` (``attribute``: ``y.requires_grad = value``) on the
+        traced value ``var``, with eager autograd's rules. A computed value that does not
+        require grad is a leaf: it becomes one that requires grad (wav2vec2's feature encoder,
+        transformers' ``enable_input_require_grads`` hook); on a value that requires grad only
+        ``requires_grad_(True)`` is allowed, a no-op. Returns False where the flag of a tensor
+        of the caller would change (``computed`` is False): the caller refuses that."""
+        if type(value) is not bool:
+            if attribute:
+                raise RuntimeError("requires_grad must be a bool")
+            raise TypeError(
+                f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {type(value).__name__}"
+            )
+        requires = self._recorder.requires_grad.get(var, False)
+        if not computed:
+            return value == requires and not attribute
+        if requires and var not in self.leaves:  # a value computed from one that requires grad
+            if value and not attribute:
+                return True
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables."
+                + (
+                    ""
+                    if value
+                    else " If you want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
+            )
+        if value and not (var.dtype.is_floating_point or var.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._recorder.requires_grad[var] = value
+        if value:
+            self.leaves.add(var)
+        else:
+            self.leaves.discard(var)
+        return True
+
+
+def check_leaf_outputs(recorder: Recorder, leaves: set[TensorVar], outputs: Any, with_grad: set[Any] | None) -> None:
+    """Refuse a program whose output requires grad in eager only through a leaf the function
+    made (``y.requires_grad_()`` on a value computed from no input that requires grad): the
+    compiled program's outputs require grad through its inputs only (``with_grad``: the values
+    computed from inputs that require grad, None when it runs without autograd)."""
+    if not leaves:
+        return
+    for out in outputs:
+        if isinstance(out, TensorVar) and recorder.requires_grad.get(out, False) and out not in (with_grad or ()):
+            raise UnsupportedOperationError(
+                f"{recorder.name} returns a value that requires grad only because the function called "
+                "requires_grad_() (or set .requires_grad = True) on a tensor it computed from inputs that do "
+                "not require grad: eager returns a graph whose gradient reaches no tensor of the caller, which "
+                "symscalar.jit does not build. Fix: make an input or parameter the value depends on require "
+                "grad, or call requires_grad_() on the jitted function's result."
+            )

@@ -199,6 +199,11 @@ class InPlaceWrites:
         outside (``num_batches_tracked.add_(1)``) is written back after every call, and later
         reads of it in this trace see the new value."""
         state = self.state_tensor(target)
+        if target._var in self._builder.grad.leaves and torch.is_grad_enabled():
+            raise RuntimeError(
+                f"a leaf Variable that requires grad is being used in an in-place operation ({name} on "
+                f"{target._describe()}, made a leaf by requires_grad_()); eager torch refuses this too."
+            )
         if state is not None and state.requires_grad and state.is_leaf:
             if torch.is_grad_enabled():
                 raise RuntimeError(

@@ -196,10 +196,32 @@ _DEVICE_FLAGS = {f"is_{t}": t for t in "cpu cuda xpu mps ipu xla maia mtia vulka
 _FALSE_FLAGS = "is_meta is_sparse is_sparse_csr is_nested is_quantized is_mkldnn".split()
 
 
+# Ways to decide ``bool()`` of a traced tensor without its value: each returns the branch to
+# trace (recording a runtime check) or None. Filled by ops/checks.py (``register_bool_check``).
+_BOOL_CHECKS: list[Callable[[TensorProxy, Any], bool | None]] = []
+
+
+def register_bool_check(assume: Callable[[TensorProxy, Any], bool | None]) -> None:
+    """Let ``assume(proxy, frame)`` decide ``bool(proxy)`` asked for by ``frame``."""
+    _BOOL_CHECKS.append(assume)
+
+
+class _GradFlags(Protocol):
+    """What a ``TensorProxy`` needs of its tracer's grad regions (``grad_regions.GradRegions``)."""
+
+    leaves: set[TensorVar]
+
+    def set_requires_grad(self, var: TensorVar, value: Any, *, computed: bool, attribute: bool) -> bool: ...
+
+
 class TensorTracer(Tracer, Protocol):
     """What a ``TensorProxy`` needs of the tracer that created it (``tracer.TraceBuilder``)."""
 
     requires_grad: dict[TensorVar, bool]
+
+    @property
+    def grad(self) -> _GradFlags: ...
+
     captured: dict[int, tuple[TensorVar, torch.Tensor]]
     absent_attributes: dict[TensorVar, set[str]]
 
@@ -406,7 +428,16 @@ class TensorProxy(Traced):
         return self._tracer.requires_grad.get(self._var, False)
 
     def _set_requires_grad(self, value: bool) -> None:
-        raise _inplace_error("torch.Tensor.requires_grad = ...", self)
+        self._set_requires_grad_flag(value, attribute=True)
+
+    def _set_requires_grad_flag(self, value: Any, attribute: bool) -> None:
+        """``requires_grad_(value)`` / ``.requires_grad = value``: a computed value becomes a
+        leaf as in eager (``GradRegions.set_requires_grad``); a tensor of the caller's is refused."""
+        if not self._tracer.grad.set_requires_grad(
+            self._var, value, computed=self._kind == "computed", attribute=attribute
+        ):
+            name = "torch.Tensor.requires_grad = ..." if attribute else "torch.Tensor.requires_grad_"
+            raise _inplace_error(name, self)
 
     requires_grad = property(_requires_grad, _set_requires_grad)
 
@@ -415,7 +446,7 @@ class TensorProxy(Traced):
         if not self.requires_grad:
             return True  # as in eager: a tensor that does not require grad is a leaf
         if self._kind == "computed":
-            return False
+            return self._var in self._tracer.grad.leaves  # made a leaf by requires_grad_()
         if self._kind == "captured":
             return self._captured().is_leaf
         raise _unknowable(
@@ -428,6 +459,8 @@ class TensorProxy(Traced):
     @property
     def grad_fn(self) -> Any:
         if not self.requires_grad or (self._kind == "captured" and self._captured().grad_fn is None):
+            return None
+        if self._kind == "computed" and self._var in self._tracer.grad.leaves:
             return None
         raise _unknowable(
             self,
@@ -488,6 +521,10 @@ class TensorProxy(Traced):
 
     # -- values: not known while tracing ---------------------------------------------------
     def __bool__(self) -> bool:
+        for assume in _BOOL_CHECKS:  # `if cond: raise` / `assert cond`: a runtime check (ops/checks.py)
+            branch = assume(self, sys._getframe(1))
+            if branch is not None:
+                return branch
         raise _values_error(self, "bool()")
 
     __nonzero__ = __bool__

@@ -21,7 +21,7 @@ from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
 from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
-from symscalar.grad_regions import stop_gradient_p
+from symscalar.grad_regions import check_leaf_outputs, stop_gradient_p
 from symscalar.ops.random import draw_seed
 from symscalar.size_guards import SizeGuard, checker, guards_of, input_dims
 from symscalar.trace import ScalarVar, TensorVar, Trace, check_trace
@@ -102,15 +102,17 @@ def compile_entry(
     ]
     position = {id(c.tensor): j for j, c in enumerate(captured)}
     with_grad = _depends_on(trace, {v for v, r in zip(trace.inputs, requires_grad) if r})
+    grad_program = (torch.is_grad_enabled() or builder.grad_inside) and any(
+        r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
+    )
+    check_leaf_outputs(builder, builder.grad.leaves, trace.outputs[: len(leaves)], with_grad if grad_program else None)
     writes = [
         outside.StateWrite(how, position[target] if how == "copy" else target, name, detach=out not in with_grad)
         for (how, target, name), out in zip(pending, trace.outputs[len(leaves) :])
     ]
     backward: Trace | None = None
     # grad mode is part of the key, so an entry traced without grad never runs with it
-    if (torch.is_grad_enabled() or builder.grad_inside) and any(
-        r and grad_transform.is_differentiable(v) for r, v in zip(requires_grad, trace.inputs)
-    ):
+    if grad_program:
         run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         if builder.grad_inside:  # an enable_grad() region in a call without grad
             run = grad_transform.with_grad_enabled(run)

@@ -6,6 +6,7 @@ Each family module lists its user-facing ops in ``__all__``.
 
 from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     attention,
+    checks,
     composites,
     conv,
     dynamic_shapes,
@@ -13,9 +14,11 @@ from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     factories,
     indexing,
     join,
+    losses,
     nn,
     random,
     reductions,
+    scan,
     shape,
 )
 from symscalar.ops.composites import *  # noqa: F403
@@ -24,6 +27,7 @@ from symscalar.ops.elementwise import *  # noqa: F403
 from symscalar.ops.factories import *  # noqa: F403
 from symscalar.ops.indexing import *  # noqa: F403
 from symscalar.ops.join import *  # noqa: F403
+from symscalar.ops.losses import *  # noqa: F403
 from symscalar.ops.nn import *  # noqa: F403
 from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.reductions import *  # noqa: F403
@@ -40,4 +44,5 @@ __all__ = [
     *nn.__all__,
     *random.__all__,
     *conv.__all__,
+    *losses.__all__,
 ]

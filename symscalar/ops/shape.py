@@ -20,6 +20,7 @@ from symscalar import size_guards, size_ops, sizes
 from symscalar.ops.define import (
     NumberProxy,
     Primitive,
+    StaticBool,
     StaticDims,
     StaticInt,
     StaticShape,
@@ -674,6 +675,15 @@ def contiguous(input: Tensor, memory_format: torch.memory_format = torch.contigu
 def detach(input: Tensor) -> Tensor:
     """``input``'s values without a gradient (``stop_gradient``)."""
     return stop_gradient_p.bind(input)
+
+
+@implements(torch.Tensor.requires_grad_)
+def _requires_grad_(input: Tensor, requires_grad: StaticBool = True) -> Tensor:
+    """A computed value becomes a leaf that requires grad, as in eager (see
+    ``GradRegions.set_requires_grad``); the same proxy is returned."""
+    if isinstance(input, TensorProxy):
+        input._set_requires_grad_flag(requires_grad, attribute=False)
+    return input
 
 
 @implements(torch.clone, torch.Tensor.clone)

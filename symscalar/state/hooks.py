@@ -45,10 +45,26 @@ _GLOBAL_HOOKS = {
 }
 
 
+def only_requires_grad(hook: Any) -> bool:
+    """Whether ``hook`` only calls ``requires_grad_`` on its arguments: no globals, no closure,
+    no other attribute, no nested function (transformers' ``enable_input_require_grads`` and
+    peft's ``make_inputs_require_grad``: ``output.requires_grad_(True)``). Such a forward hook of
+    a submodule is traced through like the module's forward: what it does is recorded
+    (``GradRegions.set_requires_grad``), and it keeps no Python state a later call would miss."""
+    code = getattr(hook, "__code__", None)
+    return (
+        code is not None
+        and code.co_names == ("requires_grad_",)
+        and not code.co_freevars
+        and not any(isinstance(c, type(code)) for c in code.co_consts)
+    )
+
+
 def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: dict[int, str]) -> str | None:
     """Why ``module``'s hooks cannot be honoured, or None. The jitted module's own forward
-    (pre-)hooks run eagerly around the compiled program; every other hook would run once, at
-    trace time, on traced values."""
+    (pre-)hooks run eagerly around the compiled program; a submodule's forward hook that only
+    marks its output to require grad (``only_requires_grad``) is traced through; every other
+    hook would run once, at trace time, on traced values."""
     if isinstance(module, torch.jit.ScriptModule):
         return (
             f"the traced function calls a torch.jit.script'ed module ({module.original_name}"
@@ -71,6 +87,8 @@ def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: d
     for attr in _MODULE_HOOKS:
         hooks = getattr(module, attr)
         if not hooks or (module is top and attr in ("_forward_pre_hooks", "_forward_hooks")):
+            continue
+        if attr == "_forward_hooks" and all(only_requires_grad(h) for h in hooks.values()):
             continue
         kind = attr.strip("_").replace("_hooks", " hook").replace("_", " ")
         where = "the jitted module" if module is top else f"submodule {describe_module(module, names)}"

@@ -81,6 +81,37 @@ for _where in _RNG_MODULES:
     for _name in _RNG_FUNCTIONS:
         patch_while_tracing(_where, _name, functools.partial(_refuse_while_tracing, _where, _name))
 
+# numpy's and Python's global generators: a draw while tracing would run once and be baked into
+# the program as a constant (transformers' wav2vec2 SpecAugment masks draw with numpy.random); a
+# seed or a state set would happen once, not on every call.
+_HOST_RNG_FUNCTIONS = {
+    "numpy.random": "rand randn random random_sample ranf sample randint random_integers choice uniform normal "
+    "standard_normal permutation shuffle binomial poisson beta exponential bytes seed get_state set_state",
+    "random": "random uniform randint randrange choice choices sample shuffle gauss normalvariate getrandbits "
+    "seed getstate setstate",
+}
+
+
+def _refuse_host_rng(where: str, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        if current_tracer.get() is None:
+            return original(*args, **kwargs)
+        raise UnsupportedOperationError(
+            f"{where}.{name}() inside a traced function is not supported: symscalar.jit runs the function's "
+            "Python once, at trace time, so the numbers it draws would be baked into the compiled program and "
+            "repeat on every call (a seed or state it sets would be set once). Fix: draw with torch's random "
+            "ops (torch.rand, torch.bernoulli...), which read the program's RNG seed on every call, or draw "
+            "outside the jitted function and pass the result in."
+        )
+
+    return refuse
+
+
+for _where, _names in _HOST_RNG_FUNCTIONS.items():
+    for _name in _names.split():
+        patch_while_tracing(_where, _name, functools.partial(_refuse_host_rng, _where, _name))
+
 
 class TraceWatch:
     """Context manager around tracing: snapshot reachable state, record called modules, turn
