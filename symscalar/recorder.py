@@ -22,7 +22,7 @@ from symscalar import messages, size_ops, sizes
 from symscalar.compiling import reporting_compiling
 from symscalar.errors import DynamicValueError, StaticValueRequiredError
 from symscalar.frontend import _PROPERTY_GETTERS, TORCH_FUNCTIONS, _fallback
-from symscalar.proxy import SIZES_ON, TensorProxy, _inplace_error
+from symscalar.proxy import SIZES_ON, TensorProxy, _GradFlags, _inplace_error
 from symscalar.scalar import SCALAR_BINARY, SCALAR_UNARY, check_p
 from symscalar.trace import Atom, Eqn, Namespace, Primitive, ScalarVar, TensorVar, Trace, Var, contains_dynamic
 from symscalar.types import DynamicBool, DynamicFloat, DynamicInt, NumberProxy, current_tracer
@@ -34,6 +34,17 @@ _PROXY_CLASS: dict[type, type[NumberProxy]] = {
     float: DynamicFloat,
     bool: DynamicBool,
 }
+
+
+class _NoLeaves:
+    """The grad regions of a plain ``Recorder`` (the backward traces ``grad.vjp`` records):
+    no user code runs there, so no value is made a leaf; ``requires_grad_()`` is refused."""
+
+    def __init__(self) -> None:
+        self.leaves: set[TensorVar] = set()
+
+    def set_requires_grad(self, var: TensorVar, value: Any, *, computed: bool, attribute: bool) -> bool:
+        return False
 
 
 class Recorder:
@@ -58,6 +69,8 @@ class Recorder:
         # Whether each tensor input requires grad at the call being traced (from the call's
         # arguments; the cache key holds it), read by ``TensorProxy.requires_grad``.
         self.requires_grad: dict[TensorVar, bool] = {}
+        # Which computed values requires_grad_() made leaves (``TraceBuilder``: ``GradRegions``).
+        self.grad: _GradFlags = _NoLeaves()
         # Python attributes user code found absent on an argument tensor (hasattr, getattr with a
         # default): the program holds only while they stay absent (jit checks them on every call)
         self.absent_attributes: dict[TensorVar, set[str]] = {}

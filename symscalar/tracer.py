@@ -121,6 +121,8 @@ class TraceBuilder(Recorder):
     traces what user code does besides calling ops (captured tensors, grad regions, in-place
     writes, the RNG seed, state writes, autocast, the checks of torch calls)."""
 
+    grad: GradRegions  # (a plain Recorder's makes no leaves)
+
     def __init__(self, name: str = "f") -> None:
         super().__init__(name)
         # The torch function that first read each captured tensor (by id), for messages.

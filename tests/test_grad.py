@@ -137,6 +137,9 @@ NO_VJP = {
     "one_hot": "integer output",
     "uniform": "no tensor inputs (the RNG seed is an int)",
     "normal": "no tensor inputs (the RNG seed is an int)",
+    "random_int": "integer output (randint, random_)",
+    "multinomial": "integer output (indices)",
+    "tensor_check": "no outputs (a runtime check of a raise-only branch)",
     # torch's backward kernels of the vision ops: a second derivative through them raises
     # "no gradient rule" (tests/test_ops_vision.py)
     **dict.fromkeys(
@@ -146,6 +149,7 @@ NO_VJP = {
             "avg_pool2d_backward",
             "adaptive_avg_pool2d_backward",
             "batch_norm_backward",
+            "ctc_loss_backward",
         ),
         "a backward kernel; double backward through it is refused",
     ),

@@ -585,6 +585,11 @@ UNLOWERED = {
     "argmax": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "argmin": "nvFuser has no argmax/argmin op (topk/argsort need not pick the first index)",
     "check": "host-only: a scalar assertion, run in Python before the fusions",
+    "tensor_check": "a runtime check of a one-element tensor (a raise-only branch): host-only, between fusions",
+    **dict.fromkeys(
+        ("ctc_loss", "ctc_loss_backward"),
+        "nvFuser has no CTC op (a dynamic-programming recurrence); torch's kernels run it",
+    ),
     "multinomial": "torch's sampler on the stream's generator (eager's distribution); nvFuser has no such op",
     "random_int": "torch's integer sampler on the stream's generator (eager's distribution exactly)",
     "conj": "complex tensors only (it exists for complex gradients); the lowerings are tested on real dtypes",
@@ -619,8 +624,8 @@ UNLOWERED = {
         ("sdpa_flash_cpu", "sdpa_flash_cpu_backward", "sdpa_flash_cpu_double_backward"),
         "torch's CPU flash-attention kernels: traced only for CPU operands, which nvFuser never runs",
     ),
-    "sym_size": "a dynamic dim's size (ops/dynamic_shapes.py): jit refuses dynamic_dims with the nvFuser "
-    "backend (symscalar/_jit/function.py), which lowers with the sizes of one call",
+    "sym_size": "host-only: a dynamic dim's size (ops/dynamic_shapes.py), computed by the plan from its "
+    "inputs and fed to the fusions as a scalar input",
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},

@@ -125,6 +125,7 @@ def test_declared_dependencies_are_the_ones_the_code_imports() -> None:
         "tomli": "tomli",
         "mypy": "mypy",
         "nvfuser_direct": "nvfuser-cu128-torch210",
+        "transformers": "transformers",  # symscalar.integrations.transformers only
         "numpy": None,  # optional: imported where present (tracing.py, _jit/params.py)
     }
     unknown = third_party - by_module.keys()

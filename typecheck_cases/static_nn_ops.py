@@ -397,6 +397,8 @@ def torch_triu_diagonal(x: torch.Tensor, i: torch.Tensor, n: DynamicInt, f: Dyna
 X = torch.randn(3, 3)
 I = torch.zeros(3, 2, dtype=torch.int64)
 CALLS = [
+    (method_index_copy_dim, (X, I, 1, 0.5, True)),
+    (torch_index_copy_dim, (X, I, 1, 0.5, True)),
     (torch_gather_dim, (X, I, 1, 0.5)),
     (method_index_select_dim, (X, I, 1, 0.5)),
     (F_embedding_padding_idx, (X, I, 1, 0.5)),

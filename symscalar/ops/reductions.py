@@ -26,6 +26,7 @@ from symscalar.ops.define import (
     StaticFloat,
     StaticInt,
     Tensor,
+    TensorVar,
     canonical_dim,
     canonical_dims,
     defop,
@@ -565,7 +566,7 @@ def _log_softmax_backward_impl(ct: Any, y: Any, *, dim: int) -> Any:
     return torch._log_softmax_backward_data(ct, y, dim, y.dtype)
 
 
-def _output_shape(ct: Any, y: Any, **params: Any) -> tuple[int, ...]:
+def _output_shape(ct: TensorVar, y: TensorVar, **params: Any) -> tuple[int, ...]:
     return y.shape  # (ct has it too: the cotangent of y)
 
 
