@@ -29,6 +29,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from symscalar._jit import tree
+from symscalar._jit.mutable import is_state_class, note
 from symscalar.errors import ShapeContractError
 
 __all__ = ["Path", "parse_path", "NestedParam", "nested_key", "nested_shapes", "check_sizes"]
@@ -129,6 +130,9 @@ class _Walk:
         node = pytree.SUPPORTED_NODES.get(pytree._get_node_type(v)) if type(v) is not torch.Size else None
         if complete:
             path, decl = complete[0]
+            if v is None:  # an optional tensor left out (a cache layer before its first update)
+                self.reached.add(path.text)
+                return tree.tree_key(v, self.tensors)
             if not isinstance(v, torch.Tensor):
                 what = "a container" if node is not None else f"a {type(v).__name__}"
                 raise ShapeContractError(
@@ -152,6 +156,11 @@ class _Walk:
         children, context = node.flatten_with_keys_fn(v)
         if not children:
             self.reached.update(p.text for p, _, depth in live if p.segments[depth] is None)
+        if is_state_class(type(v)):  # a None attribute is static (no child): a path may end at it
+            absent = {f".{name}" for name, is_child, value in context if not is_child and value is None}
+            self.reached.update(
+                p.text for p, _, depth in live if depth + 1 == len(p.segments) and p.segments[depth] & absent  # type: ignore[operator]
+            )
         keys = []
         for k, child in children:
             s = str(k)
@@ -161,6 +170,8 @@ class _Walk:
                 if depth < len(p.segments) and (p.segments[depth] is None or s in p.segments[depth])  # type: ignore[operator]
             ]
             keys.append(self.key(child, sub, at + s))
+        if is_state_class(type(v)):
+            note(v)  # as tree.tree_key notes it: its entry writes the call's changes back into it
         return (type(v), tree.tree_key(context, None), tuple(keys))
 
 

@@ -171,7 +171,7 @@ class ShapeContract:
                 symbol = symbols.get(name)
                 if symbol is None:
                     dim = self.dims[name]
-                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
+                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]), dim.specialize)
                 shape[d] = Size.of(symbol)
             return tuple(shape)
 
@@ -214,7 +214,10 @@ def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims:
             )
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ValueError(f"jit({fn_name}, dynamic_dims=...): {param!r} is *args/**kwargs; declare named parameters")
-        if path is None:
+        if path is None and p.default is None:  # optional (None on some calls): keyed as a path to itself
+            root = dim_paths.Path(name, name, ())
+            nested.setdefault(name, []).append((root, _param(fn_name, name, 0, entries, dims)))
+        elif path is None:
             params.append(_param(fn_name, name, len(params), entries, dims))
         else:
             nested.setdefault(param, []).append((path, _param(fn_name, name, 0, entries, dims)))
