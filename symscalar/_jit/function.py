@@ -227,8 +227,9 @@ class FunctionState:
                 if p.name in self.contract.names and not isinstance(value, torch.Tensor):
                     raise ShapeContractError(
                         f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
-                        f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
-                        "leave it out of dynamic_dims, or jit one function per form of the call."
+                        f"{type(value).__name__}. Only a parameter whose default is None may be None when its dims are "
+                        "declared: give it the default None, leave it out of dynamic_dims, or jit one function per form "
+                        "of the call."
                     )
         return record_call(
             items,
