@@ -281,7 +281,7 @@ def test_an_optional_tensor_can_be_declared() -> None:
 
 def test_a_declared_parameter_without_a_none_default_must_be_a_tensor() -> None:
     jitted = symscalar.jit(lambda x, mask: x if mask is None else x * mask, dynamic_dims={"mask": ("B",)})
-    with pytest.raises(ShapeContractError, match="must be a tensor, but got NoneType.*default None"):
+    with pytest.raises(ShapeContractError, match=r"must be a tensor, but got NoneType.*default None"):
         jitted(torch.ones(2), None)
 
 

@@ -370,3 +370,34 @@ def test_cache_tensors_that_share_memory_are_refused() -> None:
         shared.layers[1].keys = shared.layers[0].keys  # one tensor for two layers
         with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
             forward(input_ids=ids[:, :1], past_key_values=shared)
+
+
+def test_caches_the_key_walk_would_note_out_of_order_are_refused() -> None:
+    """Paths into the second of two caches key it before the first: its changes would be written
+    back into the other cache, so the call is refused; paths into both key them in order."""
+    model = _model("llama")
+
+    def two(a: Any, b: Any) -> Any:
+        for cache in (a, b):
+            layer = cache.layers[0]
+            layer.keys, layer.values = layer.keys * 2, layer.values + 1
+        return a.layers[0].keys.sum() + b.layers[0].values.sum()
+
+    def caches() -> list[Any]:
+        torch.manual_seed(3)
+        out = []
+        for length in (3, 4):
+            cache = DynamicCache(config=model.config)
+            cache.update(torch.randn(1, 2, length, 8), torch.randn(1, 2, length, 8), 0)
+            out.append(cache)
+        return out
+
+    dims = (None, None, "P", None)
+    wrong = symscalar.jit(two, dynamic_dims={"b.layers.*.keys": dims})
+    with pytest.raises(symscalar.UnsupportedOperationError, match="cannot key them in order"):
+        wrong(*caches())
+    both = symscalar.jit(two, dynamic_dims={"a.layers.*.keys": dims, "b.layers.*.values": (None, None, "Q", None)})
+    eager, jitted = caches(), caches()
+    torch.testing.assert_close(both(*jitted), two(*eager))
+    for e, j in zip(eager, jitted):
+        _assert_same_cache(e, j)

@@ -30,9 +30,9 @@ import torch.utils._pytree as pytree
 
 from symscalar._jit import tree
 from symscalar._jit.mutable import is_state_class, note
-from symscalar.errors import ShapeContractError
+from symscalar.errors import ShapeContractError, UnsupportedOperationError
 
-__all__ = ["Path", "parse_path", "NestedParam", "nested_key", "nested_shapes", "check_sizes"]
+__all__ = ["Path", "parse_path", "NestedParam", "nested_key", "nested_shapes", "check_sizes", "check_state_order"]
 
 _HEAD = re.compile(r"[A-Za-z_]\w*")
 _SEGMENT = re.compile(r"\.(\*|\d+|[A-Za-z_]\w*)|\[(\*|-?\d+|'[^']*'|\"[^\"]*\")\]")
@@ -159,7 +159,9 @@ class _Walk:
         if is_state_class(type(v)):  # a None attribute is static (no child): a path may end at it
             absent = {f".{name}" for name, is_child, value in context if not is_child and value is None}
             self.reached.update(
-                p.text for p, _, depth in live if depth + 1 == len(p.segments) and p.segments[depth] & absent  # type: ignore[operator]
+                p.text
+                for p, _, depth in live
+                if depth + 1 == len(p.segments) and p.segments[depth] is not None and p.segments[depth] & absent  # type: ignore[operator]
             )
         keys = []
         for k, child in children:
@@ -236,3 +238,24 @@ def check_sizes(fn_name: str, entries: list[tuple[str, Any, Any]], dims: dict[st
                     f"{fn_name}: dim {name} must be one size, but {first[0]} dim {first[1]} is {first[2]} and "
                     f"{where} dim {d} is {size}"
                 )
+
+
+def check_state_order(fn_name: str, nested_names: list[str], items: list[tuple[str, str, Any]]) -> None:
+    """Refuse a call whose state objects (KV caches, ``mutable.py``) the key walk would note in
+    another order than the trace converts them: the walk keys the parameters with paths first
+    (``dispatch.py``), the trace converts in signature order, and a cache's changes would be
+    written back into another. ``items``: ``(parameter, description, value)`` in signature order."""
+    holders = [(name, where) for name, where, value in items if _holds_state(value)]
+    keyed = [h for h in holders if h[0] in nested_names] + [h for h in holders if h[0] not in nested_names]
+    if keyed != holders:
+        first = next(h for h, k in zip(holders, keyed, strict=True) if h != k)
+        raise UnsupportedOperationError(
+            f"{fn_name}: {first[1]} holds a state object (a KV cache) and comes before a parameter with "
+            "dynamic_dims paths that holds one too; symscalar.jit cannot key them in order. Declare paths into "
+            f"{first[1]} as well, or pass the cache with paths first"
+        )
+
+
+def _holds_state(value: Any) -> bool:
+    leaves = pytree.tree_leaves(value, is_leaf=lambda v: is_state_class(type(v)))
+    return any(is_state_class(type(v)) for v in leaves)

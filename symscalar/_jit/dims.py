@@ -229,8 +229,11 @@ def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims:
     if not any(p.dynamic for p in params) and not any(d.dynamic for decls in nested.values() for _, d in decls):
         raise ValueError(f"jit({fn_name}, dynamic_dims={dynamic_dims!r}): no dim is declared dynamic")
     return ShapeContract(
-        fn_name, params, dims, [dim_paths.NestedParam(name, tuple(decls)) for name, decls in nested.items()]
-    )
+        fn_name,
+        params,
+        dims,
+        [dim_paths.NestedParam(name, tuple(nested[name])) for name in sig.parameters if name in nested],
+    )  # in signature order: the state objects they hold are noted in that order (dim_paths.check_state_order)
 
 
 def _ranges(fn_name: str, declarations: Any) -> dict[str, Dim]:
