@@ -337,7 +337,8 @@ def _warn_growing(fn: Any, label: str, grown: list[str], counted: list[str], cla
     fix = (
         "Fix: generate with a static cache (model.generate(..., cache_implementation='static'), or "
         "symscalar.integrations.transformers.jit_for_generate(model)): one prefill and one decode program for any "
-        "number of new tokens."
+        "number of new tokens; or declare the cache's length dynamic: jit_for_generate(model, cache='dynamic') "
+        "(docs/generation.md)."
         if grown
         else "A number the traced code reads is static (part of the key); symscalar cannot make it dynamic here, "
         "so expect one program per call (a sliding-window cache layer counts tokens in a Python int)."
