@@ -205,6 +205,23 @@ def test_jit_for_generate_dynamic_cache_two_programs(name: str, batch: int) -> N
     assert info.misses == 2 and info.hits == 3 * 16 - 2, info
 
 
+@pytest.mark.slow
+def test_jit_for_generate_dynamic_cache_seeded_sampling() -> None:
+    """Sampling with a seeded generator over the declared dynamic cache equals eager; without a
+    cache (``use_cache=False``) the mask length S and the token count T, declared apart, are
+    equal only by value, and the mask's broadcast is refused with the fix (never run wrongly)."""
+    model = _model("llama")
+    prompt = _prompt(2)
+    torch.manual_seed(7)
+    expected = _generate(model, prompt, "dynamic", do_sample=True, top_k=0)
+    jit_for_generate(model, cache="dynamic")
+    torch.manual_seed(7)
+    assert torch.equal(_generate(model, prompt, "dynamic", do_sample=True, top_k=0), expected)
+    assert model.forward.cache_info().misses == 2
+    with pytest.raises(symscalar.UnsupportedOperationError, match="never broadcasts"):
+        _generate(model, prompt, "none")
+
+
 def test_the_declared_dynamic_cache_after_each_call_equals_eagers() -> None:
     """Direct calls with a DynamicCache and ``dynamic_dims_for_generate``: a prefill (the layers
     hold None until their first update) and decode steps whose cache grows, two programs, the
