@@ -260,6 +260,44 @@ def test_none_for_an_argument_with_paths_is_a_program_of_its_own() -> None:
     assert jitted.cache_info().misses == 2
 
 
+def test_an_optional_tensor_can_be_declared() -> None:
+    """A declared parameter whose default is None may be None (transformers' ``generate`` drops
+    an all-ones ``attention_mask``): None is a program of its own, every size of the tensor one."""
+
+    def f(x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return x if mask is None else x * mask
+
+    jitted = symscalar.jit(f, dynamic_dims={"x": ("B",), "mask": ("B",)})
+    for B in (1, 3, 8):
+        x, mask = torch.randn(B), torch.randn(B)
+        torch.testing.assert_close(jitted(x), x)
+        torch.testing.assert_close(jitted(x, mask), f(x, mask))
+    assert jitted.cache_info().misses == 2
+    with pytest.raises(ShapeContractError, match=r"dim B must be one size.*'x' dim 0 is 2.*mask dim 0 is 3"):
+        jitted(torch.ones(2), torch.ones(3))
+    with pytest.raises(ShapeContractError, match=r"mask has shape \(\) \(0 dims\)"):
+        jitted(torch.ones(2), torch.tensor(1.0))
+
+
+def test_a_declared_parameter_without_a_none_default_must_be_a_tensor() -> None:
+    jitted = symscalar.jit(lambda x, mask: x if mask is None else x * mask, dynamic_dims={"mask": ("B",)})
+    with pytest.raises(ShapeContractError, match=r"must be a tensor, but got NoneType.*default None"):
+        jitted(torch.ones(2), None)
+
+
+def test_a_path_may_end_at_none() -> None:
+    """An optional tensor inside an argument (a cache layer before its first update holds None)."""
+
+    def f(x: torch.Tensor, cache: Any) -> torch.Tensor:
+        return x + sum((t.sum() for t in cache if t is not None), torch.zeros(()))
+
+    jitted = symscalar.jit(f, dynamic_dims={"cache.*": ("S",)})
+    for S in (1, 4, 9):
+        for cache in ([None, torch.randn(S)], [torch.randn(S), torch.randn(S)]):
+            torch.testing.assert_close(jitted(torch.ones(2), cache), f(torch.ones(2), cache))
+    assert jitted.cache_info().misses == 2
+
+
 # A random nest of lists and dicts whose tensors all start with a dim B: one `*` path per
 # leaf position declares it, and the jitted sum equals eager at every B with one trace.
 _nests = st.recursive(

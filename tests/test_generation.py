@@ -17,7 +17,7 @@ transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, StaticCache  # noqa: E402
 
 from symscalar.explain import RetraceWarning  # noqa: E402
-from symscalar.integrations.transformers import jit_for_generate  # noqa: E402
+from symscalar.integrations.transformers import dynamic_dims_for_generate, jit_for_generate  # noqa: E402
 
 VOCAB = 101
 PAD = 0
@@ -175,6 +175,90 @@ def test_jit_for_generate_two_programs() -> None:
     assert model.forward.cache_info().misses == 2
 
 
+def _generate_length(model: Any, length: int, batch: int) -> torch.Tensor:
+    """Greedy generate from a prompt of ``length`` tokens (batch 2: the first row left-padded)."""
+    generator = torch.Generator().manual_seed(length)
+    ids = torch.randint(3, VOCAB, (batch, length), generator=generator)
+    mask = torch.ones_like(ids)
+    if batch == 2:
+        ids[0, :2], mask[0, :2] = PAD, 0
+    return _generate(model, {"input_ids": ids, "attention_mask": mask}, "dynamic")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_jit_for_generate_dynamic_cache_two_programs(name: str, batch: int) -> None:
+    """With the default DynamicCache and its dims declared (``cache="dynamic"``): one prefill and
+    one decode program for 16 new tokens and for every prompt length, tokens equal to eager's,
+    and no RetraceWarning (the growing cache keys alike on every step)."""
+    model = _model(name)
+    expected = {length: _generate_length(model, length, batch) for length in (6, 9, 3)}
+    jit_for_generate(model, cache="dynamic")
+    assert model.generation_config.cache_implementation is None  # the default dynamic cache
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RetraceWarning)
+        for length, tokens in expected.items():
+            got = _generate_length(model, length, batch)
+            assert torch.equal(got, tokens), f"{name}, batch {batch}, prompt {length}: tokens differ from eager"
+    info = model.forward.cache_info()
+    assert info.misses == 2 and info.hits == 3 * 16 - 2, info
+
+
+@pytest.mark.slow
+def test_jit_for_generate_dynamic_cache_seeded_sampling() -> None:
+    """Sampling with a seeded generator over the declared dynamic cache equals eager; without a
+    cache (``use_cache=False``) the mask length S and the token count T, declared apart, are
+    equal only by value, and the mask's broadcast is refused with the fix (never run wrongly)."""
+    model = _model("llama")
+    prompt = _prompt(2)
+    torch.manual_seed(7)
+    expected = _generate(model, prompt, "dynamic", do_sample=True, top_k=0)
+    jit_for_generate(model, cache="dynamic")
+    torch.manual_seed(7)
+    assert torch.equal(_generate(model, prompt, "dynamic", do_sample=True, top_k=0), expected)
+    assert model.forward.cache_info().misses == 2
+    with pytest.raises(symscalar.UnsupportedOperationError, match="never broadcasts"):
+        _generate(model, prompt, "none")
+
+
+def test_the_declared_dynamic_cache_after_each_call_equals_eagers() -> None:
+    """Direct calls with a DynamicCache and ``dynamic_dims_for_generate``: a prefill (the layers
+    hold None until their first update) and decode steps whose cache grows, two programs, the
+    caller's cache equal to eager's after every call."""
+    model = _model("llama")
+    eager_cache, jitted_cache = DynamicCache(config=model.config), DynamicCache(config=model.config)
+    declared = dynamic_dims_for_generate(model)
+    forward = symscalar.jit(model.forward, dynamic_dims=declared)
+    # the paths start at the parameter's name (`cache` in transformers 5.2x, which renames a
+    # `past_key_values=` keyword in a wrapper: a cache passed so is keyed, and traced, per length)
+    name = next(path.split(".")[0] for path in declared if ".layers." in path)
+    ids = _prompt(2)["input_ids"]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", RetraceWarning)
+        for step in range(4):
+            positions = torch.arange(ids.shape[1]).expand(ids.shape[0], -1) + (6 if step else 0) + max(step - 1, 0)
+            expected = model(input_ids=ids, position_ids=positions, past_key_values=eager_cache)
+            got = forward(input_ids=ids, position_ids=positions, **{name: jitted_cache})
+            assert got.past_key_values is jitted_cache
+            torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-5)
+            _assert_same_cache(eager_cache, jitted_cache)
+            ids = expected.logits[:, -1:].argmax(-1)
+    assert jitted_cache.get_seq_length() == 6 + 3
+    assert forward.cache_info().misses == 2
+
+
+def test_jit_for_generate_options_are_checked() -> None:
+    model = _model("llama")
+    with pytest.raises(ValueError, match="expected one of 'static', 'dynamic'"):
+        jit_for_generate(model, cache="paged")
+    with pytest.raises(ValueError, match="declares dynamic_dims itself"):
+        jit_for_generate(model, cache="dynamic", dynamic_dims={"input_ids": (None, "T")})
+    model.generation_config.cache_implementation = "static"
+    with pytest.raises(ValueError, match="asks for the 'static' cache"):
+        jit_for_generate(model, cache="dynamic")
+
+
 def _assert_same_cache(eager: Any, jitted: Any) -> None:
     """Every attribute of every layer equal: tensors to float rounding (integers exactly),
     Python values exactly."""
@@ -303,3 +387,34 @@ def test_cache_tensors_that_share_memory_are_refused() -> None:
         shared.layers[1].keys = shared.layers[0].keys  # one tensor for two layers
         with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
             forward(input_ids=ids[:, :1], past_key_values=shared)
+
+
+def test_caches_the_key_walk_would_note_out_of_order_are_refused() -> None:
+    """Paths into the second of two caches key it before the first: its changes would be written
+    back into the other cache, so the call is refused; paths into both key them in order."""
+    model = _model("llama")
+
+    def two(a: Any, b: Any) -> Any:
+        for cache in (a, b):
+            layer = cache.layers[0]
+            layer.keys, layer.values = layer.keys * 2, layer.values + 1
+        return a.layers[0].keys.sum() + b.layers[0].values.sum()
+
+    def caches() -> list[Any]:
+        torch.manual_seed(3)
+        out = []
+        for length in (3, 4):
+            cache = DynamicCache(config=model.config)
+            cache.update(torch.randn(1, 2, length, 8), torch.randn(1, 2, length, 8), 0)
+            out.append(cache)
+        return out
+
+    dims = (None, None, "P", None)
+    wrong = symscalar.jit(two, dynamic_dims={"b.layers.*.keys": dims})
+    with pytest.raises(symscalar.UnsupportedOperationError, match="cannot key them in order"):
+        wrong(*caches())
+    both = symscalar.jit(two, dynamic_dims={"a.layers.*.keys": dims, "b.layers.*.values": (None, None, "Q", None)})
+    eager, jitted = caches(), caches()
+    torch.testing.assert_close(both(*jitted), two(*eager))
+    for e, j in zip(eager, jitted):
+        _assert_same_cache(e, j)

@@ -29,9 +29,10 @@ import torch
 import torch.utils._pytree as pytree
 
 from symscalar._jit import tree
-from symscalar.errors import ShapeContractError
+from symscalar._jit.mutable import is_state_class, note
+from symscalar.errors import ShapeContractError, UnsupportedOperationError
 
-__all__ = ["Path", "parse_path", "NestedParam", "nested_key", "nested_shapes", "check_sizes"]
+__all__ = ["Path", "parse_path", "NestedParam", "nested_key", "nested_shapes", "check_sizes", "check_state_order"]
 
 _HEAD = re.compile(r"[A-Za-z_]\w*")
 _SEGMENT = re.compile(r"\.(\*|\d+|[A-Za-z_]\w*)|\[(\*|-?\d+|'[^']*'|\"[^\"]*\")\]")
@@ -129,6 +130,9 @@ class _Walk:
         node = pytree.SUPPORTED_NODES.get(pytree._get_node_type(v)) if type(v) is not torch.Size else None
         if complete:
             path, decl = complete[0]
+            if v is None:  # an optional tensor left out (a cache layer before its first update)
+                self.reached.add(path.text)
+                return tree.tree_key(v, self.tensors)
             if not isinstance(v, torch.Tensor):
                 what = "a container" if node is not None else f"a {type(v).__name__}"
                 raise ShapeContractError(
@@ -152,6 +156,13 @@ class _Walk:
         children, context = node.flatten_with_keys_fn(v)
         if not children:
             self.reached.update(p.text for p, _, depth in live if p.segments[depth] is None)
+        if is_state_class(type(v)):  # a None attribute is static (no child): a path may end at it
+            absent = {f".{name}" for name, is_child, value in context if not is_child and value is None}
+            self.reached.update(
+                p.text
+                for p, _, depth in live
+                if depth + 1 == len(p.segments) and p.segments[depth] is not None and p.segments[depth] & absent  # type: ignore[operator]
+            )
         keys = []
         for k, child in children:
             s = str(k)
@@ -161,6 +172,8 @@ class _Walk:
                 if depth < len(p.segments) and (p.segments[depth] is None or s in p.segments[depth])  # type: ignore[operator]
             ]
             keys.append(self.key(child, sub, at + s))
+        if is_state_class(type(v)):
+            note(v)  # as tree.tree_key notes it: its entry writes the call's changes back into it
         return (type(v), tree.tree_key(context, None), tuple(keys))
 
 
@@ -225,3 +238,24 @@ def check_sizes(fn_name: str, entries: list[tuple[str, Any, Any]], dims: dict[st
                     f"{fn_name}: dim {name} must be one size, but {first[0]} dim {first[1]} is {first[2]} and "
                     f"{where} dim {d} is {size}"
                 )
+
+
+def check_state_order(fn_name: str, nested_names: list[str], items: list[tuple[str, str, Any]]) -> None:
+    """Refuse a call whose state objects (KV caches, ``mutable.py``) the key walk would note in
+    another order than the trace converts them: the walk keys the parameters with paths first
+    (``dispatch.py``), the trace converts in signature order, and a cache's changes would be
+    written back into another. ``items``: ``(parameter, description, value)`` in signature order."""
+    holders = [(name, where) for name, where, value in items if _holds_state(value)]
+    keyed = [h for h in holders if h[0] in nested_names] + [h for h in holders if h[0] not in nested_names]
+    if keyed != holders:
+        first = next(h for h, k in zip(holders, keyed, strict=True) if h != k)
+        raise UnsupportedOperationError(
+            f"{fn_name}: {first[1]} holds a state object (a KV cache) and comes before a parameter with "
+            "dynamic_dims paths that holds one too; symscalar.jit cannot key them in order. Declare paths into "
+            f"{first[1]} as well, or pass the cache with paths first"
+        )
+
+
+def _holds_state(value: Any) -> bool:
+    leaves = pytree.tree_leaves(value, is_leaf=lambda v: is_state_class(type(v)))
+    return any(is_state_class(type(v)) for v in leaves)

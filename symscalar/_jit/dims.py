@@ -171,7 +171,7 @@ class ShapeContract:
                 symbol = symbols.get(name)
                 if symbol is None:
                     dim = self.dims[name]
-                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]))
+                    symbol = symbols[name] = Symbol(name, dim.min, dim.max, int(t.shape[d]), dim.specialize)
                 shape[d] = Size.of(symbol)
             return tuple(shape)
 
@@ -214,7 +214,10 @@ def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims:
             )
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ValueError(f"jit({fn_name}, dynamic_dims=...): {param!r} is *args/**kwargs; declare named parameters")
-        if path is None:
+        if path is None and p.default is None:  # optional (None on some calls): keyed as a path to itself
+            root = dim_paths.Path(name, name, ())
+            nested.setdefault(name, []).append((root, _param(fn_name, name, 0, entries, dims)))
+        elif path is None:
             params.append(_param(fn_name, name, len(params), entries, dims))
         else:
             nested.setdefault(param, []).append((path, _param(fn_name, name, 0, entries, dims)))
@@ -226,8 +229,11 @@ def contract_of(fn_name: str, sig: inspect.Signature, target: Any, dynamic_dims:
     if not any(p.dynamic for p in params) and not any(d.dynamic for decls in nested.values() for _, d in decls):
         raise ValueError(f"jit({fn_name}, dynamic_dims={dynamic_dims!r}): no dim is declared dynamic")
     return ShapeContract(
-        fn_name, params, dims, [dim_paths.NestedParam(name, tuple(decls)) for name, decls in nested.items()]
-    )
+        fn_name,
+        params,
+        dims,
+        [dim_paths.NestedParam(name, tuple(nested[name])) for name in sig.parameters if name in nested],
+    )  # in signature order: the state objects they hold are noted in that order (dim_paths.check_state_order)
 
 
 def _ranges(fn_name: str, declarations: Any) -> dict[str, Dim]:

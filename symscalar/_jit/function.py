@@ -17,7 +17,7 @@ import torch
 
 from symscalar import explain, logs, nvfuser_backend, size_guards
 from symscalar import state as outside
-from symscalar._jit import arguments, dims, frames, tree
+from symscalar._jit import arguments, dim_paths, dims, frames, tree
 from symscalar._jit.cache import MISS, Cache, CacheInfo, Entry
 from symscalar._jit.compile import compile_entry
 from symscalar._jit.compositions import check_jittable, check_no_functorch, hide_from_dynamo
@@ -227,9 +227,13 @@ class FunctionState:
                 if p.name in self.contract.names and not isinstance(value, torch.Tensor):
                     raise ShapeContractError(
                         f"{where} has dims declared dynamic (dynamic_dims / Dims), so it must be a tensor, but got "
-                        f"{type(value).__name__}. An optional tensor (None on some calls) cannot be declared yet: "
-                        "leave it out of dynamic_dims, or jit one function per form of the call."
+                        f"{type(value).__name__}. Only a parameter whose default is None may be None when its dims "
+                        "are declared: give it the default None, leave it out of dynamic_dims, or jit one function per "
+                        "form of the call."
                     )
+            if self.contract.nested_names:
+                named = [(p.name, where, value) for p, _, where, value in items]
+                dim_paths.check_state_order(qualname(self.fn), self.contract.nested_names, named)
         return record_call(
             items,
             {p.name: value for p, _, _, value in items},

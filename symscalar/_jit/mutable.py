@@ -292,7 +292,7 @@ class MutableArguments:
         if isinstance(new, (torch.Tensor, TensorProxy)):
             changes.append(_Change("set", j, name, i, len(outputs)))
             outputs.append(new)
-            if isinstance(old, TensorProxy) and tuple(old.shape) != tuple(new.shape):
+            if isinstance(old, TensorProxy) and _key_sees_growth(tuple(old.shape), tuple(new.shape)):
                 at = f"{type(self.nodes[j]).__name__}.{name}" + ("" if i is None else f"[{i}]")
                 self.grown.append(f"{at} {list(old.shape)} -> {list(new.shape)}")
         elif isinstance(new, _STATIC) and not (type(old) is type(new) and old == new):
@@ -309,6 +309,14 @@ class MutableArguments:
             "the changes a traced function makes to such an argument after every call only for tensors (updated in "
             f"place or assigned) and static attributes. {STATE_CLASSES[cls]}"
         )
+
+
+def _key_sees_growth(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    """Whether a state tensor replaced by one of shape ``new`` keys the next call differently: its
+    rank or a static dim changed. A dim declared dynamic (a symbol, in no key) may grow freely."""
+    if len(old) != len(new):
+        return True
+    return any(type(a) is int and (type(b) is not int or a != b) for a, b in zip(old, new))
 
 
 _warned_growing: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -329,7 +337,8 @@ def _warn_growing(fn: Any, label: str, grown: list[str], counted: list[str], cla
     fix = (
         "Fix: generate with a static cache (model.generate(..., cache_implementation='static'), or "
         "symscalar.integrations.transformers.jit_for_generate(model)): one prefill and one decode program for any "
-        "number of new tokens."
+        "number of new tokens; or declare the cache's length dynamic: jit_for_generate(model, cache='dynamic') "
+        "(docs/generation.md)."
         if grown
         else "A number the traced code reads is static (part of the key); symscalar cannot make it dynamic here, "
         "so expect one program per call (a sliding-window cache layer counts tokens in a Python int)."

@@ -111,6 +111,11 @@ def _layer_norm(x: Any, weight: Any, bias: Any, eps: Any, *, normalized_shape: t
     return [tuple(x.shape), stats, stats]
 
 
+def _layer_norm_backward(ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, bias: Any, **params: Any) -> list[Any]:
+    wanted = zip((weight, bias), params["mask"][1:])  # the gradients of x, then weight and bias where asked
+    return [tuple(x.shape)] + [tuple(t.shape) for t, want in wanted if want]
+
+
 # The size-like static parameters: the only ones check_trace lets hold a dynamic size.
 register_size_params(reshape_p, "shape")
 register_size_params(expand_p, "shape")
@@ -149,15 +154,7 @@ register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
-# torch's layer-norm backward kernel: grad x has x's shape, grad weight / bias (where ``mask``
-# asks for them) the parameters' static shapes
-register_shape_rule(
-    layer_norm_backward_p,
-    lambda ct, x, mean, rstd, weight, bias, *, normalized_shape, mask: [
-        tuple(x.shape),
-        *(tuple(t.shape) for t, wanted in zip((weight, bias), mask[1:]) if wanted),
-    ],
-)
+register_shape_rule(layer_norm_backward_p, _layer_norm_backward)
 register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
 )
