@@ -358,10 +358,11 @@ def test_torchvision_fpn_backbone_trains_like_eager() -> None:
 def test_diffusers_dit_under_autocast_matches_eager(monkeypatch: pytest.MonkeyPatch) -> None:
     """float32 weights, autocast(cpu, bfloat16), train -> eval -> train. The forward runs
     eager's kernels in eager's dtypes and layouts: every output is *equal* to eager's. The
-    backward is symscalar's vjps (not eager's fused backward kernels), rounding to bfloat16 at
-    other points of a sum than eager's: a gradient's dtype is eager's exactly, its values agree
-    to a few bfloat16 roundings (norm-wise relative error at most 2**-4; a gradient summed over
-    tokens and batch from bfloat16 terms has cancellation). Each step starts from eager's
+    backward runs eager's backward kernels where the 16-bit audit found a composed vjp
+    rounding elsewhere (tests/test_soundness_16bit_backward.py): measured, 114 of the 126
+    gradients are bit-equal to eager's; the other 12 are the timestep embedder's two linears
+    (weight and bias, at each of the three steps), within 0.2% norm-wise (where their
+    cotangent rounds differently is not isolated yet). Each step starts from eager's
     parameters."""
     torch.manual_seed(0)
     eager = dit()
@@ -389,7 +390,7 @@ def test_diffusers_dit_under_autocast_matches_eager(monkeypatch: pytest.MonkeyPa
             if name.endswith("to_k.bias"):  # softmax ignores a key bias: its gradient is rounding noise
                 continue
             error = float((gm - ge).norm() / ge.norm())
-            assert error <= 2**-4, f"step {step}: {name}: relative error {error:.3g} of the gradient"
+            assert error <= 2**-8, f"step {step}: {name}: relative error {error:.3g} of the gradient"
     assert jitted.cache_info().misses == 2, jitted.cache_info()
 
 
