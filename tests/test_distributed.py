@@ -7,27 +7,21 @@ from __future__ import annotations
 import copy
 import datetime
 import os
-import socket
 import traceback
+from typing import Any
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: N817 - torch's own spelling
 
 import symscalar
 from symscalar.errors import UnsupportedOperationError
+from tests.distributed_support import run_ranks
 
 WORLD = 2
 STEPS = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _model() -> nn.Module:
@@ -35,7 +29,7 @@ def _model() -> nn.Module:
     return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
 
 
-def _worker(rank: int, port: int, errors: mp.SimpleQueue) -> None:
+def _worker(rank: int, port: int, errors: Any) -> None:
     try:
         os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
         dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=60))
@@ -72,20 +66,4 @@ def _worker(rank: int, port: int, errors: mp.SimpleQueue) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
 def test_ddp_of_jit_trains_like_eager_ddp_and_jit_of_ddp_is_refused() -> None:
-    ctx = mp.get_context("spawn")
-    errors = ctx.SimpleQueue()
-    port = _free_port()
-    procs = [ctx.Process(target=_worker, args=(rank, port, errors), daemon=True) for rank in range(WORLD)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=240)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join()
-    found = []
-    while not errors.empty():
-        found.append(errors.get())
-    assert not found, "\n".join(found)
-    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    run_ranks(_worker, WORLD)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import socket
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -21,21 +20,15 @@ from typing import Any
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 from torch.distributed.fsdp import fully_shard
 
 import symscalar
 from symscalar.errors import UnsupportedOperationError
+from tests.distributed_support import run_ranks
 
 WORLD = 2
 STEPS = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _model() -> nn.Sequential:
@@ -117,20 +110,4 @@ def _worker(rank: int, port: int, errors: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
 def test_fsdp2_compositions_train_like_eager_fsdp_or_are_refused() -> None:
-    ctx = mp.get_context("spawn")
-    errors = ctx.SimpleQueue()
-    port = _free_port()
-    procs = [ctx.Process(target=_worker, args=(rank, port, errors), daemon=True) for rank in range(WORLD)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=240)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join()
-    found = []
-    while not errors.empty():
-        found.append(errors.get())
-    assert not found, "\n".join(found)
-    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    run_ranks(_worker, WORLD)
