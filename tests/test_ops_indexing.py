@@ -541,3 +541,29 @@ def test_index_copy_out_of_place_and_in_place_with_grad() -> None:
     assert torch.autograd.gradcheck(jitted, (x, rows, cols))
     with pytest.raises(RuntimeError, match="source shape"):
         jitted(x, rows[:, :, :3], cols)
+
+
+# Eager reads a 0-d integer index tensor as an int: ``y[t]`` is a view of ``y``. The trace
+# gathers, so an in-place update of the result or of its base would not reach the other.
+ZERO_D_INDEX_UPDATES = {
+    "update of the view": lambda x: (lambda y: (y[torch.tensor(0)].add_(1), y)[1])(x * 2),
+    "update of the base": lambda x: (lambda y: (lambda v: (y.add_(1), v)[1])(y[torch.tensor(1)]))(x * 2),
+    "in a tuple": lambda x: (lambda y: (y[(torch.tensor(0), slice(None))].add_(1), y)[1])(x * 2),
+    "after ...": lambda x: (lambda y: (y[..., torch.tensor(0)].add_(1), y)[1])(x * 2),
+    "chained": lambda x: (lambda y: (y[torch.tensor(1)][torch.tensor(0)].add_(1), y)[1])(x * 2),
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_INDEX_UPDATES))
+def test_in_place_update_through_a_0d_index_tensor_view_is_refused(name: str) -> None:
+    with pytest.raises(UnsupportedOperationError, match=r"in-place operation"):
+        symscalar.jit(ZERO_D_INDEX_UPDATES[name])(torch.arange(4.0).reshape(2, 2))
+
+
+def test_0d_index_tensor_read_and_1d_index_update_equal_eager() -> None:
+    x = torch.arange(4.0).reshape(2, 2)
+    for f in (
+        lambda x: (x * 2)[torch.tensor(1)] + 1,
+        lambda x: (lambda y: (y[torch.tensor([0])].add_(1), y)[1])(x * 2),  # a copy in eager too
+    ):
+        assert torch.equal(symscalar.jit(f)(x), f(x))

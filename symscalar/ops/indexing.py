@@ -55,7 +55,7 @@ from symscalar.ops.elementwise import maximum, minimum
 from symscalar.ops.factories import full, to
 from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.reductions import amax_p, amin_p, argmax, argmin
-from symscalar.ops.shape import basic_getitem, expand, flatten, reshape, squeeze, zero_pad_p
+from symscalar.ops.shape import basic_getitem, expand, flatten, mark_aliased, reshape, squeeze, zero_pad_p
 from symscalar.sizes import is_symbolic_shape
 
 _slice = builtins.slice
@@ -639,7 +639,12 @@ def _tensor_getitem(input: Tensor, indices: Any) -> Tensor:
     items = indices if isinstance(indices, tuple) else (indices,)
     if not any(_is_advanced(i) for i in items):
         return basic_getitem(input, indices, "torch.Tensor.__getitem__")
-    return _advanced_getitem(input, items)
+    out = _advanced_getitem(input, items)
+    if any(isinstance(i, (TensorProxy, torch.Tensor)) and i.ndim == 0 for i in items):
+        # eager reads a 0-d index tensor as an int: its result is a view of ``input`` (the
+        # trace's is a gather), so an in-place update of either must not be traced
+        mark_aliased(input, out)
+    return out
 
 
 def _advanced_getitem(x: Tensor, items: tuple[Any, ...]) -> Tensor:

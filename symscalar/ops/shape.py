@@ -497,7 +497,13 @@ def _narrow_at(input: Tensor, dim: StaticInt, start: Any, length: StaticInt) -> 
     d = canonical_dim(dim, input.ndim)
     begin = torch.where(start < 0, start + input.shape[d], start)
     index = torch.arange(length, device=input.device) + begin.to(device=input.device)
-    out = torch.index_select(input, d, index)
+    return mark_aliased(input, torch.index_select(input, d, index))
+
+
+def mark_aliased(input: Any, out: Any) -> Any:
+    """``out``, traced as a copy of part of ``input`` where eager returns a view of it: neither
+    may be updated in place (the update would not reach the other, as it does in eager).
+    Returns ``out``."""
     tracer = current_tracer.get()
     if isinstance(tracer, TraceBuilder) and isinstance(input, TensorProxy) and isinstance(out, TensorProxy):
         tracer.inplace.aliased.update((input._var, out._var))
