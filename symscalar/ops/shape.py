@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -500,7 +501,10 @@ def _narrow_at(input: Tensor, dim: StaticInt, start: Any, length: StaticInt) -> 
     return mark_aliased(input, torch.index_select(input, d, index))
 
 
-def mark_aliased(input: Any, out: Any) -> Any:
+_Out = typing.TypeVar("_Out")
+
+
+def mark_aliased(input: Any, out: _Out) -> _Out:
     """``out``, traced as a copy of part of ``input`` where eager returns a view of it: neither
     may be updated in place (the update would not reach the other, as it does in eager).
     Returns ``out``."""
