@@ -243,3 +243,36 @@ def test_numpy_and_python_generators_are_refused_while_tracing(draw) -> None:
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"random\.\w+\(\) inside a traced function.*baked"):
         symscalar.jit(lambda x: x * float(draw()))(torch.ones(2))
     assert 0 <= float(draw()) < 4  # untouched outside a trace
+
+
+class _BufferThenCheck(torch.nn.Module):
+    def __init__(self, check_first: bool) -> None:
+        super().__init__()
+        self.register_buffer("b", torch.zeros(3))
+        self.check_first = check_first
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.check_first and x.sum() > 0:
+            raise ValueError("positive")
+        self.b.add_(1)
+        if not self.check_first and x.sum() > 0:
+            raise ValueError("positive")
+        return x * 2
+
+
+def test_a_raising_check_after_an_in_place_state_update_is_refused() -> None:
+    """When the check fails eager has already updated the buffer; the program writes state back
+    only after it ran, so the buffer would fall one update behind eager's for good."""
+    with pytest.raises(symscalar.UnsupportedOperationError, match="updated state in place"):
+        symscalar.jit(_BufferThenCheck(check_first=False))(-torch.ones(3))
+    eager, jitted = _BufferThenCheck(check_first=True), _BufferThenCheck(check_first=True)
+    f = symscalar.jit(jitted)
+    for x in (-torch.ones(3), torch.ones(3), -torch.ones(3)):
+        outcomes = []
+        for call in (eager, f):
+            try:
+                outcomes.append(call(x))
+            except (ValueError, symscalar.CheckFailedError):
+                outcomes.append(None)
+        assert (outcomes[0] is None) == (outcomes[1] is None)
+        assert torch.equal(eager.b, jitted.b)

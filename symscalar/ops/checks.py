@@ -23,7 +23,14 @@ from typing import Any
 import torch
 
 from symscalar.errors import CheckFailedError
-from symscalar.ops.define import TensorProxy, TensorVar, implements
+from symscalar.ops.define import (
+    TensorProxy,
+    TensorVar,
+    TraceBuilder,
+    UnsupportedOperationError,
+    current_tracer,
+    implements,
+)
 from symscalar.proxy import register_bool_check
 from symscalar.trace import Primitive
 
@@ -89,6 +96,15 @@ def assumed_branch(frame: types.FrameType | None) -> tuple[bool, str] | None:
 
 
 def _record(proxy: TensorProxy, raises_if: bool, message: str) -> None:
+    tracer = current_tracer.get()
+    if isinstance(tracer, TraceBuilder) and tracer.inplace.write_backs:
+        # eager has updated the state in place when it raises; the program writes state back
+        # after it ran, so a failed check would leave the state one update behind eager's
+        raise UnsupportedOperationError(
+            "a check of a tensor that raises (`if cond: raise`, `assert`, `torch._assert`) after the "
+            "function updated state in place (a buffer, a parameter): when it fails, eager has applied "
+            "the update and the program has not. Fix: check before the update, or use symscalar.check"
+        )
     pred: Any = proxy if proxy.dtype is torch.bool else torch.ne(proxy, 0)  # type: ignore[call-overload]
     tensor_check_p.bind(pred, message=message, raises_if=raises_if)
 
