@@ -46,6 +46,10 @@ R = TypeVar("R", covariant=True)
 Q = ParamSpec("Q")
 S = TypeVar("S")
 T = TypeVar("T")
+M = TypeVar("M", bound=torch.nn.Module)
+# mypy reads MYPY as True (as it reads TYPE_CHECKING), Pyright and Python as False: jit's
+# overload for module methods is Pyright's only (below).
+MYPY = False
 
 
 class JitFunction(Protocol, Generic[P, R]):
@@ -67,7 +71,17 @@ class JitFunction(Protocol, Generic[P, R]):
     @typing.overload
     def __get__(
         self: JitFunction[Concatenate[S, Q], T], instance: S, owner: type[Any] | None = None, /
-    ) -> JitFunction[Q, T]: ...
+    ) -> Callable[Q, T]: ...
+
+
+class _JitDecorator(Protocol):
+    """Pyright's type of ``jit(...)`` without a function: a module method stays a function
+    (see ``MYPY``), any other callable becomes a ``JitFunction``."""
+
+    @typing.overload
+    def __call__(self, fn: Callable[Concatenate[M, P], R], /) -> Callable[Concatenate[M, P], R]: ...
+    @typing.overload
+    def __call__(self, fn: Callable[P, R], /) -> JitFunction[P, R]: ...
 
 
 @typing.overload
@@ -83,6 +97,38 @@ def jit(
     retrace: bool = ...,
     max_entries: int | None = ...,
 ) -> JitModule: ...
+
+
+if not MYPY:  # Pyright's only (see MYPY)
+
+    @typing.overload
+    def jit(
+        fn: Callable[Concatenate[M, P], R],
+        *,
+        static: Any = ...,
+        dynamic: Any = ...,
+        dynamic_dims: Any = ...,
+        backend: str | Backend = ...,
+        max_traces: int | None = ...,
+        on_limit: str | None = ...,
+        retrace: bool = ...,
+        max_entries: int | None = ...,
+    ) -> Callable[Concatenate[M, P], R]: ...
+    @typing.overload
+    def jit(
+        fn: None = None,
+        *,
+        static: Any = ...,
+        dynamic: Any = ...,
+        dynamic_dims: Any = ...,
+        backend: str | Backend = ...,
+        max_traces: int | None = ...,
+        on_limit: str | None = ...,
+        retrace: bool = ...,
+        max_entries: int | None = ...,
+    ) -> _JitDecorator: ...
+
+
 @typing.overload
 def jit(
     fn: Callable[P, R],

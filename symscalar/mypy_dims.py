@@ -20,14 +20,18 @@ standard library are imported (the plugin's rule: never torch).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
+import operator
 import os
+from collections.abc import Callable
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
     AssignmentStmt,
     Block,
     CallExpr,
+    ComparisonExpr,
     Expression,
     FuncItem,
     IndexExpr,
@@ -44,7 +48,21 @@ from mypy.nodes import (
 from mypy.plugin import CheckerPluginInterface
 from mypy.types import CallableType, Instance, Type, UnboundType, get_proper_type
 
-__all__ = ["SIZE_PARAMS", "declared_dims", "dim_entry", "size_kind", "is_size_param"]
+from symscalar import size_guards, sizes
+
+__all__ = [
+    "SIZE_PARAMS",
+    "DimDecl",
+    "SizeComparison",
+    "declared_dims",
+    "dim_decl",
+    "dim_entry",
+    "size_kind",
+    "size_comparison",
+    "first_pin",
+    "pin_message",
+    "is_size_param",
+]
 
 DYNAMIC_INT = "symscalar.types.DynamicInt"
 # The static parameters of the torch spellings that are size-like (sizes of declared dims
@@ -69,20 +87,53 @@ SIZE_PARAMS: dict[str, tuple[str, ...]] = {
 Entry = str | None
 
 
+@dataclasses.dataclass(frozen=True)
+class DimDecl:
+    """One entry of ``Dims(...)`` as written: a dynamic dim's name and range
+    (``Dim("T", min=2, max=8, specialize=True)``; ``Dim``'s defaults where not written as
+    literals), or a static dim (``name`` None) with its declared size (None: any size)."""
+
+    name: str | None
+    size: int | None = None
+    min: int = 1
+    max: int | None = None
+    specialize: bool = False
+
+
 def is_size_param(op: str, param: str) -> bool:
     return param in SIZE_PARAMS.get(op, ())
 
 
-def _entry(node: ast.expr) -> Entry:
+def _literal_value(node: ast.expr | None) -> object:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except ValueError:
+        return None
+
+
+def _decl(node: ast.expr, aliases: dict[str, ast.expr]) -> DimDecl:
+    if isinstance(node, ast.Name) and isinstance(aliases.get(node.id), ast.Call):
+        node = aliases[node.id]  # T = Dim("T", max=8) at module level
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
+        return DimDecl(node.value)
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
         name = node.args[0].value
-        return name if isinstance(name, str) else None
-    return None  # an int (a static size) or None
+        if not isinstance(name, str):
+            return DimDecl(None)
+        given = dict(zip(("min", "max", "specialize"), node.args[1:]))
+        given.update((k.arg, k.value) for k in node.keywords if k.arg is not None)
+        lo, hi, specialize = (_literal_value(given.get(k)) for k in ("min", "max", "specialize"))
+        return DimDecl(
+            name,
+            min=lo if type(lo) is int else 1,
+            max=hi if type(hi) is int else None,
+            specialize=specialize is True,
+        )
+    size = node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+    return DimDecl(None, size=size)
 
 
-def _dims_of(annotation: ast.expr | None, aliases: dict[str, ast.expr]) -> tuple[Entry, ...] | None:
+def _dims_of(annotation: ast.expr | None, aliases: dict[str, ast.expr]) -> tuple[DimDecl, ...] | None:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
             annotation = ast.parse(annotation.value, mode="eval").body
@@ -94,12 +145,12 @@ def _dims_of(annotation: ast.expr | None, aliases: dict[str, ast.expr]) -> tuple
         return None
     for meta in annotation.slice.elts[1:]:
         if isinstance(meta, ast.Call) and ast.unparse(meta.func).rpartition(".")[2] == "Dims":
-            return tuple(_entry(e) for e in meta.args)
+            return tuple(_decl(e, aliases) for e in meta.args)
     return None
 
 
 @functools.lru_cache(maxsize=128)
-def _module_dims(path: str, stamp: tuple[int, int]) -> dict[tuple[str, int], dict[str, tuple[Entry, ...]]]:
+def _module_dims(path: str, stamp: tuple[int, int]) -> dict[tuple[str, int], dict[str, tuple[DimDecl, ...]]]:
     """(function name, ``def`` line) -> {parameter: its Dims entries} in the file at ``path``
     (``stamp``: its modification time and size, so an edited file is read again)."""
     try:
@@ -114,7 +165,7 @@ def _module_dims(path: str, stamp: tuple[int, int]) -> dict[tuple[str, int], dic
         for target in node.targets
         if isinstance(target, ast.Name)
     }
-    out: dict[tuple[str, int], dict[str, tuple[Entry, ...]]] = {}
+    out: dict[tuple[str, int], dict[str, tuple[DimDecl, ...]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
@@ -128,7 +179,7 @@ def _module_dims(path: str, stamp: tuple[int, int]) -> dict[tuple[str, int], dic
     return out
 
 
-def declared_dims(function: FuncItem, api: CheckerPluginInterface) -> dict[str, tuple[Entry, ...]]:
+def declared_dims(function: FuncItem, api: CheckerPluginInterface) -> dict[str, tuple[DimDecl, ...]]:
     """The Dims declarations of ``function``'s parameters (empty when it has none)."""
     assert isinstance(api, TypeChecker)
     name = getattr(function, "name", "")
@@ -139,7 +190,7 @@ def declared_dims(function: FuncItem, api: CheckerPluginInterface) -> dict[str, 
     return _module_dims(api.path, (st.st_mtime_ns, st.st_size)).get((name, function.line), {})
 
 
-def _declared_param(expr: Expression, api: CheckerPluginInterface) -> tuple[Entry, ...] | None:
+def _declared_param(expr: Expression, api: CheckerPluginInterface) -> tuple[DimDecl, ...] | None:
     """The Dims of ``expr`` if it names a declared parameter of the function being checked."""
     assert isinstance(api, TypeChecker)
     function = api.scope.current_function()
@@ -175,10 +226,10 @@ def _literal(expr: Expression) -> int | None:
     return None
 
 
-def dim_entry(expr: Expression, api: CheckerPluginInterface) -> tuple[bool, Entry]:
-    """Whether ``expr`` reads a declared dim's size (``x.shape[i]``, ``x.size(i)`` with a
-    literal ``i >= 0`` within the declaration), and that dim's entry (its name if dynamic).
-    A negative index is not read: the declaration gives the leading dims only."""
+def dim_decl(expr: Expression, api: CheckerPluginInterface) -> DimDecl | None:
+    """The declaration of the dim whose size ``expr`` reads (``x.shape[i]``, ``x.size(i)``
+    with a literal ``i >= 0`` within the declaration), None if it reads none. A negative
+    index is not read: the declaration gives the leading dims only."""
     owner: Expression | None = None
     index: int | None = None
     if isinstance(expr, IndexExpr) and isinstance(expr.base, MemberExpr) and expr.base.name == "shape":
@@ -191,11 +242,18 @@ def dim_entry(expr: Expression, api: CheckerPluginInterface) -> tuple[bool, Entr
     ):
         owner, index = expr.callee.expr, _literal(expr.args[0])
     if owner is None or index is None or index < 0:
-        return False, None
+        return None
     dims = _declared_param(owner, api)
     if dims is None or index >= len(dims):
-        return False, None
-    return True, dims[index]
+        return None
+    return dims[index]
+
+
+def dim_entry(expr: Expression, api: CheckerPluginInterface) -> tuple[bool, Entry]:
+    """Whether ``expr`` reads a declared dim's size (see ``dim_decl``), and that dim's entry
+    (its name if dynamic)."""
+    decl = dim_decl(expr, api)
+    return (False, None) if decl is None else (True, decl.name)
 
 
 def _assigned(var: Var, body: list[Statement]) -> list[Expression | None]:
@@ -257,3 +315,172 @@ def size_kind(expr: Expression, api: CheckerPluginInterface, depth: int = 0) -> 
         if len(assigned) == 1 and assigned[0] is not None:
             return size_kind(assigned[0], api, depth + 1)
     return "other"
+
+
+# ---- comparisons of sizes: the run time's size guards
+
+
+_COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
+# How many sizes next to each end of a dim's range (and next to each root of a linear
+# comparison) are tried as the traced size.
+_NEAR = 16
+# A static int of unknown value (an int parameter, a dim declared None) stands for a value
+# well inside the dim's range: the typical value code compares a size with.
+_TYPICAL = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class SizeComparison:
+    """The run time's verdict on a comparison of declared sizes (``T == 1``, ``B * T > 64``):
+    a Python bool, decided by the ranges or recorded as a size guard, except at ``pin`` (the
+    traced size of the dim it pins and the guard), where ``size_guards`` refuses it."""
+
+    pin: tuple[str, int, str] | None  # (dim, size, guard)
+    assumed: bool = False  # the size is where a static int of unknown value is taken to be
+
+
+def size_comparison(expr: Expression, api: CheckerPluginInterface) -> SizeComparison | None:
+    """The verdict on ``a <op> b`` where both sides are sizes of declared dims and static
+    ints (at least one a size); None for any other comparison (a dynamic value that is not a
+    size: a ``DynamicBool``, as the tracer records it). Each comparison is judged alone (a
+    second guard that pins a dim only together with an earlier one is found at run time)."""
+    if not isinstance(expr, ComparisonExpr) or len(expr.operators) != 1 or expr.operators[0] not in _COMPARISONS:
+        return None
+    left, right = expr.operands
+    kinds = {size_kind(left, api), size_kind(right, api)}
+    if "other" in kinds or "size" not in kinds:
+        return None
+    op = _COMPARISONS[expr.operators[0]]
+    decls: dict[str, DimDecl] = {}
+    used: dict[str, int] = {}
+    if _size_value(left, api, {}, decls, used) is None or _size_value(right, api, {}, decls, used) is None:
+        return None
+    if len(decls) != 1:
+        return SizeComparison(None)  # a guard over two dims or more never pins one (size_guards.pinned)
+    (decl,) = decls.values()
+    assert decl.name is not None
+    unknown = {"typical": (decl.min + decl.max) // 2 if decl.max is not None else decl.min + _TYPICAL}
+
+    def sides(size: object) -> tuple[object, object]:
+        env = {decl.name: size} if decl.name is not None else {}
+        return _size_value(left, api, env, {}, unknown), _size_value(right, api, env, {}, unknown)
+
+    pin = first_pin(op, sides, decl, describe_comparison(expr))
+    return SizeComparison(None if pin is None else (decl.name, *pin), "used" in used)
+
+
+def first_pin(
+    op: str, sides: Callable[[object], tuple[object, object]], decl: DimDecl, asked_by: str
+) -> tuple[int, str] | None:
+    """The first traced size of the dim ``decl`` (and the guard) at which the comparison
+    ``a <op> b``, ``(a, b) = sides(the dim's size)``, needs a size guard that pins the dim, as
+    ``size_guards.decide_or_guard`` finds it at that size; None if it needs none at any size
+    of the range. Tried: the sizes next to each end of the range and, for a linear
+    comparison, next to its root (exact for linear comparisons; the end of an unbounded range
+    is taken ``2 * _TYPICAL`` past its minimum)."""
+    assert decl.name is not None
+    hi = decl.max if decl.max is not None else decl.min + 2 * _TYPICAL
+    candidates = {*range(decl.min, decl.min + _NEAR), *range(hi - _NEAR, hi + 1)}
+    tried: set[int] = set()
+    while candidates - tried:
+        hint = min(candidates - tried)
+        tried.add(hint)
+        if hint < decl.min or (decl.max is not None and hint > decl.max):
+            continue
+        symbol = sizes.Symbol(decl.name, decl.min, decl.max, hint, decl.specialize)
+        a, b = sides(sizes.Size.of(symbol))
+        guard = size_guards.guard_at_hints(op, a, b, asked_by, None)
+        if guard is None:
+            return None  # decided by the range: no guard at any size
+        if size_guards.pinned(guard) is not None:
+            return hint, guard.condition()
+        form = size_guards.linear(guard)
+        if form is not None and hint == decl.min:
+            _, c1, c0 = form
+            root = -c0 // c1
+            candidates |= set(range(root - 2, root + 3))
+    return None
+
+
+def _size_value(
+    expr: Expression,
+    api: CheckerPluginInterface,
+    env: dict[str, object],
+    decls: dict[str, DimDecl],
+    unknown: dict[str, int],
+    depth: int = 0,
+) -> object | None:
+    """``expr`` as the tracer computes it, with ``env``'s sizes for the declared dims (a
+    ``sizes.Size``, or an int): None if it is not an expression of sizes and static ints.
+    Collects the dynamic dims it reads in ``decls``; a static int of unknown value is
+    ``unknown["typical"]`` (1 when absent)."""
+    if isinstance(expr, IntExpr):
+        return expr.value
+    if isinstance(expr, UnaryExpr) and expr.op == "-":
+        inner = _size_value(expr.expr, api, env, decls, unknown, depth)
+        return None if inner is None else operator.neg(inner)  # type: ignore[call-overload]
+    decl = dim_decl(expr, api)
+    if decl is not None:
+        if decl.name is None:
+            if decl.size is not None:
+                return decl.size
+            unknown["used"] = 1
+            return unknown.get("typical", 1)
+        decls.setdefault(decl.name, decl)
+        return env.get(decl.name, decl.min)
+    if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
+        a = _size_value(expr.left, api, env, decls, unknown, depth)
+        b = _size_value(expr.right, api, env, decls, unknown, depth)
+        if a is None or b is None:
+            return None
+        if expr.op in ("//", "%") and not (type(b) is int and b > 0):
+            return None
+        return _ARITHMETIC[expr.op](a, b)
+    if isinstance(expr, NameExpr) and isinstance(expr.node, Var) and depth < 8:
+        assert isinstance(api, TypeChecker)
+        function = api.scope.current_function()
+        if function is not None and not any(arg.variable is expr.node for arg in function.arguments):
+            assigned = _assigned(expr.node, function.body.body)
+            if len(assigned) == 1 and assigned[0] is not None:
+                return _size_value(assigned[0], api, env, decls, unknown, depth + 1)
+    t = get_proper_type(api.get_expression_type(expr))
+    if isinstance(t, Instance) and t.type.fullname == "builtins.int":
+        unknown["used"] = 1
+        return unknown.get("typical", 1)  # a static int whose value the source does not say
+    return None
+
+
+def describe_comparison(expr: ComparisonExpr) -> str:
+    return f"the comparison `{' '.join([_source(expr.operands[0]), expr.operators[0], _source(expr.operands[1])])}`"
+
+
+def _source(expr: Expression) -> str:
+    if isinstance(expr, IntExpr):
+        return str(expr.value)
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, IndexExpr) and isinstance(expr.base, MemberExpr) and isinstance(expr.base.expr, NameExpr):
+        return f"{expr.base.expr.name}.{expr.base.name}[{_source(expr.index)}]"
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr) and isinstance(expr.callee.expr, NameExpr):
+        return f"{expr.callee.expr.name}.{expr.callee.name}({', '.join(map(_source, expr.args))})"
+    if isinstance(expr, OpExpr):
+        return f"{_source(expr.left)} {expr.op} {_source(expr.right)}"
+    if isinstance(expr, UnaryExpr):
+        return f"{expr.op}{_source(expr.expr)}"
+    return "..."
+
+
+def pin_message(expr: ComparisonExpr, verdict: SizeComparison) -> str:
+    """The static twin of the run time's pinning error (``size_guards``)."""
+    assert verdict.pin is not None
+    name, size, guard = verdict.pin
+    where = f"`{guard}` when {name} = {size}"
+    if verdict.assumed:
+        where = f"when {name} is the static value it is compared with"
+    return (
+        f"{describe_comparison(expr)} needs the size guard {where}, which pins the "
+        f"declared dim {name} to that one value (the run time refuses it); declare a range that decides it "
+        f'(Dim("{name}", min=..., max=...)), allow it (Dim("{name}", specialize=True): each such size is '
+        f"its own program), or declare the dim static"
+    )

@@ -60,7 +60,6 @@ from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
     ARG_STAR,
     ARG_STAR2,
-    FUNC_NO_INFO,
     ArgKind,
     AssertStmt,
     AssignmentStmt,
@@ -138,7 +137,7 @@ from symscalar._static_params import STATIC_PARAMS
 __all__ = ["SymscalarPlugin", "plugin", "__version__"]
 
 # Bump when the plugin's behaviour changes: mypy keys its cache on it.
-__version__ = "2.2"
+__version__ = "2.3"
 
 STATIC_REQUIRED = ErrorCode(
     "symscalar-static-required",
@@ -158,6 +157,11 @@ CONCRETIZATION = ErrorCode(
 JIT_OPTION = ErrorCode(
     "symscalar-jit-option",
     "jit(static=..., dynamic=...) contradicts a parameter's annotation or names no parameter",
+    "symscalar",
+)
+SIZE_GUARD = ErrorCode(
+    "symscalar-size-guard",
+    "A comparison of declared sizes needs a size guard that pins a declared dim to one value",
     "symscalar",
 )
 NUMBER_ISINSTANCE = ErrorCode(
@@ -788,6 +792,13 @@ def check_dynamic_condition(index: ConditionIndex, ctx: MethodContext) -> Type:
     if not is_dynamic(ctx.default_return_type):
         return ctx.default_return_type
     expr = ctx.context
+    verdict = mypy_dims.size_comparison(expr, ctx.api) if isinstance(expr, Expression) else None
+    if verdict is not None and isinstance(expr, ComparisonExpr):
+        # sizes of declared dims: a Python bool at run time, decided by the ranges or
+        # recorded as a size guard; refused where that guard would pin a dim
+        if verdict.pin is not None:
+            fail_unfiltered(ctx.api, mypy_dims.pin_message(expr, verdict), expr, code=SIZE_GUARD)
+        return ctx.api.named_generic_type("builtins.bool", [])
     if isinstance(expr, (ComparisonExpr, OpExpr, UnaryExpr)) and index.is_condition(expr, ctx.api):
         fail_unfiltered(
             ctx.api,
@@ -1220,29 +1231,7 @@ def widen_jit_function(lookup: Lookup, decorators: DecoratorIndex, ctx: Function
     if not isinstance(params, Parameters):
         return ctx.default_return_type
     widened = params.copy_modified(arg_types=[accept_python_number(t, lookup) for t in params.arg_types])
-    if function is not None and overrides_attribute(function):
-        # `@jit` on `Module.forward`: mypy checks an override of a writable attribute
-        # (`forward: Callable[..., Any]`) as a signature only if it is one
-        return CallableType(
-            widened.arg_types,
-            widened.arg_kinds,
-            widened.arg_names,
-            ret.args[1],
-            ctx.api.named_generic_type("builtins.function", []),
-        )
     return ret.copy_modified(args=[widened, *ret.args[1:]])
-
-
-def overrides_attribute(function: FuncDef) -> bool:
-    """Whether a method overrides an attribute of a base class that is not a method
-    (``torch.nn.Module.forward`` is declared ``forward: Callable[..., Any]``)."""
-    if function.info is FUNC_NO_INFO:
-        return False
-    for base in function.info.mro[1:]:
-        node = base.names.get(function.name)
-        if node is not None:
-            return isinstance(node.node, Var)
-    return False
 
 
 def widen_jit_call(lookup: Lookup, ctx: MethodSigContext) -> FunctionLike:

@@ -34,7 +34,19 @@ from symscalar.generated import exec_generated
 from symscalar.sizes import Symbol
 from symscalar.types import current_tracer
 
-__all__ = ["SizeGuard", "decide_or_guard", "guarded", "guards_of", "checker", "failed", "input_dims", "WINDOW"]
+__all__ = [
+    "SizeGuard",
+    "decide_or_guard",
+    "guard_at_hints",
+    "pinned",
+    "linear",
+    "guarded",
+    "guards_of",
+    "checker",
+    "failed",
+    "input_dims",
+    "WINDOW",
+]
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -84,22 +96,42 @@ def decide_or_guard(tracer: Any, op: str, a: Any, b: Any, asked_by: str) -> bool
     """``a <op> b`` for sizes: decided by the ranges if they can, else the answer at the traced
     sizes, recorded as a guard of ``tracer``'s trace. Raises ``DynamicValueError`` where that
     guard pins a declared dim to one value and the dim does not opt in."""
-    decided = sizes.decide(op, a, b)
-    if decided is not None:
+    guard = guard_at_hints(op, a, b, asked_by, user_location())
+    if guard is None:
+        decided = sizes.decide(op, a, b)
+        assert decided is not None
         return decided
-    answer = bool(_OPS[op](sizes.hint(a), sizes.hint(b)))
-    guard = SizeGuard(a, op if answer else _NEGATION[op], b, asked_by, user_location())
+    answer = guard.op == op
     known = _GUARDS.setdefault(tracer, [])
     if any(g.lhs == guard.lhs and g.op == guard.op and g.rhs == guard.rhs for g in known):
         return answer
-    linear = _linear(guard)
-    if linear is not None and _feasible(linear[0], known) == _feasible(linear[0], [*known, guard]):
+    form = linear(guard)
+    if form is not None and _feasible(form[0], known) == _feasible(form[0], [*known, guard]):
         return answer  # implied by the guards already recorded (s_T > 1 after s_T != 1, min 1)
-    for symbol in sorted(sizes.symbols_of((a, b)), key=repr):
-        if not symbol.specialize and _pins(symbol, [*known, guard]):
-            raise _pinning_error(guard, symbol)
+    symbol = pinned(guard, known)
+    if symbol is not None:
+        raise _pinning_error(guard, symbol)
     known.append(guard)
     return answer
+
+
+def guard_at_hints(op: str, a: Any, b: Any, asked_by: str, where: str | None) -> SizeGuard | None:
+    """The guard ``a <op> b`` needs at the traced sizes (the symbols' hints): the comparison
+    or its negation, whichever holds there; None where the normal form and the declared ranges
+    decide it. (The mypy plugin asks the same of each size comparison at every size.)"""
+    if sizes.decide(op, a, b) is not None:
+        return None
+    answer = bool(_OPS[op](sizes.hint(a), sizes.hint(b)))
+    return SizeGuard(a, op if answer else _NEGATION[op], b, asked_by, where)
+
+
+def pinned(guard: SizeGuard, known: Sequence[SizeGuard] = ()) -> Symbol | None:
+    """The declared dim that ``guard``, with the guards ``known`` already, leaves one possible
+    value, unless it opts in (``Dim(specialize=True)``); None if it pins none."""
+    for symbol in sorted(sizes.symbols_of((guard.lhs, guard.rhs)), key=repr):
+        if not symbol.specialize and _pins(symbol, [*known, guard]):
+            return symbol
+    return None
 
 
 def guarded(op: str, a: Any, b: Any, asked_by: str) -> bool:
@@ -110,7 +142,7 @@ def guarded(op: str, a: Any, b: Any, asked_by: str) -> bool:
     return decide_or_guard(tracer, op, a, b, asked_by)
 
 
-def _linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:
+def linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:
     """``(s, c1, c0)`` where the guard is ``c1 * s + c0 <op> 0`` over one declared dim."""
     difference = guard.lhs - guard.rhs
     if not isinstance(difference, sizes.Size):
@@ -136,10 +168,10 @@ def _feasible(symbol: Symbol, guards: Sequence[SizeGuard]) -> tuple[float, float
     hi: float = math.inf if symbol.max is None else symbol.max
     excluded: set[int] = set()
     for guard in guards:
-        linear = _linear(guard)
-        if linear is None or linear[0] is not symbol:
+        form = linear(guard)
+        if form is None or form[0] is not symbol:
             continue
-        _, c1, c0 = linear
+        _, c1, c0 = form
         op = guard.op if c1 > 0 else _FLIP[guard.op]
         q = fractions.Fraction(-c0, c1)  # symbol <op> q
         if op == "gt":
@@ -167,7 +199,7 @@ def _pins(symbol: Symbol, guards: Sequence[SizeGuard]) -> bool:
     own = [g for g in guards if sizes.symbols_of((g.lhs, g.rhs)) == {symbol}]
     if not own:
         return False
-    if all(_linear(g) is not None for g in own):
+    if all(linear(g) is not None for g in own):
         lo, hi, _ = _feasible(symbol, own)
         return lo == hi
     lo = max(symbol.min, symbol.hint - WINDOW)

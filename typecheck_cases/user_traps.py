@@ -180,13 +180,13 @@ def options_where_unannotated(x: torch.Tensor) -> torch.Tensor:
 
 class Scale(torch.nn.Module):
     @symscalar.jit
-    def forward(self, x: torch.Tensor, p: DynamicFloat) -> torch.Tensor:  # plain-E: Signature of "forward" incompatible with supertype "Module"  [override]  # pyright-E: reportIncompatibleMethodOverride
+    def forward(self, x: torch.Tensor, p: DynamicFloat) -> torch.Tensor:
         return x * p
 
 
 def module_forward(x: torch.Tensor) -> torch.Tensor:
     m = Scale()
-    return m.forward(x, 0.5) + m(x, 0.25)  # plain-E: Argument 2 to "__call__" of "JitFunction" has incompatible type "float"; expected "DynamicFloat"  [arg-type]  # pyright-E: reportArgumentType
+    return m.forward(x, 0.5) + m(x, 0.25)  # plain-E: Argument 2 has incompatible type "float"; expected "DynamicFloat"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
