@@ -25,6 +25,7 @@ import functools
 import operator
 import os
 from collections.abc import Callable
+from typing import Any
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
@@ -362,7 +363,7 @@ def size_comparison(expr: Expression, api: CheckerPluginInterface) -> SizeCompar
     assert decl.name is not None
     unknown = {"typical": (decl.min + decl.max) // 2 if decl.max is not None else decl.min + _TYPICAL}
 
-    def sides(size: object) -> tuple[object, object]:
+    def sides(size: object) -> tuple[Any, Any]:
         env = {decl.name: size} if decl.name is not None else {}
         return _size_value(left, api, env, {}, unknown), _size_value(right, api, env, {}, unknown)
 
@@ -371,7 +372,7 @@ def size_comparison(expr: Expression, api: CheckerPluginInterface) -> SizeCompar
 
 
 def first_pin(
-    op: str, sides: Callable[[object], tuple[object, object]], decl: DimDecl, asked_by: str
+    op: str, sides: Callable[[object], tuple[Any, Any]], decl: DimDecl, asked_by: str
 ) -> tuple[int, str] | None:
     """The first traced size of the dim ``decl`` (and the guard) at which the comparison
     ``a <op> b``, ``(a, b) = sides(the dim's size)``, needs a size guard that pins the dim, as
@@ -406,11 +407,11 @@ def first_pin(
 def _size_value(
     expr: Expression,
     api: CheckerPluginInterface,
-    env: dict[str, object],
+    env: dict[str, Any],
     decls: dict[str, DimDecl],
     unknown: dict[str, int],
     depth: int = 0,
-) -> object | None:
+) -> Any:
     """``expr`` as the tracer computes it, with ``env``'s sizes for the declared dims (a
     ``sizes.Size``, or an int): None if it is not an expression of sizes and static ints.
     Collects the dynamic dims it reads in ``decls``; a static int of unknown value is
@@ -419,7 +420,7 @@ def _size_value(
         return expr.value
     if isinstance(expr, UnaryExpr) and expr.op == "-":
         inner = _size_value(expr.expr, api, env, decls, unknown, depth)
-        return None if inner is None else operator.neg(inner)  # type: ignore[call-overload]
+        return None if inner is None else -inner
     decl = dim_decl(expr, api)
     if decl is not None:
         if decl.name is None:
