@@ -8,13 +8,18 @@ narrow's start and length) and nowhere else among the static parameters (reducti
 cat and transpose dims, chunk counts): ``check_trace`` refuses it there, and refuses a
 dynamic value that is not a size in a size slot. This module gives the plugin the same
 verdict: the type of a declared dim's size (``DynamicInt`` for a named dim, ``int`` for a
-static one) and whether an argument is a size expression.
+static one) and whether an argument is a size expression. A comparison of sizes is a Python
+bool at run time (decided by the declared ranges or recorded as a size guard) and refused
+where the guard would leave a declared dim one value (``symscalar.size_guards``): the plugin's
+verdict on it (``size_comparison``) is computed with that module's own functions, at the
+sizes of the dim's range where the answer can change.
 
 mypy drops ``Annotated`` metadata before a plugin sees a type (``Dims(...)`` becomes a bare
 expression type without its arguments), so the declarations are read from the module's
 source with ``ast``, once per file version: the annotation on the parameter, or a
-module-level alias (``X = Annotated[torch.Tensor, Dims("B", "T")]``). Only mypy nodes and the
-standard library are imported (the plugin's rule: never torch).
+module-level alias (``X = Annotated[torch.Tensor, Dims("B", "T")]``). Only mypy nodes, the
+standard library and symscalar's torch-free ``sizes``/``size_guards`` are imported (the
+plugin's rule: never torch).
 """
 
 from __future__ import annotations
@@ -339,20 +344,37 @@ class SizeComparison:
 
     pin: tuple[str, int, str] | None  # (dim, size, guard)
     assumed: bool = False  # the size is where a static int of unknown value is taken to be
+    asked_by: str = ""  # the comparison as the code spells it
 
 
 def size_comparison(expr: Expression, api: CheckerPluginInterface) -> SizeComparison | None:
-    """The verdict on ``a <op> b`` where both sides are sizes of declared dims and static
-    ints (at least one a size); None for any other comparison (a dynamic value that is not a
-    size: a ``DynamicBool``, as the tracer records it). Each comparison is judged alone (a
-    second guard that pins a dim only together with an earlier one is found at run time)."""
-    if not isinstance(expr, ComparisonExpr) or len(expr.operators) != 1 or expr.operators[0] not in _COMPARISONS:
+    """The verdict on ``a <op> b`` (or a chain ``a < b < c``: each pair) where the operands
+    are sizes of declared dims and static ints (a size in each pair that is not all static);
+    None for any other comparison (a dynamic value that is not a size: a ``DynamicBool``, as
+    the tracer records it). Each comparison is judged alone (a second guard that pins a dim
+    only together with an earlier one is found at run time)."""
+    if not isinstance(expr, ComparisonExpr) or any(o not in _COMPARISONS for o in expr.operators):
         return None
-    left, right = expr.operands
-    kinds = {size_kind(left, api), size_kind(right, api)}
+    kinds = [size_kind(e, api) for e in expr.operands]
     if "other" in kinds or "size" not in kinds:
         return None
-    op = _COMPARISONS[expr.operators[0]]
+    verdict = SizeComparison(None)
+    for i, operator_ in enumerate(expr.operators):
+        if "size" not in kinds[i : i + 2]:
+            continue  # two static ints
+        pair = _pair_verdict(expr.operands[i], operator_, expr.operands[i + 1], api)
+        if pair is None:
+            return None
+        if verdict.pin is None:
+            verdict = pair
+    return verdict
+
+
+def _pair_verdict(
+    left: Expression, spelled: str, right: Expression, api: CheckerPluginInterface
+) -> SizeComparison | None:
+    """``size_comparison`` of one pair: ``left <spelled> right``."""
+    op = _COMPARISONS[spelled]
     decls: dict[str, DimDecl] = {}
     used: dict[str, int] = {}
     if _size_value(left, api, {}, decls, used) is None or _size_value(right, api, {}, decls, used) is None:
@@ -367,8 +389,9 @@ def size_comparison(expr: Expression, api: CheckerPluginInterface) -> SizeCompar
         env = {decl.name: size} if decl.name is not None else {}
         return _size_value(left, api, env, {}, unknown), _size_value(right, api, env, {}, unknown)
 
-    pin = first_pin(op, sides, decl, describe_comparison(expr))
-    return SizeComparison(None if pin is None else (decl.name, *pin), "used" in used)
+    asked_by = describe_comparison(left, spelled, right)
+    pin = first_pin(op, sides, decl, asked_by)
+    return SizeComparison(None if pin is None else (decl.name, *pin), "used" in used, asked_by)
 
 
 def first_pin(
@@ -452,8 +475,8 @@ def _size_value(
     return None
 
 
-def describe_comparison(expr: ComparisonExpr) -> str:
-    return f"the comparison `{' '.join([_source(expr.operands[0]), expr.operators[0], _source(expr.operands[1])])}`"
+def describe_comparison(left: Expression, spelled: str, right: Expression) -> str:
+    return f"the comparison `{_source(left)} {spelled} {_source(right)}`"
 
 
 def _source(expr: Expression) -> str:
@@ -472,7 +495,7 @@ def _source(expr: Expression) -> str:
     return "..."
 
 
-def pin_message(expr: ComparisonExpr, verdict: SizeComparison) -> str:
+def pin_message(verdict: SizeComparison) -> str:
     """The static twin of the run time's pinning error (``size_guards``)."""
     assert verdict.pin is not None
     name, size, guard = verdict.pin
@@ -480,7 +503,7 @@ def pin_message(expr: ComparisonExpr, verdict: SizeComparison) -> str:
     if verdict.assumed:
         where = f"when {name} is the static value it is compared with"
     return (
-        f"{describe_comparison(expr)} needs the size guard {where}, which pins the "
+        f"{verdict.asked_by} needs the size guard {where}, which pins the "
         f"declared dim {name} to that one value (the run time refuses it); declare a range that decides it "
         f'(Dim("{name}", min=..., max=...)), allow it (Dim("{name}", specialize=True): each such size is '
         f"its own program), or declare the dim static"

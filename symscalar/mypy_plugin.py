@@ -24,7 +24,8 @@ imports torch) and gives the verdict the tracer gives at run time:
 * ``x.shape[i]`` / ``x.size(i)`` of a dim declared dynamic (``x: Annotated[Tensor, Dims("B",
   "T")]``) is a ``DynamicInt`` size: accepted in the size-like static parameters (view,
   reshape, zeros, arange bounds, indices, narrow's start and length), refused in the others
-  (``symscalar.mypy_dims``).
+  (``symscalar.mypy_dims``); a comparison of such sizes is a ``bool`` (a size guard at run
+  time), reported where its guard would pin a dim (``[symscalar-size-guard]``).
 
 Like mypy's own ``proper_plugin``: one ``Plugin`` subclass dispatching on fully qualified
 names, module-level callbacks. The only state is ``ConditionIndex``, a per-module memo of
@@ -797,7 +798,7 @@ def check_dynamic_condition(index: ConditionIndex, ctx: MethodContext) -> Type:
         # sizes of declared dims: a Python bool at run time, decided by the ranges or
         # recorded as a size guard; refused where that guard would pin a dim
         if verdict.pin is not None:
-            fail_unfiltered(ctx.api, mypy_dims.pin_message(expr, verdict), expr, code=SIZE_GUARD)
+            fail_unfiltered(ctx.api, mypy_dims.pin_message(verdict), expr, code=SIZE_GUARD)
         return ctx.api.named_generic_type("builtins.bool", [])
     if isinstance(expr, (ComparisonExpr, OpExpr, UnaryExpr)) and index.is_condition(expr, ctx.api):
         fail_unfiltered(

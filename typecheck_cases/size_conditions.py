@@ -134,6 +134,18 @@ def full_window(x: Windowed) -> torch.Tensor:
 
 
 @symscalar.jit
+def within_bounds(x: X) -> torch.Tensor:
+    return x * 2 if 2 < x.shape[1] < 100 else x
+
+
+@symscalar.jit
+def chained_single(x: X) -> torch.Tensor:
+    if 0 < x.shape[1] <= 1:  # E: the comparison `x.shape[1] <= 1` needs the size guard `s_T <= 1` when T = 1...  [symscalar-size-guard]
+        return x[:, 0]
+    return x.sum(1)
+
+
+@symscalar.jit
 def size_against_parameter(x: X, n: DynamicInt) -> torch.Tensor:
     if x.shape[1] > n:  # E: Dynamic value used as a condition: "x.shape[1] > n" is a DynamicBool...  [symscalar-dynamic-condition]
         return x * 2
@@ -163,5 +175,7 @@ CALLS = [
     (at_the_maximum, (batch(8),)),
     *((inside_the_range, (batch(t),)) for t in (2, 4, 5, 8)),
     (full_window, (batch(64),)),
+    *((within_bounds, (batch(t),)) for t in (1, 2, 3, 99, 100, 101)),
+    (chained_single, (batch(1),)),
     (size_against_parameter, (batch(3), 2)),
 ]
