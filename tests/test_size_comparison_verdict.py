@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -29,7 +30,7 @@ class Trace:
     """A stand-in for the tracer: decide_or_guard keys the recorded guards on it."""
 
 
-Side = Callable[[object], object]
+Side = Callable[[Any], Any]
 
 
 @st.composite
