@@ -47,9 +47,9 @@ __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_d
 # ---- matmul (the primitive takes operands with at least 2 dims, batch dims broadcast, or a
 # matrix and a vector: eager's mv, whose gradients are eager's ger and mv)
 def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
-    if a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0]:
+    if a.ndim == 2 and b.ndim == 1 and size_guards.same_size(a.shape[1], b.shape[0], "matmul's inner dims"):
         return a.shape[:1]
-    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+    if a.ndim < 2 or b.ndim < 2 or not size_guards.same_size(a.shape[-1], b.shape[-2], "matmul's inner dims"):
         raise ValueError("not a batched matrix product")  # torch's meta path says why
     return broadcast_shapes([a.shape[:-2], b.shape[:-2]]) + (a.shape[-2], b.shape[-1])
 

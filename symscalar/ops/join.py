@@ -47,7 +47,8 @@ def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
         # torch's meta path says what is wrong (and allows empty 1-D inputs)
         if not 0 <= dim < len(first) or len(x.shape) != len(first):
             raise ValueError("ranks differ")
-        if x.shape[:dim] != first[:dim] or x.shape[dim + 1 :] != first[dim + 1 :]:
+        others, first_others = x.shape[:dim] + x.shape[dim + 1 :], first[:dim] + first[dim + 1 :]
+        if others != first_others and not size_guards.equal_shapes(others, first_others, "cat's other dims"):
             raise ValueError("sizes differ")
     return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1 :]
 
