@@ -5,7 +5,8 @@ CPU tensor, ``s`` a Python float that changes between calls. Prints a table:
 
 - per-call µs at a cache hit (best of several timed loops),
 - first-call ms (trace + compile + run, on a fresh compiled function),
-- time and number of retraces for 20 new values of ``s``.
+- time and number of retraces for 20 new values of ``s``;
+- with ``dynamic_dims={"x": ("B", "T")}`` (a row), and the retraces over 20 new shapes.
 
 Targets (issue 2): symscalar per-call <= 1.3x eager and <= 0.3x thunder; 0 retraces for new
 dynamic values; first call <= 10 ms.
@@ -65,6 +66,15 @@ def new_values(fn: Callable[..., Any], x: torch.Tensor, misses: Callable[[], int
     return (time.perf_counter() - start) * 1e3, misses() - before
 
 
+def new_shapes_retraces(fn: Callable[..., Any], shapes: list[tuple[int, int]]) -> int:
+    """The traces ``fn`` (a symscalar.jit function) adds over calls at ``shapes``."""
+    before = fn.cache_info().misses
+    for b, t in shapes:
+        x = torch.randn(b, t)
+        torch.testing.assert_close(fn(x, 0.5), eager_fn(x, 0.5), rtol=1e-4, atol=1e-5)
+    return int(fn.cache_info().misses - before)
+
+
 def import_seconds(module: str, repeats: int = 5) -> float:
     """Best wall time of a fresh interpreter importing ``module`` (minus an empty one)."""
 
@@ -95,6 +105,12 @@ def main() -> None:
     first, f = first_call_ms(lambda: symscalar.jit(symscalar_fn), x)
     t20, r20 = new_values(f, x, lambda: f.cache_info().misses)
     rows.append(("symscalar.jit", per_call_us(f, x, args.calls, args.repeats), first, t20, r20))
+    # declared dynamic dims: the key holds no size, the call is checked against the declaration
+    first, fd = first_call_ms(lambda: symscalar.jit(symscalar_fn, dynamic_dims={"x": ("B", "T")}), x)
+    t20, r20 = new_values(fd, x, lambda: fd.cache_info().misses)
+    rows.append(("symscalar.jit, dynamic_dims B, T", per_call_us(fd, x, args.calls, args.repeats), first, t20, r20))
+    shapes = [(b, t) for b in (1, 2, 3, 8) for t in (1, 7, 64, 128, 257)]
+    new_shapes = {label: new_shapes_retraces(fn, shapes) for label, fn in (("static", f), ("dynamic_dims", fd))}
 
     try:
         import thunder
@@ -129,6 +145,10 @@ def main() -> None:
         print(
             f"| {name} | {us:.1f} | {us / eager:.2f}x | {fmt(first_ms, '.1f')} | {fmt(t20, '.1f')} | {fmt(r20, 'd')} |"
         )
+    print(
+        f"\nretraces over {len(shapes)} new shapes (B in 1, 2, 3, 8 x T in 1, 7, 64, 128, 257): "
+        + ", ".join(f"{label} {n}" for label, n in new_shapes.items())
+    )
     torch_import, sym_import = import_seconds("torch"), import_seconds("symscalar")
     print(
         f"\nimport torch: {torch_import * 1e3:.0f} ms; import symscalar (torch included): "
