@@ -182,6 +182,8 @@ _MEETS = {
     "cat": lambda x, y: torch.cat([x, y], 1),  # cat's other dims
     "matmul": lambda x, y: x.mT @ y,  # the inner dims: (3, a) @ (b, 3)
     "where": lambda x, y: torch.where(y > 0, x, y.exp()),
+    "stack": lambda x, y: torch.stack([x, y], 1),
+    "einsum": lambda x, y: torch.einsum("ai,aj->ij", x, y),
 }
 
 

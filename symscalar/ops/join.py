@@ -96,9 +96,11 @@ def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack(): expected a non-empty list of Tensors")
-    shapes = {tuple(t.shape) for t in tensors}
-    if len(shapes) > 1:
-        raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {sorted(shapes)}")
+    first = tuple(tensors[0].shape)
+    if any(
+        tuple(t.shape) != first and not size_guards.equal_shapes(tuple(t.shape), first, "stack") for t in tensors[1:]
+    ):
+        raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {[list(t.shape) for t in tensors]}")
     d = canonical_dim(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(t, d) for t in tensors], d)
 

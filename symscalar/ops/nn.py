@@ -43,6 +43,8 @@ from symscalar.ops.factories import arange, full, to
 from symscalar.ops.indexing import broadcast_shapes, gather, index_select
 from symscalar.ops.reductions import log_softmax
 from symscalar.ops.shape import permute, reshape
+from symscalar.size_guards import broadcast_size
+from symscalar.sizes import Size
 
 __all__ = [
     "masked_fill",
@@ -293,6 +295,9 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     sizes: dict[str, int] = {}
     for t, op in zip(terms, operands):
         for c, s in zip(t, op.shape):
+            if c in sizes and (isinstance(s, Size) or isinstance(sizes[c], Size)):  # dynamic: size_guards.py
+                sizes[c] = broadcast_size(sizes[c], s, f"einsum's {c!r}")
+                continue
             if sizes.get(c, 1) not in (1, s) and s != 1:
                 raise RuntimeError(f"einsum(): operands do not broadcast for {c!r}: sizes {sizes[c]} and {s}")
             sizes[c] = s if sizes.get(c, 1) == 1 else sizes[c]
