@@ -11,6 +11,7 @@ import operator
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -284,3 +285,36 @@ def test_meeting_dims_equal_eager_or_raise(op, y_dim, specialize, calls):
         for guard in jf._symscalar_state.last_entry().size_guards:
             assert guard.holds({s: values[s.name] for s in symbols_of((guard.lhs, guard.rhs))})
     assert jf.cache_info().guards == len(jf.explain().guards)
+
+
+_TARGETS = {
+    "cross_entropy": lambda x, y: F.cross_entropy(x, y % 3),
+    "nll_loss": lambda x, y: F.nll_loss(x.log_softmax(-1), y % 3),
+    "a mask index": lambda x, y: _written(x, y % 2 == 0),
+}
+
+
+def _written(x, mask):
+    z = x * 2
+    z[mask] = 0.0
+    return z.masked_fill(mask[:, None], 1.0) * x
+
+
+@pytest.mark.parametrize("op", sorted(_TARGETS))
+def test_labels_declared_by_another_name(op):
+    """Labels (or a mask) with their own declared dim S meet the logits' B: equal under the
+    guard s_B == s_S, gradients as eager's; a call where they differ raises as eager."""
+    fn = _TARGETS[op]
+    jf = symscalar.jit(fn, dynamic_dims={"x": ("B", None), "y": ("S",)})
+    for b in (4, 1, 6):
+        x = torch.randn(b, 3, dtype=torch.float64, requires_grad=True)
+        y = torch.arange(b)
+        out = jf(x, y)
+        torch.testing.assert_close(out, fn(x, y))
+        torch.testing.assert_close(_grads(out, (x,)), _grads(fn(x, y), (x,)))
+    assert [g.condition() for g in jf.explain().guards] == ["s_B == s_S"]
+    assert jf.cache_info().misses == 1
+    with pytest.raises((ValueError, IndexError, RuntimeError)) as raised:
+        jf(torch.randn(4, 3, dtype=torch.float64), torch.arange(5))
+    with pytest.raises(type(raised.value)):
+        fn(torch.randn(4, 3, dtype=torch.float64), torch.arange(5))
