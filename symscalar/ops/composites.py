@@ -130,7 +130,12 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
 # and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
 # ``x^T @ ct`` would be copied by AccumulateGrad on every step)
 def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
-    if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1] or (b is not None and b.shape != w.shape[:1]):
+    if (
+        x.ndim < 2
+        or w.ndim != 2
+        or not size_guards.same_size(x.shape[-1], w.shape[1], "linear's inner dims")
+        or (b is not None and b.shape != w.shape[:1])
+    ):
         raise ValueError("not a linear of the primitive's form")  # torch's meta path says why
     return x.shape[:-1] + w.shape[:1]
 
