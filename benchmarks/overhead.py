@@ -5,7 +5,8 @@ CPU tensor, ``s`` a Python float that changes between calls. Prints a table:
 
 - per-call µs at a cache hit (best of several timed loops),
 - first-call ms (trace + compile + run, on a fresh compiled function),
-- time and number of retraces for 20 new values of ``s``.
+- time and number of retraces for 20 new values of ``s``;
+- with ``dynamic_dims={"x": ("B", "T")}`` (a row), and the retraces over 20 new shapes.
 
 Targets (issue 2): symscalar per-call <= 1.3x eager and <= 0.3x thunder; 0 retraces for new
 dynamic values; first call <= 10 ms.
@@ -49,6 +50,21 @@ def per_call_us(fn: Callable[..., Any], x: torch.Tensor, n: int, repeats: int) -
     return best * 1e6
 
 
+def per_call_us_interleaved(fns: list[Callable[..., Any]], x: torch.Tensor, n: int, repeats: int) -> list[float]:
+    """``per_call_us`` of each of ``fns``, their timed loops taken in turn."""
+    for fn in fns:
+        for _ in range(50):
+            fn(x, 0.5)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn(x, 0.5)
+            best[i] = min(best[i], (time.perf_counter() - start) / n)
+    return [b * 1e6 for b in best]
+
+
 def first_call_ms(make: Callable[[], Callable[..., Any]], x: torch.Tensor) -> tuple[float, Callable[..., Any]]:
     fn = make()
     start = time.perf_counter()
@@ -63,6 +79,15 @@ def new_values(fn: Callable[..., Any], x: torch.Tensor, misses: Callable[[], int
         out = fn(x, 1.0 + i / 7)
         torch.testing.assert_close(out, eager_fn(x, 1.0 + i / 7), rtol=1e-4, atol=1e-5)  # fused sums round differently
     return (time.perf_counter() - start) * 1e3, misses() - before
+
+
+def new_shapes_retraces(fn: Callable[..., Any], shapes: list[tuple[int, int]]) -> int:
+    """The traces ``fn`` (a symscalar.jit function) adds over calls at ``shapes``."""
+    before = fn.cache_info().misses
+    for b, t in shapes:
+        x = torch.randn(b, t)
+        torch.testing.assert_close(fn(x, 0.5), eager_fn(x, 0.5), rtol=1e-4, atol=1e-5)
+    return int(fn.cache_info().misses - before)
 
 
 def import_seconds(module: str, repeats: int = 5) -> float:
@@ -90,11 +115,18 @@ def main() -> None:
     x = torch.randn(8, 8)
     rows: list[tuple[str, float, float | None, float | None, int | None]] = []
 
-    rows.append(("eager torch", per_call_us(eager_fn, x, args.calls, args.repeats), None, None, None))
-
     first, f = first_call_ms(lambda: symscalar.jit(symscalar_fn), x)
     t20, r20 = new_values(f, x, lambda: f.cache_info().misses)
-    rows.append(("symscalar.jit", per_call_us(f, x, args.calls, args.repeats), first, t20, r20))
+    # declared dynamic dims: the key holds no size, the call is checked against the declaration
+    first_d, fd = first_call_ms(lambda: symscalar.jit(symscalar_fn, dynamic_dims={"x": ("B", "T")}), x)
+    t20_d, r20_d = new_values(fd, x, lambda: fd.cache_info().misses)
+    # eager and both symscalar rows timed in turn, loop by loop: a shared machine's load drifts
+    eager_us, static_us, dims_us = per_call_us_interleaved([eager_fn, f, fd], x, args.calls, args.repeats)
+    rows.append(("eager torch", eager_us, None, None, None))
+    rows.append(("symscalar.jit", static_us, first, t20, r20))
+    rows.append(("symscalar.jit, dynamic_dims B, T", dims_us, first_d, t20_d, r20_d))
+    shapes = [(b, t) for b in (1, 2, 3, 8) for t in (1, 7, 64, 128, 257)]
+    new_shapes = {label: new_shapes_retraces(fn, shapes) for label, fn in (("static", f), ("dynamic_dims", fd))}
 
     try:
         import thunder
@@ -129,16 +161,21 @@ def main() -> None:
         print(
             f"| {name} | {us:.1f} | {us / eager:.2f}x | {fmt(first_ms, '.1f')} | {fmt(t20, '.1f')} | {fmt(r20, 'd')} |"
         )
+    print(
+        f"\nretraces over {len(shapes)} new shapes (B in 1, 2, 3, 8 x T in 1, 7, 64, 128, 257): "
+        + ", ".join(f"{label} {n}" for label, n in new_shapes.items())
+    )
     torch_import, sym_import = import_seconds("torch"), import_seconds("symscalar")
     print(
         f"\nimport torch: {torch_import * 1e3:.0f} ms; import symscalar (torch included): "
         f"{sym_import * 1e3:.0f} ms (+{(sym_import - torch_import) * 1e3:.0f} ms)"
     )
-    sym = rows[1][1]
+    sym, dims = rows[1][1], rows[2][1]
     thunder_rows = [r for r in rows if r[0] == "thunder.jit"]
     if thunder_rows:
         print(
-            f"\nsymscalar per-call: {sym / eager:.2f}x eager (target <= 1.3x), "
+            f"\nsymscalar per-call: {sym / eager:.2f}x eager (target <= 1.3x; {dims / eager:.2f}x with "
+            "dynamic_dims), "
             f"{sym / thunder_rows[0][1]:.2f}x thunder.jit (target <= 0.3x)"
         )
 

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from typing_extensions import TypeIs
 
-from symscalar import logs, sizes
+from symscalar import logs, size_guards, sizes
 from symscalar.backend import Backend
 from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.generated import exec_generated
@@ -128,6 +128,8 @@ def vjp(
 
     def accumulate(v: Var, ct: Any, where: str) -> None:
         assert isinstance(v, TensorVar)
+        if tuple(ct.shape) != v.shape and size_guards.equal_shapes(tuple(ct.shape), v.shape, f"the vjp of {where}"):
+            ct = ct.reshape(v.shape)  # dims a size guard of the forward made equal (s_B == s_T)
         if tuple(ct.shape) != v.shape:
             raise SymscalarError(
                 f"internal error: the vjp of {where} gave a cotangent of shape "

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import torch
 
+from symscalar import size_guards
 from symscalar.errors import UnsupportedOperationError
 from symscalar.frontend import TORCH_FUNCTIONS, _functional_form, public_name
 from symscalar.proxy import TensorProxy, TensorTracer, _inplace_error
@@ -214,6 +215,10 @@ class InPlaceWrites:
                 )
             self.updated_leaves.add(id(state))
         new = compute(target)
+        if tuple(new.shape) != tuple(target.shape) and size_guards.equal_shapes(
+            tuple(new.shape), tuple(target.shape), name
+        ):  # dims a size guard made equal (s_B == s_S): the value with the target's shape
+            new = self._builder.torch_function(torch.reshape, (new, tuple(target.shape)), {})
         if tuple(new.shape) != tuple(target.shape):
             raise RuntimeError(
                 f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(new.shape)} ({name})"

@@ -42,6 +42,10 @@ __all__ = [
     "linear",
     "guarded",
     "guards_of",
+    "same_size",
+    "equal_shapes",
+    "known_equal",
+    "broadcast_size",
     "checker",
     "failed",
     "input_dims",
@@ -140,6 +144,78 @@ def guarded(op: str, a: Any, b: Any, asked_by: str) -> bool:
     if tracer is None:
         raise sizes.SizeDecisionError(f"{asked_by}: a dynamic size compared outside a trace")
     return decide_or_guard(tracer, op, a, b, asked_by)
+
+
+# Per declared dim (weakly: a trace no longer used is forgotten), the pairs of sizes a size
+# guard of its trace made equal, so that evaluating the same op again (check_trace, the
+# backward's metas) finds them equal without a guard of its own.
+_EQUAL: weakref.WeakKeyDictionary[Symbol, set[frozenset[Any]]] = weakref.WeakKeyDictionary()
+
+
+def same_size(a: Any, b: Any, what: str) -> bool:
+    """Whether two sizes an op needs equal (matmul's inner dims, cat's other dims) are equal.
+
+    Two dims provably equal (the same normal form) or two static ints need no guard. Where a
+    dynamic dim meets a different size and both were equal at the traced sizes, eager's result
+    holds only while they stay equal: the equality is a size guard (``s_K == s_T``), which
+    pins a dim met by a static size (refused unless the dim opts in). Sizes that differ at
+    the traced sizes are unequal: the op raises eager's error. Only the user's trace records
+    a guard (its cache entry checks them); elsewhere the equality must be one it recorded.
+    """
+    if a == b or not (isinstance(a, sizes.Size) or isinstance(b, sizes.Size)):
+        return bool(a == b)
+    if sizes.hint(a) != sizes.hint(b):
+        return False
+    if known_equal(a, b):
+        return True
+    tracer = current_tracer.get()
+    if not getattr(tracer, "checks_size_guards", False):
+        raise sizes.SizeDecisionError(
+            f"{what}: {a!r} meets {b!r}, which are not provably equal, where no size guard can be recorded "
+            "(inside symscalar's own code: a backward rule). Declare the two dims with the same name."
+        )
+    lhs, rhs = sorted((a, b), key=lambda v: (not isinstance(v, sizes.Size), repr(v)))
+    equal = decide_or_guard(tracer, "eq", lhs, rhs, f"{what}: {a!r} meets {b!r}")
+    if equal:
+        _EQUAL.setdefault(min(sizes.symbols_of((a, b)), key=repr), set()).add(frozenset((a, b)))
+    return equal
+
+
+def known_equal(a: Any, b: Any) -> bool:
+    """Whether ``a == b`` structurally or by a size guard ``same_size`` recorded (no new guard):
+    a dynamic dim pinned to 1 (``s_A == 1``, opted in) is a broadcast dim to the vjp rules."""
+    if a == b or not (isinstance(a, sizes.Size) or isinstance(b, sizes.Size)):
+        return bool(a == b)
+    return frozenset((a, b)) in _EQUAL.get(min(sizes.symbols_of((a, b)), key=repr), ())
+
+
+def equal_shapes(a: Sequence[Any], b: Sequence[Any], what: str) -> bool:
+    """Whether two shapes are equal dim by dim as ``same_size`` says (guards where it must)."""
+    return len(a) == len(b) and all(same_size(x, y, f"{what} (dim {i})") for i, (x, y) in enumerate(zip(a, b)))
+
+
+def broadcast_size(a: Any, b: Any, what: str) -> Any:
+    """The size where two dims broadcast (an elementwise op, matmul's batch dims), at least
+    one of them dynamic; raises RuntimeError (eager's message, at the traced sizes) where they
+    do not broadcast.
+
+    A dynamic dim never broadcasts: a static 1 broadcasts to it; a dynamic dim broadcasts only
+    under the guard that it is 1 (which pins it: refused unless ``Dim(specialize=True)``); two
+    dims equal at the traced sizes stay equal under a guard (``same_size``).
+    """
+    if a == b or b == 1:
+        return a
+    if a == 1:
+        return b
+    if same_size(a, b, what):
+        return a if isinstance(b, sizes.Size) else b  # a static side: the guard pinned the dim to it
+    for one, other in ((a, b), (b, a)):
+        if sizes.hint(one) == 1 and same_size(one, 1, f"{what}: broadcasting to {other!r}"):
+            return other
+    raise RuntimeError(
+        f"The size of tensor a ({sizes.hint(a)}) must match the size of tensor b ({sizes.hint(b)}) at "
+        f"non-singleton dimension ({what})"
+    )
 
 
 def linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:

@@ -636,8 +636,9 @@ def symbolic_meta(meta: Callable[..., Any], name: str, atoms: tuple[Any, ...], p
     if own is not None:
         return own(*atoms, **params)
     rule = _SHAPE_RULES.get(meta) or getattr(meta, "shape_rule", None)
-    shapes = _symbolic_shapes(rule, name, atoms, params) if rule is not None else None
+    # the concrete meta first: a call eager refuses at these sizes raises eager's error
     concrete = meta(*[_hint_atom(a) for a in atoms], **{k: hint(v) for k, v in params.items()})
+    shapes = _symbolic_shapes(rule, name, atoms, params) if rule is not None else None
     results = concrete if isinstance(concrete, tuple) else (concrete,)
     if not any(type(getattr(r, "shape", None)) is tuple for r in results):
         return concrete  # no tensor result (a scalar, a check): nothing symbolic to give
@@ -669,6 +670,8 @@ def _symbolic_shapes(rule: Callable[..., Any], name: str, atoms: tuple[Any, ...]
         return rule(*atoms, **params)
     except SizeDecisionError as e:
         raise SizeDecisionError(f"{name} on dynamic sizes {_shapes(atoms)}: {e}") from None
+    except DynamicValueError:
+        raise  # a size guard that would pin a declared dim (size_guards.py): its own message
     except (RuntimeError, ValueError, IndexError, TypeError) as e:
         raise UnsupportedOperationError(
             f"{name} on dynamic sizes {_shapes(atoms)} (params {params}): {e}. A dynamic dim never "

@@ -122,6 +122,7 @@ class TraceBuilder(Recorder):
     writes, the RNG seed, state writes, autocast, the checks of torch calls)."""
 
     grad: GradRegions  # (a plain Recorder's makes no leaves)
+    checks_size_guards = True  # its size guards are checked by its cache entry (size_guards.py)
 
     def __init__(self, name: str = "f") -> None:
         super().__init__(name)

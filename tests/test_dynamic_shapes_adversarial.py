@@ -22,7 +22,7 @@ from torch import nn
 
 import symscalar
 from symscalar import Dim, Dims, ShapeContractError, sizes
-from symscalar.errors import SymscalarError
+from symscalar.errors import DynamicValueError, SymscalarError
 from symscalar.ops import shape as shape_ops
 
 SIZES = [(2, 3), (1, 1), (3, 5), (4, 8), (1, 6)]
@@ -532,10 +532,16 @@ def test_equal_names_across_parameters():
     assert check_against_eager(lambda x, y: x + y, make, SIZES, jitted=same).cache_info().misses == 1
     with pytest.raises(ShapeContractError, match="dim T must be one size"):
         same(torch.randn(2, 3), torch.randn(2, 4))
-    with pytest.raises(SymscalarError, match="dynamic"):  # two names never broadcast nor equal
-        symscalar.jit(lambda x, y: x + y, dynamic_dims={"x": ("B", "T"), "y": ("B", "S")})(
-            torch.randn(2, 3), torch.randn(2, 3)
-        )
+    # two names that meet are equal under a size guard (never broadcast): a call where they
+    # differ fails it and retraces into eager's error
+    other = symscalar.jit(lambda x, y: x + y, dynamic_dims={"x": ("B", "T"), "y": ("B", "S")})
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    torch.testing.assert_close(other(x, y), x + y)
+    assert [g.condition() for g in other.explain().guards] == ["s_S == s_T"]
+    with pytest.raises(RuntimeError):
+        other(torch.randn(2, 3), torch.randn(2, 4))
+    with pytest.raises(DynamicValueError, match="pins the declared dim S"):  # eager broadcasts y's 1
+        other(torch.randn(2, 3), torch.randn(2, 1))
 
 
 def _setitem(index: Any, value: Callable[[torch.Tensor], Any]) -> Callable[[torch.Tensor], torch.Tensor]:

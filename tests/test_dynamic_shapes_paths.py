@@ -7,6 +7,7 @@ gradients) with one trace, and checks what a wrong declaration or call raises.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, NamedTuple
 
 import pytest
@@ -334,3 +335,70 @@ def test_random_nests(shape: Any) -> None:
         value = _build(shape, B)
         torch.testing.assert_close(jitted(value), f(value))
     assert jitted.cache_info().misses == 1
+
+
+def test_every_input_optional_as_an_hf_forward() -> None:
+    """All declared parameters default to None (an HF model's forward): the generated key
+    (``_jit/optional_dims.py``) checks equal names across whichever tensors are given."""
+
+    def f(input_ids: Any = None, attention_mask: Any = None, scale: Any = None) -> torch.Tensor:
+        out = input_ids if input_ids is not None else attention_mask * 2
+        return out if attention_mask is None else out * attention_mask
+
+    declared = {"input_ids": ("B", "T"), "attention_mask": ("B", "T")}
+    jitted = symscalar.jit(f, dynamic_dims=declared)
+    assert jitted._symscalar_state.contract.flat_key is not None
+    for B, T in [(1, 2), (3, 5), (2, 1)]:
+        ids, mask = torch.randn(B, T), torch.randn(B, T)
+        for args in [(ids,), (ids, mask), (None, mask)]:
+            torch.testing.assert_close(jitted(*args), f(*args))
+    assert jitted.cache_info().misses == 3
+    with pytest.raises(ShapeContractError, match=r"dim T must be one size"):
+        jitted(torch.ones(2, 3), torch.ones(2, 4))
+    with pytest.raises(ShapeContractError, match=r"has shape \(2,\) \(1 dims\)"):
+        jitted(None, torch.ones(2))
+
+
+_optional_values = st.one_of(
+    st.none(),
+    st.tuples(st.integers(0, 4), st.integers(0, 4), st.sampled_from([(), (2,)])),
+    st.just("int"),
+    st.just("double"),
+)
+
+
+def _value(spec: Any) -> Any:
+    if spec is None or spec == "int":
+        return None if spec is None else 3
+    if spec == "double":
+        return torch.ones(2, 2, dtype=torch.float64)
+    b, t, rest = spec
+    return torch.zeros(b, t, *rest)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    x=st.tuples(st.integers(0, 4), st.integers(0, 4), st.sampled_from([(), (3,)])),
+    mask=_optional_values,
+    other=_optional_values,
+)
+def test_the_generated_optional_key_is_the_walks(x: Any, mask: Any, other: Any) -> None:
+    """The generated cache-hit key of optional declared tensors gives the path walk's key and
+    program inputs, or defers to the walk, which raises its error."""
+
+    def f(x: Any, mask: Any = None, other: Any = None) -> Any:
+        return x
+
+    declared = {"x": ("B", symscalar.Dim("T", max=3)), "mask": ("B", "T"), "other": (None, "S", 2)}
+    contract = symscalar.jit(f, dynamic_dims=declared)._symscalar_state.contract
+    tops, values = (_value(x),), (_value(mask), _value(other))
+    try:
+        top, nested = contract.nested_key(tops, values)
+    except ShapeContractError as e:
+        with pytest.raises(ShapeContractError, match=re.escape(str(e))):
+            contract.flat_key(*tops, *values)
+        return
+    flat = contract.flat_key(*tops, *values)
+    assert flat[0] == top
+    got = [(k, [id(t) for t in a]) for k, a in zip(flat[1::2], flat[2::2], strict=True)]
+    assert got == [(k, [id(t) for t in a]) for k, a in nested]

@@ -123,3 +123,17 @@ def test_auto_picks_torch_for_dynamic_dims_and_inductor_is_refused() -> None:
     assert jitted._symscalar_state.backend == "torch"
     with pytest.raises(ValueError, match="torch and nvfuser backends only"):
         symscalar.jit(lambda x: x * 2, backend="inductor", dynamic_dims={"x": ("B",)})
+
+
+def test_two_dims_equal_under_a_guard_share_one_fusion() -> None:
+    """x's B meets y's S (the guard s_B == s_S): both are -1 extents of one fusion at every size."""
+    jitted = _check_sweep(
+        lambda x, y: torch.tanh(x * y + x) @ y.mT,
+        {"x": ("B", None), "y": ("S", None)},
+        lambda b, t: (
+            torch.randn(b + t, 4, dtype=torch.float64, requires_grad=True),
+            torch.randn(b + t, 4, dtype=torch.float64, requires_grad=True),
+        ),
+        SIZES,
+    )
+    assert [g.condition() for g in jitted.explain().guards] == ["s_B == s_S"]

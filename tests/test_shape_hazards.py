@@ -74,12 +74,43 @@ def test_equal_to_eager_with_one_trace(name, fn, with_grad):
     assert jf.cache_info().misses == 1, name
 
 
+# A dynamic dim meeting another size never broadcasts: equal to a dynamic dim under a size
+# guard (s_B == s_T), pinned by a static size (refused), and where eager raises (the sizes
+# differ, neither is 1) the call raises eager's error.
+MEETS = [
+    ("a dynamic dim meets a static size", lambda x: x + torch.ones(1, 5, 1, dtype=x.dtype), 0),
+    ("two different dynamic dims meet", lambda x: x[:, :, 0] * x[:, :, 0].T, 1),
+    ("matmul of two different dynamic dims", lambda x: x[:, :, 0] @ x[:, :, 0], 1),
+]
+
+
+@pytest.mark.parametrize("name, fn, programs", MEETS, ids=[n for n, _, _ in MEETS])
+def test_meeting_sizes_are_guarded_or_raise_as_eager(name, fn, programs):
+    jf = symscalar.jit(fn, dynamic_dims=DIMS)
+    for B, T in [*SIZES, (5, 5), (2, 2)]:
+        x = _x(B, T)
+        try:
+            expected = fn(x)
+        except RuntimeError:
+            with pytest.raises(RuntimeError) as raised:
+                jf(x)
+            assert not isinstance(raised.value, symscalar.SymscalarError)
+            continue
+        try:
+            got = jf(x)
+        except symscalar.DynamicValueError as e:  # eager broadcasts a size 1, or meets a static 5
+            assert "pins the declared dim" in str(e)
+            continue
+        torch.testing.assert_close(got, expected)
+        assert B == T
+    assert jf.cache_info().misses == programs  # every B == T call: one program, guard s_B == s_T
+    assert [g.condition() for g in jf.explain().guards] == ["s_B == s_T"] * programs
+
+
 # (name, function, message fragment): eager's result depends on a size in a way the program
 # cannot guard without pinning a dim to one value, so the call is refused (a squeeze of a
 # dynamic dim, a branch on a size: guarded, tests/test_size_guards.py)
 REFUSED = [
-    ("a dynamic dim meets a static size", lambda x: x + torch.ones(1, 5, 1, dtype=x.dtype), "never broadcasts"),
-    ("two different dynamic dims meet", lambda x: x[:, :, 0] * x[:, :, 0].T, "never broadcasts"),
     ("split count along a dynamic dim", lambda x: x.split(2, 1)[0], "number of pieces"),
     ("chunk count along a dynamic dim", lambda x: x.chunk(2, 1)[0], "number of pieces"),
     ("unbind along a dynamic dim", lambda x: x.unbind(1)[0], "number of pieces"),

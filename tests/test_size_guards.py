@@ -11,6 +11,7 @@ import operator
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,3 +175,146 @@ def test_every_specialization_raises_or_is_a_guard(conditions, calls, specialize
             assert {_OPS[op](v, c) for v in allowed} == {_OPS[op](t, c)}, (op, c, guards)
     info = jf.cache_info()
     assert info.guards == len(jf.explain().guards)
+
+
+# -- a dynamic dim meeting a different size: never broadcast, equal under a guard ------------
+_MEETS = {
+    "add": lambda x, y: x * 2 + y,  # broadcasting
+    "cat": lambda x, y: torch.cat([x, y], 1),  # cat's other dims
+    "matmul": lambda x, y: x.mT @ y,  # the inner dims: (3, a) @ (b, 3)
+    "where": lambda x, y: torch.where(y > 0, x, y.exp()),
+    "stack": lambda x, y: torch.stack([x, y], 1),
+    "einsum": lambda x, y: torch.einsum("ai,aj->ij", x, y),
+}
+
+
+def _grads(out, inputs):
+    return torch.autograd.grad(out.sum(), inputs)
+
+
+@pytest.mark.parametrize("op", sorted(_MEETS))
+def test_two_dims_that_meet_are_equal_under_a_guard(op):
+    fn = _MEETS[op]
+    jf = symscalar.jit(fn, dynamic_dims={"x": ("A", None), "y": ("S", None)})
+    for a in (2, 5, 1, 3):
+        x, y = (torch.randn(a, 3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        out = jf(x, y)
+        torch.testing.assert_close(out, fn(x, y))
+        torch.testing.assert_close(_grads(out, (x, y)), _grads(fn(x, y), (x, y)))
+    info = jf.cache_info()
+    assert (info.misses, info.guards) == (1, 1)  # one program for every size, A = 1 included
+    (guard,) = jf.explain().guards
+    assert guard.condition() == "s_A == s_S"
+    assert guard.where.startswith(f"{HERE}:") and "meets" in guard.asked_by
+    with pytest.raises(RuntimeError) as raised:  # the guard fails: the retrace raises as eager
+        jf(torch.randn(2, 3), torch.randn(4, 3))
+    assert not isinstance(raised.value, symscalar.SymscalarError)
+    assert jf.cache_info().entries == 1
+
+
+def test_a_dynamic_dim_meeting_a_static_size_pins_it():
+    fn = _MEETS["add"]
+    declared = {"x": ("A", None)}
+    with pytest.raises(DynamicValueError, match=r"(?s)`s_A == 4`.*pins the declared dim A.*specialize=True"):
+        symscalar.jit(fn, dynamic_dims=declared)(torch.randn(4, 3), torch.randn(4, 3))
+    one = symscalar.jit(fn, dynamic_dims=declared)  # a static 1 broadcasts to the dynamic dim
+    for a in (3, 1, 6):
+        x, y = torch.randn(a, 3), torch.randn(1, 3)
+        torch.testing.assert_close(one(x, y), fn(x, y))
+    assert (one.cache_info().misses, one.cache_info().guards) == (1, 0)
+    opted = symscalar.jit(fn, dynamic_dims={"x": (Dim("A", specialize=True), None)})
+    for a in (4, 2, 4):
+        x, y = (torch.randn(a, 3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        out = opted(x, y)
+        torch.testing.assert_close(out, fn(x, y))
+        torch.testing.assert_close(_grads(out, (x, y)), _grads(fn(x, y), (x, y)))
+    assert sorted(g.condition() for g in opted.explain().guards) == ["s_A == 2", "s_A == 4"]
+
+
+def test_a_dynamic_one_never_broadcasts():
+    fn = _MEETS["add"]
+    jf = symscalar.jit(fn, dynamic_dims={"x": ("A", None), "y": ("S", None)})
+    with pytest.raises(DynamicValueError, match=r"`s_S == 1`.*pins the declared dim S"):
+        jf(torch.randn(3, 3), torch.randn(1, 3))  # eager broadcasts y: the program would be S = 1's
+    opted = symscalar.jit(fn, dynamic_dims={"x": ("A", None), "y": (Dim("S", specialize=True), None)})
+    for a, s in [(3, 1), (5, 1), (4, 4)]:
+        x, y = torch.randn(a, 3), torch.randn(s, 3)
+        torch.testing.assert_close(opted(x, y), fn(x, y))
+    assert opted.cache_info().misses == 2  # S == 1 broadcasts; S == A does not
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    op=st.sampled_from(sorted(_MEETS)),
+    y_dim=st.sampled_from(["S", "A", None]),
+    specialize=st.booleans(),
+    calls=st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=5),
+)
+def test_meeting_dims_equal_eager_or_raise(op, y_dim, specialize, calls):
+    """Over random meetings of a dynamic dim A (x's dim 0) with y's dim 0 (another dynamic dim,
+    the same name, or static) and random sizes: each call equals eager (outputs and gradients)
+    run by a program whose guards hold at its sizes, or raises where eager raises, or is
+    refused because a guard would pin a dim that does not opt in. Never another answer."""
+    fn = _MEETS[op]
+    dims = {"x": (Dim("A", specialize=specialize), None)}
+    if y_dim is not None:
+        dims["y"] = (Dim(y_dim, specialize=specialize), None)
+    jf = symscalar.jit(fn, dynamic_dims=dims)
+    for a, b in calls:
+        x = torch.randn(a, 3, dtype=torch.float64, requires_grad=True)
+        y = torch.randn(b, 3, dtype=torch.float64, requires_grad=True)
+        if y_dim == "A" and a != b:  # declared equal: the contract refuses before anything runs
+            with pytest.raises(symscalar.ShapeContractError):
+                jf(x, y)
+            continue
+        try:
+            expected = fn(x, y)
+        except RuntimeError:
+            with pytest.raises(RuntimeError) as raised:
+                jf(x, y)
+            assert not isinstance(raised.value, symscalar.SymscalarError)
+            continue
+        try:
+            out = jf(x, y)
+        except DynamicValueError as e:
+            assert not specialize and "pins the declared dim" in str(e)
+            continue
+        torch.testing.assert_close(out, expected)
+        torch.testing.assert_close(_grads(out, (x, y)), _grads(expected, (x, y)))
+        values = {"A": a, "S": b}
+        for guard in jf._symscalar_state.last_entry().size_guards:
+            assert guard.holds({s: values[s.name] for s in symbols_of((guard.lhs, guard.rhs))})
+    assert jf.cache_info().guards == len(jf.explain().guards)
+
+
+_TARGETS = {
+    "cross_entropy": lambda x, y: F.cross_entropy(x, y % 3),
+    "nll_loss": lambda x, y: F.nll_loss(x.log_softmax(-1), y % 3),
+    "a mask index": lambda x, y: _written(x, y % 2 == 0),
+}
+
+
+def _written(x, mask):
+    z = x * 2
+    z[mask] = 0.0
+    return z.masked_fill(mask[:, None], 1.0) * x
+
+
+@pytest.mark.parametrize("op", sorted(_TARGETS))
+def test_labels_declared_by_another_name(op):
+    """Labels (or a mask) with their own declared dim S meet the logits' B: equal under the
+    guard s_B == s_S, gradients as eager's; a call where they differ raises as eager."""
+    fn = _TARGETS[op]
+    jf = symscalar.jit(fn, dynamic_dims={"x": ("B", None), "y": ("S",)})
+    for b in (4, 1, 6):
+        x = torch.randn(b, 3, dtype=torch.float64, requires_grad=True)
+        y = torch.arange(b)
+        out = jf(x, y)
+        torch.testing.assert_close(out, fn(x, y))
+        torch.testing.assert_close(_grads(out, (x,)), _grads(fn(x, y), (x,)))
+    assert [g.condition() for g in jf.explain().guards] == ["s_B == s_S"]
+    assert jf.cache_info().misses == 1
+    with pytest.raises((ValueError, IndexError, RuntimeError)) as raised:
+        jf(torch.randn(4, 3, dtype=torch.float64), torch.arange(5))
+    with pytest.raises(type(raised.value)):
+        fn(torch.randn(4, 3, dtype=torch.float64), torch.arange(5))

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from symscalar import sizes
-from symscalar._jit import dim_paths
+from symscalar._jit import dim_paths, optional_dims
 from symscalar.errors import ShapeContractError
 from symscalar.sizes import Dim, Dims, Size, Symbol
 
@@ -59,6 +59,8 @@ class ShapeContract:
         self.nested = nested or []  # parameters with declared pytree paths inside them
         self.nested_names = [n.name for n in self.nested]
         self.key = self._generated_key()
+        # nested_key for the cache-hit path, generated where the paths are optional tensors only
+        self.flat_key = optional_dims.generated_flat_key(self)
         sizes.enable()
 
     def nested_key(self, tops: tuple[Any, ...], values: tuple[Any, ...]) -> tuple[Any, list[tuple[Any, list[Any]]]]:

@@ -110,7 +110,14 @@ def dispatch_source(
     prep, key, call, all_args = [], [], [], []
     declared = set(contract.names) if contract is not None else set()
     nested = contract.nested_names if contract is not None else []
-    if nested:  # paths inside arguments: one walk keys and checks them and the declared tensors
+    flat = nested and contract.flat_key is not None  # optional tensors only: optional_dims.py
+    if flat:
+        namespace["_ss_flat"] = contract.flat_key
+        position = list(sig.parameters).index
+        outs = "".join(f"_ss_k{position(n)}, _ss_a{position(n)}, " for n in nested)
+        prep.append(f"_ss_top, {outs}= _ss_flat({', '.join([*contract.names, *nested])})")
+        key.append("_ss_top")
+    elif nested:  # paths inside arguments: one walk keys and checks them and the declared tensors
         namespace["_ss_nested"] = contract.nested_key
         tops, values = "".join(f"{n}, " for n in contract.names), "".join(f"{n}, " for n in nested)
         prep.append(f"_ss_top, _ss_nk = _ss_nested(({tops}), ({values}))")
@@ -122,7 +129,7 @@ def dispatch_source(
         all_args.append(param)
         kind = kinds[param]
         if param in nested:  # unannotated (checked when the contract was made)
-            prep.append(f"_ss_k{i}, _ss_a{i} = _ss_nk[{nested.index(param)}]")
+            prep += [] if flat else [f"_ss_k{i}, _ss_a{i} = _ss_nk[{nested.index(param)}]"]
             key.append(f"_ss_k{i}")
             call.append(f"*_ss_a{i}")
         elif p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from symscalar.errors import StaticValueRequiredError
+from symscalar.size_guards import broadcast_size, known_equal
 from symscalar.sizes import Size
 from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar
 
@@ -136,13 +137,19 @@ def same_shape(x: TensorVar, **params: Any) -> tuple[int, ...]:
 def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     """torch's broadcasting rule, in plain Python (``torch.broadcast_shapes`` imports sympy).
 
+    A dynamic dim meeting another size broadcasts as ``size_guards.broadcast_size`` says
+    (never by its value: under a guard where it must).
+
     Raises:
         RuntimeError: with torch's message, when two sizes differ and neither is 1.
     """
     ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+    out: list[Any] = [1] * ndim
     for shape in shapes:
         for i, size in enumerate(shape, ndim - len(shape)):
+            if isinstance(size, Size) or isinstance(out[i], Size):  # dynamic dims: size_guards.py
+                out[i] = broadcast_size(out[i], size, f"broadcasting dim {i} of {list(shape)}")
+                continue
             if size != out[i] and out[i] != 1 and size != 1:
                 raise RuntimeError(
                     f"The size of tensor a ({out[i]}) must match the size of tensor b ({size}) "
@@ -216,7 +223,9 @@ def unbroadcast(ct: Any, shape: Sequence[int]) -> Any:
     if ct_shape == shape:  # the common case: nothing was broadcast
         return ct
     lead = len(ct_shape) - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and ct_shape[lead + i] != 1)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if known_equal(s, 1) and not known_equal(ct_shape[lead + i], 1)
+    )
     if dims:
         ct = ct.sum(dims, keepdim=True)
     if tuple(ct.shape) != shape:

@@ -47,9 +47,9 @@ __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_d
 # ---- matmul (the primitive takes operands with at least 2 dims, batch dims broadcast, or a
 # matrix and a vector: eager's mv, whose gradients are eager's ger and mv)
 def _matmul_shape(a: TensorVar, b: TensorVar) -> tuple[int, ...]:
-    if a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0]:
+    if a.ndim == 2 and b.ndim == 1 and size_guards.same_size(a.shape[1], b.shape[0], "matmul's inner dims"):
         return a.shape[:1]
-    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+    if a.ndim < 2 or b.ndim < 2 or not size_guards.same_size(a.shape[-1], b.shape[-2], "matmul's inner dims"):
         raise ValueError("not a batched matrix product")  # torch's meta path says why
     return broadcast_shapes([a.shape[:-2], b.shape[:-2]]) + (a.shape[-2], b.shape[-1])
 
@@ -130,7 +130,12 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
 # and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
 # ``x^T @ ct`` would be copied by AccumulateGrad on every step)
 def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
-    if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1] or (b is not None and b.shape != w.shape[:1]):
+    if (
+        x.ndim < 2
+        or w.ndim != 2
+        or not size_guards.same_size(x.shape[-1], w.shape[1], "linear's inner dims")
+        or (b is not None and b.shape != w.shape[:1])
+    ):
         raise ValueError("not a linear of the primitive's form")  # torch's meta path says why
     return x.shape[:-1] + w.shape[:1]
 

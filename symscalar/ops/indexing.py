@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar import size_guards
 from symscalar.ops import common
 from symscalar.ops.define import (
     NumberLike,
@@ -748,7 +749,9 @@ def _written_where(x: Tensor, mask: Any, value: Any) -> Tensor:
     ``value`` broadcasts to every selected row (a number, one row); else the number of rows
     it must have depends on the mask's values."""
     rest = tuple(x.shape[mask.ndim :])
-    if tuple(mask.shape) != tuple(x.shape[: mask.ndim]):
+    if tuple(mask.shape) != tuple(x.shape[: mask.ndim]) and not size_guards.equal_shapes(
+        tuple(mask.shape), tuple(x.shape[: mask.ndim]), "a mask index"
+    ):
         raise IndexError(
             f"The shape of the mask {list(mask.shape)} does not match the shape of the indexed tensor {list(x.shape)}"
         )

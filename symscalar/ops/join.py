@@ -47,7 +47,8 @@ def _cat_shape(*xs: Any, dim: int) -> tuple[int, ...]:
         # torch's meta path says what is wrong (and allows empty 1-D inputs)
         if not 0 <= dim < len(first) or len(x.shape) != len(first):
             raise ValueError("ranks differ")
-        if x.shape[:dim] != first[:dim] or x.shape[dim + 1 :] != first[dim + 1 :]:
+        others, first_others = x.shape[:dim] + x.shape[dim + 1 :], first[:dim] + first[dim + 1 :]
+        if others != first_others and not size_guards.equal_shapes(others, first_others, "cat's other dims"):
             raise ValueError("sizes differ")
     return first[:dim] + (sum(x.shape[dim] for x in xs),) + first[dim + 1 :]
 
@@ -95,9 +96,11 @@ def stack(tensors: Sequence[Tensor], dim: StaticInt = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack(): expected a non-empty list of Tensors")
-    shapes = {tuple(t.shape) for t in tensors}
-    if len(shapes) > 1:
-        raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {sorted(shapes)}")
+    first = tuple(tensors[0].shape)
+    if any(
+        tuple(t.shape) != first and not size_guards.equal_shapes(tuple(t.shape), first, "stack") for t in tensors[1:]
+    ):
+        raise RuntimeError(f"stack expects each tensor to be equal size, got shapes {[list(t.shape) for t in tensors]}")
     d = canonical_dim(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(t, d) for t in tensors], d)
 

@@ -43,6 +43,8 @@ from symscalar.ops.factories import arange, full, to
 from symscalar.ops.indexing import broadcast_shapes, gather, index_select
 from symscalar.ops.reductions import log_softmax
 from symscalar.ops.shape import permute, reshape
+from symscalar.size_guards import broadcast_size, equal_shapes
+from symscalar.sizes import Size
 
 __all__ = [
     "masked_fill",
@@ -293,6 +295,9 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     sizes: dict[str, int] = {}
     for t, op in zip(terms, operands):
         for c, s in zip(t, op.shape):
+            if c in sizes and (isinstance(s, Size) or isinstance(sizes[c], Size)):  # dynamic: size_guards.py
+                sizes[c] = broadcast_size(sizes[c], s, f"einsum's {c!r}")
+                continue
             if sizes.get(c, 1) not in (1, s) and s != 1:
                 raise RuntimeError(f"einsum(): operands do not broadcast for {c!r}: sizes {sizes[c]} and {s}")
             sizes[c] = s if sizes.get(c, 1) == 1 else sizes[c]
@@ -372,7 +377,7 @@ def nll_loss(
     if target.dtype != torch.int64:
         raise RuntimeError(f"nll_loss: expected target of dtype int64 (Long), got {target.dtype}")
     expected = tuple(s for i, s in enumerate(x.shape) if i != cd)
-    if tuple(target.shape) != expected:
+    if tuple(target.shape) != expected and not equal_shapes(tuple(target.shape), expected, "nll_loss's target"):
         raise ValueError(f"nll_loss: expected target of shape {list(expected)}, got {list(target.shape)}")
     counted = target != ignore_index
     safe = torch.where(counted, target, 0)
@@ -450,7 +455,9 @@ def cross_entropy(
     if not is_static(label_smoothing):
         check(label_smoothing <= 1.0, "cross_entropy: label_smoothing must be between 0.0 and 1.0")
     if target.dtype.is_floating_point:  # class probabilities
-        if tuple(target.shape) != tuple(x.shape):
+        if tuple(target.shape) != tuple(x.shape) and not equal_shapes(
+            tuple(target.shape), tuple(x.shape), "cross_entropy's target"
+        ):
             raise RuntimeError(
                 f"cross_entropy: probability targets must have the input's shape {list(x.shape)}, "
                 f"got {list(target.shape)}"
