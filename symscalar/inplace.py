@@ -60,6 +60,8 @@ class InPlaceWrites:
         # Arguments' tensors held by a state object (a KV cache, see _jit/mutable.py), by proxy
         # id: updated in place like computed values; jit writes the new value back after the call.
         self.mutable_inputs: set[int] = set()
+        # whether the traced code has changed a state object passed to it so far (set by jit)
+        self.state_changed: Callable[[], bool] = _unchanged
         # values an in-place update of a view of them (or of a tensor they are a view of) changed
         # in eager, where the trace keeps their old value: reading them later is refused (see
         # ``_update_through_views``), by var, with the name of the update
@@ -256,6 +258,10 @@ class InPlaceWrites:
         if not isinstance(target, torch.Tensor) or isinstance(target, TensorProxy):
             raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
         self.write_backs.append((target, value))
+
+
+def _unchanged() -> bool:
+    return False
 
 
 def _storage_of(tensor: torch.Tensor) -> int:

@@ -15,6 +15,7 @@ import symscalar
 
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, StaticCache  # noqa: E402
+from transformers.utils.deprecation import deprecate_kwarg  # noqa: E402
 
 from symscalar.explain import RetraceWarning  # noqa: E402
 from symscalar.integrations.transformers import dynamic_dims_for_generate, jit_for_generate  # noqa: E402
@@ -418,3 +419,48 @@ def test_caches_the_key_walk_would_note_out_of_order_are_refused() -> None:
     torch.testing.assert_close(both(*jitted), two(*eager))
     for e, j in zip(eager, jitted):
         _assert_same_cache(e, j)
+
+
+@pytest.mark.parametrize("kind", ["dynamic", "static"])
+def test_past_key_values_keyword_binds_as_cache(kind: str) -> None:
+    """A direct call with ``past_key_values=`` (which transformers' ``deprecate_kwarg`` wrapper
+    renames to ``cache=``) binds as ``cache=``: the declared dims reach the cache, so decode
+    steps with a growing cache hit one program, and the cache equals eager's after each call."""
+    model = _model("llama")
+    dims = dynamic_dims_for_generate(model) if kind == "dynamic" else None
+    forward = symscalar.jit(model.forward, dynamic_dims=dims)
+
+    def new_cache() -> Any:
+        if kind == "dynamic":
+            return DynamicCache(config=model.config)
+        return StaticCache(config=model.config, max_cache_len=16)
+
+    eager, jitted = new_cache(), new_cache()
+    ids = _prompt(1)["input_ids"]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # eager's wrapper: past_key_values is deprecated
+        for _ in range(5):
+            expected = model(input_ids=ids, past_key_values=eager)
+            got = forward(input_ids=ids, past_key_values=jitted)
+            torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-6)
+            assert got.past_key_values is jitted
+            _assert_same_cache(eager, jitted)
+            ids = expected.logits[:, -1:].argmax(-1)
+    assert forward.cache_info().misses == 2
+
+
+def test_a_renamed_keyword_binds_to_its_new_parameter() -> None:
+    """Any ``deprecate_kwarg(old, new_name=new)`` wrapper: the old keyword is the parameter's
+    value (keyed as it, one program with ``new=``); passing both keeps eager's choice."""
+
+    @deprecate_kwarg("scale", "99.0", new_name="factor")
+    def scaled(x: torch.Tensor, factor: Any = None, **kwargs: Any) -> torch.Tensor:
+        return x * (2.0 if factor is None else factor) + len(kwargs)
+
+    jitted = symscalar.jit(scaled)
+    x = torch.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # eager's deprecation; the static number's retraces
+        for kwargs in ({"scale": 3.0}, {"factor": 3.0}, {}, {"factor": 4.0, "scale": 5.0}):
+            torch.testing.assert_close(jitted(x, **kwargs), scaled(x, **kwargs))
+    assert jitted.cache_info().misses == 3  # scale=3.0 and factor=3.0 are one program
