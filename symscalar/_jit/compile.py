@@ -125,7 +125,7 @@ def compile_entry(
             run = backend.compile_trace(program, render)
             compiled.detail = f"{len(trace.eqns)} equations"
         if donated:
-            run = unshared(run, donated, qualname(fn))
+            run = unshared(run, program, donated, qualname(fn))
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
     if builder.grad.inference_values:

@@ -37,7 +37,7 @@ import torch
 
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.indexing import index_put_p, scatter_p
-from symscalar.trace import Eqn, Primitive, Trace, Var, is_var
+from symscalar.trace import Eqn, Primitive, TensorVar, Trace, Var, is_var
 
 __all__ = ["in_place_updates", "unshared"]
 
@@ -113,18 +113,18 @@ def _chain(
     return chain or None
 
 
-def unshared(run: Callable[..., Any], donated: tuple[int, ...], label: str) -> Callable[..., Any]:
-    """``run`` (the rewritten program), refusing a call where a tensor it updates in place
+def unshared(run: Callable[..., Any], trace: Trace, donated: tuple[int, ...], label: str) -> Callable[..., Any]:
+    """``run`` (the rewritten ``trace``), refusing a call where a tensor it updates in place
     shares memory with another of its inputs."""
-    positions = frozenset(donated)
+    others = tuple(j for j, v in enumerate(trace.inputs) if isinstance(v, TensorVar) and j not in donated)
+    storage = torch.Tensor.untyped_storage
 
     def run_unshared(*args: Any) -> Any:
-        ptrs = [args[j].untyped_storage().data_ptr() for j in donated]
+        ptrs = [storage(args[j]).data_ptr() for j in donated]
         updated = set(ptrs)
         updated.discard(0)  # an empty tensor has no memory to share
-        if len(updated) < len(ptrs) - ptrs.count(0) or any(
-            isinstance(a, torch.Tensor) and j not in positions and a.untyped_storage().data_ptr() in updated
-            for j, a in enumerate(args)
+        if len(updated) < len(ptrs) - ptrs.count(0) or not updated.isdisjoint(
+            {storage(args[j]).data_ptr() for j in others}
         ):
             raise UnsupportedOperationError(
                 f"{label}: tensors of a state object passed to it (a KV cache layer's keys or values), which the "
