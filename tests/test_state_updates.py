@@ -58,6 +58,7 @@ def _steps(model: Any, n: int) -> list[torch.Tensor]:
     return [torch.randint(3, 101, (1, 4 if i == 0 else 1), generator=g) for i in range(n)]
 
 
+@pytest.mark.slow
 def test_a_static_cache_decode_step_updates_the_cache_in_place() -> None:
     """At a cache hit the decode program writes each layer's new position into the caller's
     tensor (``scatter_``) and copies no cache tensor: no out-of-place scatter, no ``copy_``
@@ -107,11 +108,16 @@ def test_a_cache_update_equals_eager_whether_or_not_its_old_values_are_read(read
     jitted = symscalar.jit(_update)
     eager_cache, cache = (StaticCache(config=config, max_cache_len=8) for _ in range(2))
     g = torch.Generator().manual_seed(1)
-    for _ in range(4):
+    for i in range(4):
         k, v = torch.randn(1, 2, 1, 8, generator=g), torch.randn(1, 2, 1, 8, generator=g)
         expected = _update(eager_cache, k, v, read_before)
-        torch.testing.assert_close(jitted(cache, k, v, read_before), expected, rtol=1e-5, atol=1e-6)
+        with _Ops() as ops:
+            torch.testing.assert_close(jitted(cache, k, v, read_before), expected, rtol=1e-5, atol=1e-6)
         _same_cache(eager_cache, cache)
+        if i >= 1:  # the program for an initialized layer: in place unless the old keys are read
+            names = [name for name, _ in ops.ops]
+            assert names.count("aten.scatter_") == (1 if read_before else 2)
+            assert names.count("aten.scatter") == (1 if read_before else 0)
     assert jitted.cache_info().misses == 2  # the layer's first update (its initialization), then the rest
 
 
@@ -182,4 +188,38 @@ def test_a_raising_check_before_a_cache_update_leaves_eager_cache() -> None:
                 jitted(cache, k)
         else:
             torch.testing.assert_close(jitted(cache, k), expected)
+        _same_cache(eager, cache)
+
+
+@pytest.mark.parametrize("form", ["alone", "tuple", "dict", "nested"])
+def test_the_caller_cache_is_returned_where_the_function_returns_it(form: str) -> None:
+    """The result holds the caller's cache object where the traced function returned its
+    stand-in: at the top of a tuple or dict (put there directly) or deeper (a tree walk)."""
+
+    def step(cache: Any, k: torch.Tensor) -> Any:
+        keys, _ = cache.update(k, k, 0)
+        total = keys.sum()
+        return {
+            "alone": cache,
+            "tuple": (total, cache),
+            "dict": {"total": total, "cache": cache},
+            "nested": [(total, {"cache": cache})],
+        }[form]
+
+    def the_cache(result: Any) -> Any:
+        return {
+            "alone": lambda r: r,
+            "tuple": lambda r: r[1],
+            "dict": lambda r: r["cache"],
+            "nested": lambda r: r[0][1]["cache"],
+        }[form](result)
+
+    config = _config()
+    jitted = symscalar.jit(step)
+    eager, cache = (StaticCache(config=config, max_cache_len=8) for _ in range(2))
+    for i in range(3):
+        k = torch.full((1, 2, 1, 8), float(i))
+        expected, got = step(eager, k), jitted(cache, k)
+        assert the_cache(got) is cache and the_cache(expected) is eager
+        assert type(got) is type(expected)
         _same_cache(eager, cache)
