@@ -61,6 +61,8 @@ class InPlaceWrites:
         # Arguments' tensors held by a state object (a KV cache, see _jit/mutable.py), by proxy
         # id: updated in place like computed values; jit writes the new value back after the call.
         self.mutable_inputs: set[int] = set()
+        # whether the traced code has changed a state object passed to it so far (set by jit)
+        self.state_changed: Callable[[], bool] = _unchanged
         # values an in-place update of a view of them (or of a tensor they are a view of) changed
         # in eager, where the trace keeps their old value: reading them later is refused (see
         # ``_update_through_views``), by var, with the name of the update
@@ -99,7 +101,8 @@ class InPlaceWrites:
             return None
         for eqn in self._builder.eqns:
             if (var in eqn.args and (eqn.prim.may_alias or not computed)) or (eqn.prim.may_alias and var in eqn.outs):
-                return proxy if computed and self._update_through_views(var, name) else None
+                held = id(proxy) in self.mutable_inputs  # a state object's tensor: written back after the call
+                return proxy if computed and self._update_through_views(var, name, held) else None
         return proxy
 
     def fill_constant(self, func: Any, args: tuple[Any, ...]) -> None:
@@ -131,14 +134,17 @@ class InPlaceWrites:
             return self._builder._captured_proxies[id(value)]
         return value
 
-    def _update_through_views(self, var: Var, name: str) -> bool:
+    def _update_through_views(self, var: Var, name: str, held: bool = False) -> bool:
         """Whether ``var``, a computed value that is a view or has views, may be updated in
         place: every value it may share storage with (its bases and their views, through the
         ops that may alias) is computed in this trace, not state or an input. Those keep
         their old value in the trace, where eager's update reached them: they become stale,
         and reading one later is refused (``check_reads``). EfficientNet's
         ``nn.Dropout(inplace=True)`` on ``torch.flatten(pooled, 1)``: the pooled tensor is
-        never read again."""
+        never read again. ``held``: ``var`` is a state object's tensor (a KV cache layer's keys),
+        an input whose new value is written back into the caller's tensor after the call, so
+        only its views in the trace become stale (a static sliding-window layer rolls its keys,
+        ``torch.roll`` traced as slices and a ``cat``, then copies the result back in)."""
         eqns = [e for e in self._builder.eqns if e.prim.may_alias]
         group, frontier = {var}, [var]
         while frontier:
@@ -150,7 +156,9 @@ class InPlaceWrites:
                     group.update(new)
                     frontier.extend(new)
         produced = {o for e in self._builder.eqns for o in e.outs}
-        if any(v not in produced or v in self._state_of or v in self.aliased for v in group):
+        if any(
+            (v not in produced and not (held and v is var)) or v in self._state_of or v in self.aliased for v in group
+        ):
             return False
         self.stale.update(dict.fromkeys(group - {var}, name))
         return True
@@ -261,6 +269,10 @@ class InPlaceWrites:
         if not isinstance(target, torch.Tensor) or isinstance(target, TensorProxy):
             raise TypeError(f"write_back target must be a real tensor, got {type(target).__name__}")
         self.write_backs.append((target, value))
+
+
+def _unchanged() -> bool:
+    return False
 
 
 def _storage_of(tensor: torch.Tensor) -> int:

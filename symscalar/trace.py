@@ -188,6 +188,9 @@ class Primitive(Generic[R]):
         may_alias: whether eager's op may return a view of its first input (reshape, slice,
             detach...): an in-place update of such an output, or of a value such an op read,
             would reach the other in eager, so the tracer refuses to functionalize it.
+        register: False for an operation a backend substitutes into its own copy of a trace
+            (``_jit/state_updates.py``'s in-place forms): not an operation of the IR, so not
+            in ``PRIMITIVES`` (no vjp, lowering or op-table entry to have).
     """
 
     # No other attributes: a rule assigned as one (``prim.vjp = ...``) raises at import
@@ -203,6 +206,7 @@ class Primitive(Generic[R]):
         multiple_results: bool = False,
         size_params: tuple[str, ...] = (),
         may_alias: bool = False,
+        register: bool = True,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -210,7 +214,8 @@ class Primitive(Generic[R]):
         self.multiple_results = multiple_results
         self.size_params = size_params
         self.may_alias = may_alias
-        PRIMITIVES.register(name, self)
+        if register:
+            PRIMITIVES.register(name, self)
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

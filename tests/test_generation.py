@@ -15,6 +15,7 @@ import symscalar
 
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, StaticCache  # noqa: E402
+from transformers.utils.deprecation import deprecate_kwarg  # noqa: E402
 
 from symscalar.explain import RetraceWarning  # noqa: E402
 from symscalar.integrations.transformers import dynamic_dims_for_generate, jit_for_generate  # noqa: E402
@@ -345,12 +346,16 @@ def test_an_attribute_that_is_not_modelled_is_refused() -> None:
 
 
 @pytest.mark.slow
-def test_a_sliding_window_layer_warns() -> None:
+@pytest.mark.parametrize(("window", "cache"), [(32, "static"), (4, "static"), (4, "dynamic")])
+def test_a_sliding_window_layer_warns(window: int, cache: str) -> None:
     """A static sliding-window layer counts its tokens in a Python int (its control flow reads
-    it), so each decode step is a new program: tokens equal, and a RetraceWarning says why."""
+    it), so each decode step is a new program: tokens and the cache equal eager's, and a
+    RetraceWarning says why. With a window of 4 the prompt of 6 fills it: each step rolls the
+    layer's tensors (``roll``, an update of a copy, ``copy_`` back into the layer); a dynamic
+    sliding-window layer crops its grown tensors to the window."""
     torch.manual_seed(0)
     config = transformers.MistralConfig(
-        sliding_window=32,  # not reached: a full window rolls its tensors (refused, see docs/generation.md)
+        sliding_window=window,
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=1,
@@ -360,16 +365,18 @@ def test_a_sliding_window_layer_warns() -> None:
     )
     model = transformers.MistralForCausalLM(config).eval()
     prompt = _prompt(1)
-    options = {"max_new_tokens": 4, "do_sample": False, "cache_implementation": "static", "pad_token_id": PAD}
+    options = {"max_new_tokens": 4, "do_sample": False, "pad_token_id": PAD, "return_dict_in_generate": True}
+    options.update(_cache_options(cache))
     with torch.no_grad():
         expected = model.generate(**prompt, **options)
         _jitted(model)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = model.generate(**prompt, **options)
-    assert torch.equal(got, expected)
+    assert torch.equal(got.sequences, expected.sequences)
+    _assert_same_cache(expected.past_key_values, got.past_key_values)
     retraces = [str(w.message) for w in caught if issubclass(w.category, RetraceWarning)]
-    assert len(retraces) == 1 and "cumulative_length_int" in retraces[0]
+    assert len(retraces) == 1 and ("cumulative_length_int" in retraces[0] or cache == "dynamic")
 
 
 def test_cache_tensors_that_share_memory_are_refused() -> None:
@@ -418,3 +425,48 @@ def test_caches_the_key_walk_would_note_out_of_order_are_refused() -> None:
     torch.testing.assert_close(both(*jitted), two(*eager))
     for e, j in zip(eager, jitted):
         _assert_same_cache(e, j)
+
+
+@pytest.mark.parametrize("kind", ["dynamic", "static"])
+def test_past_key_values_keyword_binds_as_cache(kind: str) -> None:
+    """A direct call with ``past_key_values=`` (which transformers' ``deprecate_kwarg`` wrapper
+    renames to ``cache=``) binds as ``cache=``: the declared dims reach the cache, so decode
+    steps with a growing cache hit one program, and the cache equals eager's after each call."""
+    model = _model("llama")
+    dims = dynamic_dims_for_generate(model) if kind == "dynamic" else None
+    forward = symscalar.jit(model.forward, dynamic_dims=dims)
+
+    def new_cache() -> Any:
+        if kind == "dynamic":
+            return DynamicCache(config=model.config)
+        return StaticCache(config=model.config, max_cache_len=16)
+
+    eager, jitted = new_cache(), new_cache()
+    ids = _prompt(1)["input_ids"]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # eager's wrapper: past_key_values is deprecated
+        for _ in range(5):
+            expected = model(input_ids=ids, past_key_values=eager)
+            got = forward(input_ids=ids, past_key_values=jitted)
+            torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-6)
+            assert got.past_key_values is jitted
+            _assert_same_cache(eager, jitted)
+            ids = expected.logits[:, -1:].argmax(-1)
+    assert forward.cache_info().misses == 2
+
+
+def test_a_renamed_keyword_binds_to_its_new_parameter() -> None:
+    """Any ``deprecate_kwarg(old, new_name=new)`` wrapper: the old keyword is the parameter's
+    value (keyed as it, one program with ``new=``); passing both keeps eager's choice."""
+
+    @deprecate_kwarg("scale", "99.0", new_name="factor")
+    def scaled(x: torch.Tensor, factor: Any = None, **kwargs: Any) -> torch.Tensor:
+        return x * (2.0 if factor is None else factor) + len(kwargs)
+
+    jitted = symscalar.jit(scaled)
+    x = torch.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # eager's deprecation; the static number's retraces
+        for kwargs in ({"scale": 3.0}, {"factor": 3.0}, {}, {"factor": 4.0, "scale": 5.0}):
+            torch.testing.assert_close(jitted(x, **kwargs), scaled(x, **kwargs))
+    assert jitted.cache_info().misses == 3  # scale=3.0 and factor=3.0 are one program

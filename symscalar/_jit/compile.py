@@ -19,6 +19,7 @@ from symscalar._jit.cache import MISS, Entry
 from symscalar._jit.mutable import MutableArguments, check_objects
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
+from symscalar._jit.state_updates import in_place_updates, unshared
 from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import check_leaf_outputs, stop_gradient_p
@@ -76,7 +77,7 @@ def compile_entry(
     name = builder.name  # the trace's name, as printed (f, f_forward, f_backward)
     with logs.phase(logs.trace_log, name, "tracing the function") as traced_phase, watch, tracing(builder):
         # jit(module) traces forward: the module's own hooks run around the program
-        mutable = MutableArguments(builder.inplace.mutable_inputs)  # state objects: a KV cache
+        mutable = MutableArguments(builder.inplace)  # state objects: a KV cache
         result = call(mutable.converting(functools.partial(arguments.proxy, builder)), traced)
         traced_phase.detail = f"{len(builder.eqns)} equations"
     if torch.initial_seed() != seed:
@@ -117,9 +118,14 @@ def compile_entry(
         if builder.grad_inside:  # an enable_grad() region in a call without grad
             run = grad_transform.with_grad_enabled(run)
     else:
+        program, donated = trace, ()  # type: tuple[Trace, tuple[int, ...]]
+        if write_back is not None and isinstance(backend, torch_backend.TorchBackend):  # KV cache updates run in place
+            program, donated = in_place_updates(trace, mutable.updated)
         with logs.phase(logs.backend_log, name, f"compiling for the {backend.name} backend") as compiled:
-            run = backend.compile_trace(trace, render)
+            run = backend.compile_trace(program, render)
             compiled.detail = f"{len(trace.eqns)} equations"
+        if donated:
+            run = unshared(run, program, donated, qualname(fn))
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
     if builder.grad.inference_values:

@@ -86,6 +86,7 @@ def dispatch_source(
     optional: Collection[str],
     contract: Any = None,
     defaults_of: Any = None,
+    renames: Mapping[str, str] = {},
 ) -> tuple[str, dict[str, Any]]:
     """The source of ``_ss_dispatch`` (hook check, then ``_ss_inner``), ``_ss_inner`` (key,
     lookup, call) and ``_ss_key_and_args`` (the key and program inputs, for the miss path),
@@ -101,12 +102,16 @@ def dispatch_source(
     ``defaults_of``: the function whose ``__defaults__``/``__kwdefaults__`` hold the defaults;
     they are read on every call that omits the argument (so replacing them is seen, as in
     eager), instead of the values the signature had when the code was generated.
+
+    ``renames``: old keyword -> parameter, the renaming a wrapper does before the call
+    (``function.keyword_renames``): a call that omits the parameter and passes the old keyword
+    binds its value to the parameter, as the wrapper would.
     """
     for param in sig.parameters:
         if param.startswith("_ss_"):
             raise ValueError(f"symscalar.jit: parameter names must not start with _ss_ ({param!r})")
     namespace: dict[str, Any] = {}
-    params, defaults = _signature_source(sig, namespace, defaults_of)
+    params, defaults = _signature_source(sig, namespace, defaults_of, renames)
     prep, key, call, all_args = [], [], [], []
     declared = set(contract.names) if contract is not None else set()
     nested = contract.nested_names if contract is not None else []
@@ -212,13 +217,26 @@ def _ss_key_and_args({", ".join(all_args)}):{prep_src.replace(chr(10) + "    ", 
 
 
 def _signature_source(
-    sig: inspect.Signature, namespace: dict[str, Any], defaults_of: Any
+    sig: inspect.Signature, namespace: dict[str, Any], defaults_of: Any, renames: Mapping[str, str] = {}
 ) -> tuple[list[str], list[str]]:
     """The parameter list of the generated functions (the user's, defaults as globals) and the
-    lines that read the live defaults of ``defaults_of`` for omitted arguments."""
+    lines that read the live defaults of ``defaults_of`` for omitted arguments (or the value
+    of an old keyword renamed to the parameter, see ``dispatch_source``)."""
     params: list[str] = []
     live = _live_defaults(sig, defaults_of)
     lines: list[str] = []
+    var_keyword = next((n for n, p in sig.parameters.items() if p.kind is p.VAR_KEYWORD), None)
+    renamed = {
+        new: old
+        for old, new in renames.items()
+        if var_keyword is not None
+        and old not in sig.parameters
+        and new in sig.parameters
+        and sig.parameters[new].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and sig.parameters[new].default is not inspect.Parameter.empty
+    }
+    if renamed:
+        namespace["_ss_UNSET"] = _DEFAULT
     if live:
         namespace["_ss_fn"] = defaults_of
         namespace["_ss_DEFAULT"] = _DEFAULT
@@ -231,7 +249,14 @@ def _signature_source(
         text = ("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + name
         if p.kind is p.VAR_POSITIONAL:
             seen_kw_only = True
-        if name in live:
+        if name in renamed:
+            old = renamed[name]
+            namespace[f"_ss_d{i}"] = p.default
+            text += "=_ss_UNSET"
+            default = f"_ss_fn.{live[name]}" if name in live else f"_ss_d{i}"
+            lines.append(f"if {name} is _ss_UNSET:")
+            lines.append(f"    {name} = {var_keyword}.pop({old!r}) if {old!r} in {var_keyword} else {default}")
+        elif name in live:
             text += "=_ss_DEFAULT"
             lines.append(f"if {name} is _ss_DEFAULT:")
             lines.append(f"    {name} = _ss_fn.{live[name]}")
@@ -282,7 +307,9 @@ def _live_defaults(sig: inspect.Signature, fn: Any) -> dict[str, str]:
 def generate_dispatch(label: str, state: Any) -> Callable[..., Any]:
     """Compile the per-call function of ``state`` (a ``function.FunctionState``); set its
     ``inner``, ``key_and_args`` and ``namespace`` (the hook epoch seen lives there)."""
-    source, extra = dispatch_source(state.sig, state.kinds, state.optional, state.contract, state.defaults_of)
+    source, extra = dispatch_source(
+        state.sig, state.kinds, state.optional, state.contract, state.defaults_of, state.renames
+    )
     namespace = {**dispatch_namespace(state), **extra}
     exec_generated(source, f"dispatch of {label}", namespace)
     state.namespace = namespace

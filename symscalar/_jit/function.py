@@ -79,6 +79,7 @@ class FunctionState:
         try:
             self.sig, self.defaults_of = call_signature(signature_of)
             self.keyword_call = _wrapper_followed(signature_of, self.sig)
+            self.renames = keyword_renames(signature_of) if self.keyword_call else {}
         except ValueError:
             raise TypeError(
                 f"symscalar.jit cannot read the signature of {fn!r}; wrap it in a function, "
@@ -444,6 +445,30 @@ def _wrapper_followed(fn: Any, sig: inspect.Signature) -> bool:
     own = inspect.signature(fn, follow_wrapped=False)
     kinds = {p.kind for p in sig.parameters.values()}
     return _passes_through(own) and inspect.Parameter.VAR_POSITIONAL not in kinds
+
+
+def keyword_renames(fn: Any) -> dict[str, str]:
+    """The keywords the pass-through wrappers around ``fn`` rename before calling it, old ->
+    new: transformers' ``deprecate_kwarg(old_name, new_name=...)`` (``past_key_values=`` is
+    ``cache=`` in 5.2x), read from each wrapper's closure. The dispatch binds the old keyword
+    to the parameter as the wrapper would, so that it keys (and reaches declared dims) as one."""
+    renames: dict[str, str] = {}
+    f = getattr(fn, "__func__", fn)
+    for _ in range(32):  # a chain of wrappers, each naming the next
+        wrapped = getattr(f, "__wrapped__", None)
+        code, cells = getattr(f, "__code__", None), getattr(f, "__closure__", None)
+        if wrapped is None:
+            break
+        if code is not None and cells is not None and {"old_name", "new_name"} <= set(code.co_freevars):
+            values = dict(zip(code.co_freevars, cells))
+            try:
+                old, new = values["old_name"].cell_contents, values["new_name"].cell_contents
+            except ValueError:  # an empty cell
+                old = new = None
+            if isinstance(old, str) and isinstance(new, str) and old not in renames.values():
+                renames.setdefault(old, new)
+        f = wrapped
+    return renames
 
 
 def _passes_through(sig: inspect.Signature) -> bool:

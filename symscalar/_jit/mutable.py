@@ -38,6 +38,7 @@ import torch.utils._pytree as pytree
 from symscalar._jit.params import Kind
 from symscalar.errors import UnsupportedOperationError
 from symscalar.explain import RetraceWarning, _user_stacklevel
+from symscalar.inplace import InPlaceWrites
 from symscalar.proxy import TensorProxy
 
 __all__ = [
@@ -196,14 +197,16 @@ class MutableArguments:
     """The state objects among one trace's arguments (``converting``) and, after the trace,
     what the program must return and write back (``finish``)."""
 
-    def __init__(self, mutable_inputs: set[int]) -> None:
-        self._mutable_inputs = mutable_inputs  # InPlaceWrites.mutable_inputs (proxy ids)
+    def __init__(self, inplace: InPlaceWrites) -> None:
+        self._mutable_inputs = inplace.mutable_inputs  # proxy ids, updated in place like computed values
+        inplace.state_changed = self.changed  # a raising check after a change is refused (ops/checks.py)
         self.nodes: list[Any] = []  # stand-ins, in the key walk's order
         self._before: list[dict[str, Any]] = []
         self._items: list[dict[str, list[Any]]] = []  # the items of list attributes when the call began
         self._vars: dict[int, Any] = {}  # id(proxy) -> its var when the call began
         self.grown: list[str] = []  # tensors of state objects the call replaced by larger ones
         self.counted: list[str] = []  # Python ints of state objects the call changed
+        self.updated: list[tuple[Any, Any]] = []  # (input var, new var) of each tensor updated in place
 
     def converting(self, convert: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
         """``convert`` (``arguments.proxy``), noting the stand-ins it makes of unannotated values."""
@@ -236,6 +239,21 @@ class MutableArguments:
                     self._mutable_inputs.add(id(t))
                 elif isinstance(t, (TensorProxy, list, tuple, dict)) and t is not x:
                     raise self._refusal(v, name, where, "a container holding containers or tensors in a dict")
+
+    def changed(self) -> bool:
+        """Whether the traced code has changed a state object so far (an attribute set or
+        deleted, a tensor updated in place)."""
+        for node, before, items in zip(self.nodes, self._before, self._items):
+            after = vars(node)
+            if after.keys() != before.keys():
+                return True
+            for name, value in after.items():
+                if value is not before[name] or (name in items and any(a is not b for a, b in zip(value, items[name]))):
+                    return True
+                for t in value if isinstance(value, (list, tuple)) else (value,):
+                    if isinstance(t, TensorProxy) and t._var is not self._vars.get(id(t), t._var):
+                        return True
+        return False
 
     def finish(self, result: Any, label: str, fn: Any = None) -> tuple[Any, WriteBack | None]:
         """The function's result for the program, ``(result, (state outputs...))`` with the
@@ -271,7 +289,8 @@ class MutableArguments:
         classes = tuple(type(n) for n in self.nodes)
         if self.grown or self.counted:
             _warn_growing(fn, label, self.grown, self.counted, [type(n) for n in self.nodes])
-        return (placed, tuple(outputs)), WriteBack(classes, tuple(changes), slots if returned else None)
+        write_back = WriteBack(classes, tuple(changes), slots if returned else None, _placer(placed, slots))
+        return (placed, tuple(outputs)), write_back
 
     def _compare(
         self,
@@ -288,6 +307,7 @@ class MutableArguments:
             if isinstance(new, TensorProxy) and new._var is not self._vars.get(id(new), new._var):
                 changes.append(_Change("copy", j, name, i, len(outputs)))  # eager updated it in place
                 outputs.append(new)
+                self.updated.append((self._vars[id(new)], new._var))
             return
         if isinstance(new, (torch.Tensor, TensorProxy)):
             changes.append(_Change("set", j, name, i, len(outputs)))
@@ -355,13 +375,14 @@ def _warn_growing(fn: Any, label: str, grown: list[str], counted: list[str], cla
 class WriteBack:
     """After every call: the changes of one trace replayed on the caller's state objects."""
 
-    def __init__(self, classes: tuple[type, ...], changes: tuple[_Change, ...], slots: Any) -> None:
+    def __init__(self, classes: tuple[type, ...], changes: tuple[_Change, ...], slots: Any, place: Any = None) -> None:
         self.classes = classes
         self.changes = changes
         self.slots = slots
+        self.place = place  # puts the caller's objects into the result without a tree walk (``_placer``)
 
     def wrap(self, run: Callable[..., Any], miss: Any) -> Callable[..., Any]:
-        n, classes, changes, slots = len(self.classes), self.classes, self.changes, self.slots
+        n, classes, changes, slots, place = len(self.classes), self.classes, self.changes, self.slots, self.place
         copies = [c for c in changes if c.how == "copy" and c.index is None]
         n_copies = len(copies)
 
@@ -388,14 +409,55 @@ class WriteBack:
                 value = states[c.value] if c.how in ("copy", "set") else c.value
                 if c.how == "copy":
                     target = attributes[c.name] if c.index is None else attributes[c.name][c.index]
-                    target.copy_(value)
+                    if value is not target:  # else the program updated it in place (state_updates.py)
+                        target.copy_(value)
                 else:
                     attributes[c.name] = value
             if slots is None:
                 return result
+            if place is not None:
+                return place(result, objects)
             return pytree.tree_map(lambda v: objects[int(v.name.rsplit("_", 1)[1])] if type(v) is slots else v, result)
 
         return run_and_write_back
+
+
+def _placer(placed: Any, slots: Any) -> Callable[[Any, list[Any]], Any] | None:
+    """For a result holding the state objects at the top (``model(...)``'s ``ModelOutput`` with
+    its ``cache``, a tuple ``(logits, cache)``, the cache itself): a function putting the
+    caller's objects where the trace's result holds their placeholders, into the fresh result
+    of each call, without walking the whole result as ``tree_map`` does (its ``ModelOutput``
+    is flattened and built anew). None for any other place: the tree walk."""
+    at = [
+        (path, int(v.name.rsplit("_", 1)[1]))
+        for path, v in pytree.tree_flatten_with_path(placed)[0]
+        if type(v) is slots
+    ]
+    if len(at) == 1 and at[0][0] == ():
+        j = at[0][1]
+        return lambda result, objects: objects[j]
+    if not at or any(len(path) != 1 for path, _ in at):
+        return None
+    if isinstance(placed, dict) and all(type(path[0]) is pytree.MappingKey for path, _ in at):
+        keys = [(path[0].key, j) for path, j in at]  # type: ignore[attr-defined]
+
+        def set_items(result: Any, objects: list[Any]) -> Any:
+            for key, j in keys:
+                result[key] = objects[j]
+            return result
+
+        return set_items
+    if type(placed) is tuple and all(type(path[0]) is pytree.SequenceKey for path, _ in at):
+        indices = [(path[0].idx, j) for path, j in at]  # type: ignore[attr-defined]
+
+        def set_positions(result: Any, objects: list[Any]) -> Any:
+            items = list(result)
+            for i, j in indices:
+                items[i] = objects[j]
+            return tuple(items)
+
+        return set_positions
+    return None
 
 
 def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any]) -> None:

@@ -97,13 +97,14 @@ def assumed_branch(frame: types.FrameType | None) -> tuple[bool, str] | None:
 
 def _record(proxy: TensorProxy, raises_if: bool, message: str) -> None:
     tracer = current_tracer.get()
-    if isinstance(tracer, TraceBuilder) and tracer.inplace.write_backs:
-        # eager has updated the state in place when it raises; the program writes state back
-        # after it ran, so a failed check would leave the state one update behind eager's
+    if isinstance(tracer, TraceBuilder) and (tracer.inplace.write_backs or tracer.inplace.state_changed()):
+        # eager has updated the state when it raises; the program writes state back after it
+        # ran, so a failed check would leave the state one update behind eager's
         raise UnsupportedOperationError(
             "a check of a tensor that raises (`if cond: raise`, `assert`, `torch._assert`) after the "
-            "function updated state in place (a buffer, a parameter): when it fails, eager has applied "
-            "the update and the program has not. Fix: check before the update, or use symscalar.check"
+            "function updated state in place (a buffer, a parameter, a KV cache or other state object passed to it): "
+            "when it fails, eager has applied the update and the program has not. Fix: check before the "
+            "update, or use symscalar.check"
         )
     pred: Any = proxy if proxy.dtype is torch.bool else torch.ne(proxy, 0)  # type: ignore[call-overload]
     tensor_check_p.bind(pred, message=message, raises_if=raises_if)
