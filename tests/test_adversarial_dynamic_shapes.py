@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import symscalar
 from symscalar import Dim
+from symscalar.errors import SymscalarError
 
 
 def _outcome(fn: Callable[..., Any], *args: Any) -> Any:
@@ -94,3 +97,80 @@ def test_no_side_effect_warning_for_reading_containers(recwarn):
         x = torch.randn(b)
         torch.testing.assert_close(jitted(x), x * 2.0 + 3)
     assert not [w for w in recwarn if issubclass(w.category, symscalar.state.watch.PythonSideEffectWarning)]
+
+
+# Random programs over x: [B, T, 3] (chains of size-aware ops, then a reduction), each traced
+# at its first size and reused at the others: equal to eager (values and gradients) or refused.
+_CHAIN_OPS: list[tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = [
+    ("x[:, 1:]", lambda x: x[:, 1:]),
+    ("x[:, ::2]", lambda x: x[:, ::2]),
+    ("cumsum", lambda x: x.cumsum(1)),
+    ("minus the mean over T", lambda x: x - x.mean(1, keepdim=True)),
+    ("times T", lambda x: x * x.shape[1]),
+    ("pad T by T", lambda x: torch.nn.functional.pad(x, (0, 0, 0, x.shape[1]))),
+    ("cat along T", lambda x: torch.cat([x, x.flip(1)], 1)),
+    (
+        "causal attention",
+        lambda x: (
+            (x @ x.transpose(1, 2))
+            .masked_fill(torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1), float("-inf"))
+            .softmax(-1)
+            @ x
+        ),
+    ),
+    ("reshape through B * T", lambda x: x.reshape(-1, x.shape[-1]).reshape(x.shape[0], x.shape[1], -1)),
+    ("repeat_interleave along T", lambda x: x.repeat_interleave(2, dim=1)),
+    ("positions from arange(T)", lambda x: x + torch.arange(x.shape[1], dtype=x.dtype)[None, :, None]),
+    ("minus the last step", lambda x: x - x[:, -1:]),
+    ("plus the sum over B", lambda x: x + x.sum(0, keepdim=True)),
+    ("gather reversed", lambda x: x.gather(1, (x.shape[1] - 1 - torch.arange(x.shape[1]))[None, :, None].expand_as(x))),
+    ("rolled index", lambda x: x[:, (torch.arange(x.shape[1]) + 1) % x.shape[1]]),
+    ("unflatten (B, -1)", lambda x: x.flatten(0, 1).unflatten(0, (x.shape[0], -1))),
+    ("diff with prepend", lambda x: torch.diff(x, dim=1, prepend=x[:, :1])),
+    ("full of T / 2", lambda x: x + torch.full((x.shape[0], x.shape[1], 1), x.shape[1] / 2, dtype=x.dtype)),
+]
+_REDUCTIONS: list[Callable[[torch.Tensor], torch.Tensor]] = [
+    lambda x: x.sum((1, 2)),
+    lambda x: x.mean(1),
+    lambda x: x[:, -1],
+    lambda x: torch.nn.functional.cross_entropy(
+        x.reshape(-1, x.shape[-1]), torch.zeros(x.shape[0] * x.shape[1], dtype=torch.long)
+    ),
+]
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(
+    st.lists(st.sampled_from(range(len(_CHAIN_OPS))), min_size=1, max_size=3),
+    st.sampled_from(range(len(_REDUCTIONS))),
+    st.permutations([(2, 3), (1, 1), (3, 7), (1, 2), (2, 1)]),
+)
+def test_random_size_aware_programs_equal_eager(chain, reduction, order):
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        for i in chain:
+            x = _CHAIN_OPS[i][1](x)
+        return _REDUCTIONS[reduction](x)
+
+    jitted = symscalar.jit(fn, dynamic_dims={"x": ("B", Dim("T", max=64))})
+    for b, t in order:
+        x = torch.randn(b, t, 3, dtype=torch.float64)
+        mine, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+        try:
+            want = fn(theirs)
+        except (RuntimeError, IndexError):
+            with pytest.raises(Exception):  # noqa: B017 - eager's error or a symscalar refusal
+                jitted(mine)
+            continue
+        try:
+            got = jitted(mine)
+        except SymscalarError:
+            return  # refused (at its first call or where a guard retraced): loud, not wrong
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        torch.testing.assert_close(got, want, equal_nan=True)
+        ct = torch.randn_like(want)
+        torch.testing.assert_close(
+            torch.autograd.grad(got, mine, ct, allow_unused=True)[0],
+            torch.autograd.grad(want, theirs, ct, allow_unused=True)[0],
+            equal_nan=True,
+        )
