@@ -174,3 +174,29 @@ def test_random_size_aware_programs_equal_eager(chain, reduction, order):
             torch.autograd.grad(want, theirs, ct, allow_unused=True)[0],
             equal_nan=True,
         )
+
+
+_SCALE = 2.0
+
+
+def _scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * _SCALE
+
+
+def test_explain_never_gives_a_declared_dim_as_the_reason_of_a_retrace():
+    # a retrace caused by state outside the function (a global the trace read) at another size
+    # was explained as "tensor 'x' shape (2, 3) → (1, 1)", a dim that is no part of the key
+    global _SCALE
+    jitted = symscalar.jit(_scaled, dynamic_dims={"x": ("B", "T")})
+    jitted(torch.randn(2, 3))
+    _SCALE = 3.0
+    try:
+        x = torch.randn(1, 1)
+        torch.testing.assert_close(jitted(x), x * 3.0)
+    finally:
+        _SCALE = 2.0
+    reasons = [r for miss in jitted.explain() for r in miss.reasons]
+    assert reasons[0] == "first call" and len(reasons) == 2
+    assert "shape" not in reasons[1], reasons
+    jitted(torch.randn(2, 3, 4))  # a new rank is a new program, and says so
+    assert "tensor 'x' shape (1, 1) → (2, 3, 4)" in jitted.explain()[-1].reasons[0]
