@@ -289,12 +289,12 @@ class FunctionState:
             dtype = torch.get_autocast_dtype(device) if on else None
             facts[f"autocast ({device})"] = (f"on ({dtype})" if on else "off", dtype)
         for p in self.contract.params if self.contract is not None else ():
-            shown, shape = facts.get(f"tensor '{p.name}' shape", (None, None))
-            if shape is not None:  # a declared dynamic dim is no part of the key: never a reason
+            fact = facts.get(f"tensor '{p.name}' shape")
+            if fact is not None:  # a declared dynamic dim is no part of the key: never a reason
                 dynamic = {d for d, _ in p.dynamic}
                 facts[f"tensor '{p.name}' shape"] = (
-                    shown,
-                    tuple(None if i in dynamic else n for i, n in enumerate(shape)),
+                    fact[0],
+                    tuple(None if i in dynamic else n for i, n in enumerate(fact[1])),
                 )
         if isinstance(self.fn, torch.nn.Module):
             for path, module in self.fn.named_modules():
