@@ -34,7 +34,17 @@ from symscalar.generated import exec_generated
 from symscalar.sizes import Symbol
 from symscalar.types import current_tracer
 
-__all__ = ["SizeGuard", "decide_or_guard", "guarded", "guards_of", "checker", "failed", "input_dims", "WINDOW"]
+__all__ = [
+    "SizeGuard",
+    "decide_or_guard",
+    "guarded",
+    "eager_raises",
+    "guards_of",
+    "checker",
+    "failed",
+    "input_dims",
+    "WINDOW",
+]
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -108,6 +118,22 @@ def guarded(op: str, a: Any, b: Any, asked_by: str) -> bool:
     if tracer is None:
         raise sizes.SizeDecisionError(f"{asked_by}: a dynamic size compared outside a trace")
     return decide_or_guard(tracer, op, a, b, asked_by)
+
+
+def eager_raises(op: str, a: Any, b: Any, asked_by: str) -> bool:
+    """Whether ``a <op> b``, the condition under which eager raises (``numel == 1`` in a
+    training norm, a ``-1`` next to a 0), holds for this call. Sizes never compare ``==`` to an
+    int as plain objects do (``Size == 1`` is False), so an op must ask here: decided by the
+    ranges, else the answer at the traced sizes, where False is recorded as a guard (a program
+    is made only for the sizes where eager does not raise; True needs none: the op raises)."""
+    if not (isinstance(a, sizes.Size) or isinstance(b, sizes.Size)):
+        return bool(_OPS[op](a, b))
+    decided = sizes.decide(op, a, b)
+    if decided is not None:
+        return decided
+    if _OPS[op](sizes.hint(a), sizes.hint(b)):
+        return True
+    return guarded(op, a, b, asked_by)
 
 
 def _linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:

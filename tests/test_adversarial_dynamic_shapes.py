@@ -200,3 +200,28 @@ def test_explain_never_gives_a_declared_dim_as_the_reason_of_a_retrace():
     assert "shape" not in reasons[1], reasons
     jitted(torch.randn(2, 3, 4))  # a new rank is a new program, and says so
     assert "tensor 'x' shape (1, 1) → (2, 3, 4)" in jitted.explain()[-1].reasons[0]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: torch.nn.functional.group_norm(x, 2),
+        lambda x: torch.nn.functional.batch_norm(x, None, None, training=True),
+        lambda x: torch.nn.functional.batch_norm(x[:, :, None], None, None, training=True),
+    ],
+    ids=["group_norm of one value per group", "batch_norm training [B, C]", "batch_norm training [B, C, 1]"],
+)
+def test_norms_raise_where_eager_refuses_one_value(fn):
+    # a Size never equals 1 as a plain object, so group_norm's `count == 1` was False at B=1:
+    # zeros where eager raises; batch_norm's `count <= 1` refused a dynamic batch at every size
+    jitted = symscalar.jit(fn, dynamic_dims={"x": ("B",)})
+    for b in (3, 1, 2, 1):
+        x = torch.randn(b, 2, dtype=torch.float64)
+        try:
+            want = fn(x)
+        except ValueError:
+            with pytest.raises(ValueError, match="more than 1 value"):
+                jitted(x)
+            continue
+        torch.testing.assert_close(jitted(x), want)
+    assert jitted.cache_info().misses == 1

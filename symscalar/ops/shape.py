@@ -112,11 +112,7 @@ def nonzero_next_to_minus_one(known: Any, op: str) -> bool:
     infer the -1 where it is). The normal form cancels a dynamic product (``s_B * s_T * 3 //
     (s_T * 3)`` is ``s_B``), so a product that may be 0 (a dim declared with ``min=0``) is
     guarded: a program traced at T=3 must not answer at T=0, where eager raises."""
-    if not isinstance(known, Size):
-        return bool(known != 0)
-    if sizes.hint(known) == 0:
-        return False
-    return size_guards.guarded("ne", known, 0, f"{op} with -1 (eager refuses a size 0 next to it)")
+    return not size_guards.eager_raises("eq", known, 0, f"{op} with -1 (eager refuses a size 0 next to it)")
 
 
 def _infer_symbolic_size(
