@@ -46,6 +46,7 @@ __all__ = [
     "equal_shapes",
     "known_equal",
     "broadcast_size",
+    "eager_raises",
     "checker",
     "failed",
     "input_dims",
@@ -216,6 +217,22 @@ def broadcast_size(a: Any, b: Any, what: str) -> Any:
         f"The size of tensor a ({sizes.hint(a)}) must match the size of tensor b ({sizes.hint(b)}) at "
         f"non-singleton dimension ({what})"
     )
+
+
+def eager_raises(op: str, a: Any, b: Any, asked_by: str) -> bool:
+    """Whether ``a <op> b``, the condition under which eager raises (``numel == 1`` in a
+    training norm, a ``-1`` next to a 0), holds for this call. Sizes never compare ``==`` to an
+    int as plain objects do (``Size == 1`` is False), so an op must ask here: decided by the
+    ranges, else the answer at the traced sizes, where False is recorded as a guard (a program
+    is made only for the sizes where eager does not raise; True needs none: the op raises)."""
+    if not (isinstance(a, sizes.Size) or isinstance(b, sizes.Size)):
+        return bool(_OPS[op](a, b))
+    decided = sizes.decide(op, a, b)
+    if decided is not None:
+        return decided
+    if _OPS[op](sizes.hint(a), sizes.hint(b)):
+        return True
+    return guarded(op, a, b, asked_by)
 
 
 def linear(guard: SizeGuard) -> tuple[Symbol, int, int] | None:

@@ -289,6 +289,14 @@ class FunctionState:
             on = torch.is_autocast_enabled(device)
             dtype = torch.get_autocast_dtype(device) if on else None
             facts[f"autocast ({device})"] = (f"on ({dtype})" if on else "off", dtype)
+        for p in self.contract.params if self.contract is not None else ():
+            fact = facts.get(f"tensor '{p.name}' shape")
+            if fact is not None:  # a declared dynamic dim is no part of the key: never a reason
+                dynamic = {d for d, _ in p.dynamic}
+                facts[f"tensor '{p.name}' shape"] = (
+                    fact[0],
+                    tuple(None if i in dynamic else n for i, n in enumerate(fact[1])),
+                )
         if isinstance(self.fn, torch.nn.Module):
             for path, module in self.fn.named_modules():
                 facts[f"{_module_label(self.fn, path)}.training"] = (str(module.training), module.training)

@@ -41,6 +41,7 @@ from symscalar.ops.define import (
     implements,
     is_static,
 )
+from symscalar.ops.shape import nonzero_next_to_minus_one
 
 __all__: list[str] = []
 
@@ -65,7 +66,7 @@ def _torch_unflatten(input: Tensor, dim: StaticInt, sizes: StaticShape) -> Tenso
     known = math.prod(s for s in sizes if s != -1)
     n = input.shape[d]
     if -1 in sizes:
-        if known == 0 or n % known:
+        if not nonzero_next_to_minus_one(known, "unflatten") or n % known:
             raise RuntimeError(f"unflatten: cannot infer the size -1 of {list(sizes)} for a dim of size {n}")
         sizes = tuple(n // known if s == -1 else s for s in sizes)
     elif known != n:

@@ -495,7 +495,8 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
-    if math.prod(input.shape[2:]) * (batch * channels // num_groups) == 1:
+    count = math.prod(input.shape[2:]) * (batch * channels // num_groups)
+    if size_guards.eager_raises("eq", count, 1, "group_norm (eager refuses one value per group)"):
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
     xf = _upcast(input)
     grouped = xf.reshape(batch, num_groups, channels // num_groups * math.prod(input.shape[2:]))

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from symscalar import size_guards
 from symscalar.ops.define import (
     FloatLike,
     Primitive,
@@ -431,7 +432,7 @@ def batch_norm(
     xf = _upcast(input)
     if training:
         count = input.numel() // channels if channels else 0
-        if count <= 1:
+        if size_guards.eager_raises("le", count, 1, "batch_norm in training (eager refuses one value per channel)"):
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {list(input.shape)}"
             )

@@ -77,6 +77,12 @@ def _target(x: Any, *, shape: tuple[Any, ...]) -> tuple[Any, ...]:
 def _length(start: Any, stop: Any, step: Any) -> Any:
     if type(step) is not int or step <= 0:
         raise SizeDecisionError(f"a range with step {step!r} over a dynamic size (only positive static steps)")
+    for bound in (start, stop):
+        if not isinstance(bound, (int, Size)):
+            raise SizeDecisionError(
+                f"a range with the bound {bound!r} next to a dynamic size (only int and size bounds): "
+                "shift an integer range instead (torch.arange(T) + 0.5)"
+            )
     return (stop - start + step - 1) // step
 
 

@@ -107,12 +107,22 @@ def _infer_size(shape: Sequence[int], numel: int, op: str) -> tuple[int, ...]:
     return shape
 
 
+def nonzero_next_to_minus_one(known: Any, op: str) -> bool:
+    """Whether the product ``known`` of the sizes next to a ``-1`` is not 0 (eager refuses to
+    infer the -1 where it is). The normal form cancels a dynamic product (``s_B * s_T * 3 //
+    (s_T * 3)`` is ``s_B``), so a product that may be 0 (a dim declared with ``min=0``) is
+    guarded: a program traced at T=3 must not answer at T=0, where eager raises."""
+    return not size_guards.eager_raises("eq", known, 0, f"{op} with -1 (eager refuses a size 0 next to it)")
+
+
 def _infer_symbolic_size(
     shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str
 ) -> tuple[Any, ...]:
     """``_infer_size`` with dynamic sizes: the element counts must agree in the normal form."""
     try:
         if unknown:
+            if not nonzero_next_to_minus_one(known, op):
+                raise RuntimeError(f"{op}: cannot infer the -1 of shape {list(shape)} next to a size 0")
             if numel % known != 0:
                 raise sizes.SizeDecisionError("not divisible")
             return tuple(numel // known if s == -1 else s for s in shape)

@@ -238,6 +238,8 @@ class Walk:
         self._functions: set[int] = set()
         self._pymodules: list[tuple[pytypes.ModuleType, Path, set[str]]] = []
         self._class_items: dict[type, list[tuple[str, Any]]] = {}
+        # the lists and dicts reached, with their shortest path (TraceWatch sees them change)
+        self.containers: list[tuple[list[Any] | dict[Any, Any], Path]] = []
 
     def run(self) -> None:
         started = 0
@@ -286,11 +288,14 @@ class Walk:
                         push((item, path.child(where, name), key))
             self._attributes(value, path, key, _MODULE_INTERNALS)
         elif isinstance(value, (list, tuple)) and _searchable(value):
+            if isinstance(value, list):
+                self.containers.append((value, path))
             if len(value) <= _MAX_ITEMS:
                 for i, item in enumerate(value):
                     if type(item) not in _ATOMS:
                         push((item, path.child("item", i), key))
         elif isinstance(value, dict):
+            self.containers.append((value, path))
             if len(value) <= _MAX_ITEMS:
                 for k, item in value.items():
                     if type(item) not in _ATOMS and type(k) in (str, int):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from torch.utils.hooks import RemovableHandle
 
 from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
+from symscalar.explain import _user_stacklevel
 from symscalar.frontend import public_name
 from symscalar.proxy import TensorProxy
 from symscalar.state.hooks import _Recorder, refused_hooks
@@ -135,6 +137,8 @@ class TraceWatch:
         self._handle: RemovableHandle | None = None
         self._containers: list[tuple[Any, Any]] = []
         self._persistence: dict[int, set[str]] = {}
+        # lists and dicts of Python state: a change by the traced function happens once, here
+        self._watched = [(c, c.copy(), self.path_name(path)) for c, path in self.walk.containers]
 
     def aliases(self, captured: list[Captured], modules: dict[int, torch.nn.Module]) -> list[tuple[Path, Path]]:
         """The alias checks of an entry reading ``captured`` and depending on ``modules``."""
@@ -248,6 +252,11 @@ class TraceWatch:
                     container.extend(saved_items)
                 else:
                     container.update(saved_items)
+        for container, saved_items, where in self._watched:
+            if _changed(container, saved_items) and not _holds_proxies(container):
+                warnings.warn(
+                    _side_effect_message(where, container), PythonSideEffectWarning, stacklevel=_user_stacklevel()
+                )
         for (cell, source), old in zip(self._cells, self._cell_values):
             new = cell.cell_contents if _cell_full(cell) else _MISSING
             if new is not old:
@@ -321,6 +330,32 @@ def _proxies_inside(value: Any, where: str) -> list[str]:
                 "self.cache = torch.cat([self.cache, new])), or return the value."
             ]
     return []
+
+
+class PythonSideEffectWarning(UserWarning):
+    """The traced function changed a list or dict of Python state (``calls.append(1)``, a
+    counter in a dict): jit runs the function's Python once, so eager would change it on every
+    call and the compiled program never does."""
+
+
+def _changed(container: Any, saved: Any) -> bool:
+    if isinstance(container, dict):
+        return container.keys() != saved.keys() or any(container[k] is not v for k, v in saved.items())
+    return len(container) != len(saved) or any(a is not b for a, b in zip(container, saved))
+
+
+def _holds_proxies(container: Any) -> bool:
+    items = container.values() if isinstance(container, dict) else container
+    return any(isinstance(v, TensorProxy) for v in items)  # refused or restored above
+
+
+def _side_effect_message(where: str, container: Any) -> str:
+    return (
+        f"the traced function changed {where} (a {type(container).__name__}) while tracing; "
+        "symscalar.jit runs the function's Python once, at trace time, so later calls do not "
+        "change it (eager would on every call), and a value computed from it is the traced "
+        "one. Fix: change it outside the jitted function, or return the value."
+    )
 
 
 def _python_write_message(owner: str, name: str, old: Any, new: Any) -> str:
