@@ -1,0 +1,131 @@
+"""Adversarial cases for state passed to a jitted function (KV caches, containers), each against
+eager: what eager changes in the caller's objects, the jitted call changes too, or it is refused.
+Found by the adversarial pass over generation; each test is one class of silent difference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import symscalar
+
+transformers = pytest.importorskip("transformers")
+from transformers import DynamicCache, StaticCache  # noqa: E402
+
+
+def _dynamic_cache() -> Any:
+    torch.manual_seed(3)
+    cache = DynamicCache()
+    cache.update(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4), 0)
+    return cache
+
+
+def _static_cache() -> Any:
+    config = transformers.LlamaConfig(
+        hidden_size=8, num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=1, max_position_embeddings=16
+    )
+    cache = StaticCache(config=config, max_cache_len=6)
+    torch.manual_seed(3)
+    cache.update(torch.randn(1, 2, 2, 4), torch.randn(1, 2, 2, 4), 0)
+    return cache
+
+
+def _append(items: list[Any], x: torch.Tensor) -> torch.Tensor:
+    items.append(x * 2)
+    return x + 1
+
+
+def _set_item(items: dict[str, Any], x: torch.Tensor) -> torch.Tensor:
+    items["new"] = x * 2
+    return x + 1
+
+
+def _replace_item(items: list[Any], x: torch.Tensor) -> torch.Tensor:
+    items[0] = items[0] + x
+    return items[0].sum()
+
+
+def _pop(items: list[Any], x: torch.Tensor) -> torch.Tensor:
+    items.pop()
+    return x.sum()
+
+
+@pytest.mark.parametrize(
+    ("fn", "container"),
+    [(_append, list), (_set_item, dict), (_replace_item, list), (_pop, list)],
+    ids=["append", "setitem", "replace", "pop"],
+)
+def test_a_container_changed_in_place_is_refused(fn: Any, container: type) -> None:
+    """Eager's change of the caller's list or dict was lost: the function traced a copy."""
+    items: Any = [torch.zeros(3)] if container is list else {"a": torch.zeros(3)}
+    eager_items: Any = [torch.zeros(3)] if container is list else {"a": torch.zeros(3)}
+    fn(eager_items, torch.ones(3))
+    assert len(eager_items) != 1 or not torch.equal(eager_items[0], items[0])  # eager changed it
+    with pytest.raises(symscalar.UnsupportedOperationError, match=f"changes the {container.__name__} passed as"):
+        symscalar.jit(fn)(items, torch.ones(3))
+
+
+def test_a_container_read_only_still_traces() -> None:
+    def read(items: list[Any], x: torch.Tensor) -> torch.Tensor:
+        return items[0] * x + len(items)
+
+    items = [torch.arange(3.0), torch.zeros(1)]
+    torch.testing.assert_close(symscalar.jit(read)(items, torch.ones(3)), read(items, torch.ones(3)))
+
+
+def _update_then_read(cache: Any, other: Any, x: torch.Tensor) -> torch.Tensor:
+    cache.update(x, x, 0)
+    layer = other.layers[0] if isinstance(other, DynamicCache) else other
+    return layer.keys.sum()
+
+
+@pytest.mark.parametrize("second", ["layer", "cache"])
+def test_one_state_object_reached_twice_is_refused(second: str) -> None:
+    """A cache and its own layer (or the cache twice): each got a stand-in of its own, so the
+    update through one was not seen through the other (eager: 11.4, the program: 3.4)."""
+    cache, eager = _dynamic_cache(), _dynamic_cache()
+    x = torch.ones(1, 2, 1, 4)
+    eager_result = _update_then_read(eager, eager.layers[0] if second == "layer" else eager, x)
+    assert eager_result != _update_then_read(_dynamic_cache(), _dynamic_cache(), x)  # the alias matters
+    with pytest.raises(symscalar.UnsupportedOperationError, match="reaches one DynamicLayer twice"):
+        symscalar.jit(_update_then_read)(cache, cache.layers[0] if second == "layer" else cache, x)
+
+
+def _update_and_read(cache: Any, keys: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    cache.update(x, x, 0)
+    return keys.sum()
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_a_tensor_sharing_memory_with_an_updated_state_tensor_is_refused(view: bool) -> None:
+    """A static layer's keys passed again as an argument (or a view of them): eager's in-place
+    update is seen through the argument, the program's was not."""
+    x = torch.ones(1, 2, 1, 4)
+    forward = symscalar.jit(_update_and_read)
+    fresh = _static_cache()
+    torch.testing.assert_close(forward(fresh, torch.zeros(1), x), _update_and_read(_static_cache(), torch.zeros(1), x))
+    cache = _static_cache()
+    keys = cache.layers[0].keys[:, :1] if view else cache.layers[0].keys
+    with pytest.raises(symscalar.UnsupportedOperationError, match="shares memory with a tensor of a state object"):
+        forward(cache, keys, x)
+
+
+def _update_and_return(cache: Any, x: torch.Tensor) -> torch.Tensor:
+    keys, _ = cache.update(x, x, 0)
+    return keys
+
+
+def test_a_returned_state_tensor_updated_in_place_is_the_callers() -> None:
+    """A static layer's update returns its keys, updated in place: eager returns the cache's tensor,
+    so the next call's update is seen through what the first returned."""
+    forward = symscalar.jit(_update_and_return)
+    eager, cache = _static_cache(), _static_cache()
+    x = torch.ones(1, 2, 1, 4)
+    expected, got = _update_and_return(eager, x), forward(cache, x)
+    assert got is cache.layers[0].keys and expected is eager.layers[0].keys
+    _update_and_return(eager, 2 * x)
+    forward(cache, 2 * x)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(cache.layers[0].keys, eager.layers[0].keys)
