@@ -129,3 +129,37 @@ def test_a_returned_state_tensor_updated_in_place_is_the_callers() -> None:
     forward(cache, 2 * x)
     torch.testing.assert_close(got, expected)
     torch.testing.assert_close(cache.layers[0].keys, eager.layers[0].keys)
+
+
+def _llama() -> Any:
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        vocab_size=31,
+        max_position_embeddings=32,
+    )
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+def test_under_inference_mode() -> None:
+    """Tensors made under ``torch.inference_mode()`` (the arguments, a cache's tensors) have no
+    version counter: the trace's check of state read from outside raised torch's internal error."""
+    double = symscalar.jit(lambda x: x * 2)
+    with torch.inference_mode():
+        torch.testing.assert_close(double(torch.arange(3.0)), torch.arange(3.0) * 2)
+    model = _llama()
+    forward = symscalar.jit(model.forward)
+    ids = torch.tensor([[3, 4, 5, 6]])
+    with torch.inference_mode():
+        eager, cache = (StaticCache(config=model.config, max_cache_len=8) for _ in range(2))
+        for step in range(2):
+            expected = model(input_ids=ids, past_key_values=eager).logits
+            got = forward(input_ids=ids, past_key_values=cache).logits
+            torch.testing.assert_close(got, expected)
+            torch.testing.assert_close(cache.layers[0].keys, eager.layers[0].keys)
+            assert cache.get_seq_length() == eager.get_seq_length() == 4 + step
+            ids = expected[:, -1:].argmax(-1)
