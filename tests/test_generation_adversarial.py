@@ -163,3 +163,22 @@ def test_under_inference_mode() -> None:
             torch.testing.assert_close(cache.layers[0].keys, eager.layers[0].keys)
             assert cache.get_seq_length() == eager.get_seq_length() == 4 + step
             ids = expected[:, -1:].argmax(-1)
+
+
+@pytest.mark.slow  # uncached generate: a trace per length
+def test_an_encoder_decoder_cache_is_refused_with_a_fix_that_works() -> None:
+    """T5 and BART generate with an EncoderDecoderCache under every cache_implementation: the
+    refusal named those as the fix. Uncached generation is eager's tokens."""
+    torch.manual_seed(0)
+    config = transformers.T5Config(
+        d_model=16, d_ff=32, num_layers=1, num_heads=2, d_kv=8, vocab_size=31, decoder_start_token_id=0
+    )
+    model = transformers.T5ForConditionalGeneration(config).eval()
+    ids = torch.tensor([[3, 4, 5, 6, 1]])
+    options = {"max_new_tokens": 3, "do_sample": False}
+    with torch.no_grad():
+        expected = model.generate(ids, use_cache=False, **options)
+        model.forward = symscalar.jit(model.forward)
+        with pytest.raises(symscalar.UnsupportedOperationError, match=r"EncoderDecoderCache.*use_cache=False"):
+            model.generate(ids, **options)
+        assert torch.equal(model.generate(ids, use_cache=False, **options), expected)
