@@ -182,3 +182,28 @@ def test_an_encoder_decoder_cache_is_refused_with_a_fix_that_works() -> None:
         with pytest.raises(symscalar.UnsupportedOperationError, match=r"EncoderDecoderCache.*use_cache=False"):
             model.generate(ids, **options)
         assert torch.equal(model.generate(ids, use_cache=False, **options), expected)
+
+
+class _Counter(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+        self.total.add_(x)
+        return seen.sum()
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_an_argument_sharing_memory_with_a_buffer_updated_in_place_is_refused(view: bool) -> None:
+    """A buffer updated in place and passed as an argument too: eager's ``seen`` is the updated
+    buffer (3.0), the program read it unchanged (0.0)."""
+    eager, module = _Counter(), _Counter()
+    forward = symscalar.jit(module)
+    x = torch.ones(3)
+    assert float(eager(x, eager.total[:2] if view else eager.total)) == (2.0 if view else 3.0)
+    torch.testing.assert_close(forward(x, torch.zeros(3)), torch.tensor(0.0))  # unshared: traced and run
+    torch.testing.assert_close(module.total, eager.total)
+    with pytest.raises(symscalar.UnsupportedOperationError, match="shares memory with a tensor the function updates"):
+        forward(x, module.total[:2] if view else module.total)
+    torch.testing.assert_close(module.total, eager.total)  # refused before the write-back

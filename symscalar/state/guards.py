@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.generated import exec_generated
 from symscalar.state.paths import _STEP, Captured, Path, Roots
 
@@ -67,6 +68,7 @@ def make_entry(
         "_ss_MISS": miss,
         "_ss_guard": guard,
         "_ss_copy_into": copy_into,
+        "_ss_unaliased": functools.partial(check_unaliased, label),
         "_ss_setattr": setattr,
         "_ss_set_buffer": set_buffer,
     }
@@ -143,6 +145,9 @@ def make_entry(
     write_src = ""
     if writes:
         write_src = "    _ss_out, _ss_new = _ss_out\n"
+        copied = [names[w.target] for w in writes if w.how == "copy"]
+        if copied:  # an argument seeing an in-place write through shared memory: refused
+            write_src += f"    _ss_unaliased(_ss_a, ({''.join(f'{n}, ' for n in copied)}))\n"
         for k, write in enumerate(writes):
             value = f"_ss_new[{k}].detach()" if write.detach else f"_ss_new[{k}]"
             if write.how == "copy":
@@ -201,6 +206,21 @@ def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor, persiste
     function: a buffer again (a plain ``setattr`` would make a new name a plain attribute,
     missing from ``state_dict``), with the persistence it was registered with."""
     module.register_buffer(name, value, persistent=persistent)
+
+
+def check_unaliased(label: str, args: tuple[Any, ...], targets: tuple[torch.Tensor, ...]) -> None:
+    """Refuse a call passing a tensor that shares memory with a captured tensor the program
+    updates in place (a buffer, or a view of it, passed as an argument too): eager's update is
+    seen through the argument, the program (which updates it out of place) reads it unchanged."""
+    written = {t.untyped_storage().data_ptr() for t in targets if t.untyped_storage().nbytes()}
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() in written:
+            raise UnsupportedOperationError(
+                f"{label}: program input {i} (a tensor argument) shares memory with a tensor the function updates in "
+                "place (a buffer or other state it reads from outside, or a view of one): eager's update would be "
+                "seen through the argument, the program's would not. Pass a copy (.clone()), or read the state "
+                "inside the function instead of passing it."
+            )
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:
