@@ -207,3 +207,23 @@ def test_an_argument_sharing_memory_with_a_buffer_updated_in_place_is_refused(vi
     with pytest.raises(symscalar.UnsupportedOperationError, match="shares memory with a tensor the function updates"):
         forward(x, module.total[:2] if view else module.total)
     torch.testing.assert_close(module.total, eager.total)  # refused before the write-back
+
+
+class _Views(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        base = torch.zeros(3)
+        self.register_buffer("total", base)
+        self.register_buffer("head", base[:2])  # a view of the first buffer
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.total.add_(x)
+        return self.head.sum()
+
+
+def test_a_buffer_read_through_a_view_of_one_updated_in_place_is_refused() -> None:
+    """Eager's ``head`` sees ``total``'s update (2.0); the program read it unchanged (0.0)."""
+    eager = _Views()
+    assert float(eager(torch.ones(3))) == 2.0
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"in place \(total\).*shares its memory \(head"):
+        symscalar.jit(_Views())(torch.ones(3))

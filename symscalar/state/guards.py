@@ -63,6 +63,7 @@ def make_entry(
             value) of globals and cells; compared by identity, then by ``same`` (see
             ``symscalar/_jit/pystate.py``).
     """
+    _check_captured_unshared(captured, writes, label)
     ns: dict[str, Any] = {
         "_ss_run": run,
         "_ss_MISS": miss,
@@ -206,6 +207,32 @@ def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor, persiste
     function: a buffer again (a plain ``setattr`` would make a new name a plain attribute,
     missing from ``state_dict``), with the persistence it was registered with."""
     module.register_buffer(name, value, persistent=persistent)
+
+
+def _check_captured_unshared(captured: list[Captured], writes: list[StateWrite], label: str) -> None:
+    """Refuse a program that updates a captured tensor in place while it also reads another
+    captured tensor sharing its memory (two buffers, one a view of the other): eager's read sees
+    the update, the program's (out of place) would not. Checked once, when the entry is made."""
+    written = {w.target for w in writes if w.how == "copy"}
+    if not written:
+        return
+    ptrs = {captured[i].tensor.untyped_storage().data_ptr(): i for i in written}
+    for j, cap in enumerate(captured):
+        storage = cap.tensor.untyped_storage()
+        i = ptrs.get(storage.data_ptr())
+        if i is not None and i != j and storage.nbytes():
+            raise UnsupportedOperationError(
+                f"{label} updates a tensor it reads from outside in place ({_captured_name(captured[i])}) and reads "
+                f"another that shares its memory ({_captured_name(cap)}, a view of it or of its storage): eager's "
+                "read would see the update, the program's would not. Give the two tensors storage of their own "
+                "(.clone() one of them), or update and read one tensor."
+            )
+
+
+def _captured_name(cap: Captured) -> str:
+    if cap.path is None:
+        return "a tensor held by reference"
+    return ".".join(str(name) for _, name in cap.path.steps) or "an argument"
 
 
 def check_unaliased(label: str, args: tuple[Any, ...], targets: tuple[torch.Tensor, ...]) -> None:
