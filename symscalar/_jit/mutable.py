@@ -463,12 +463,13 @@ def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any
     """The tensors a program updates in place must not share memory with each other or with
     another tensor argument: eager's update of one would be seen through the other, the
     program's (out of place) would not."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    passed = [a.untyped_storage().data_ptr() for a in tensors if a.untyped_storage().nbytes()]
+    if len(set(passed)) == len(passed) and {id(a) for a in tensors}.issuperset(map(id, targets)):
+        return  # the targets are arguments (program inputs), and no two arguments share memory
     ptrs = {t.untyped_storage().data_ptr() for t in targets}
     if len(ptrs) == len(targets):
-        passed = [
-            a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor) and a.untyped_storage().nbytes()
-        ]
-        if len(passed) - len(set(passed)) == 0 or all(passed.count(p) <= 1 for p in ptrs):
+        if all(passed.count(p) <= 1 for p in ptrs):
             return
         raise UnsupportedOperationError(
             "a tensor passed to this call shares memory with a tensor of a state object the call updates in place "
