@@ -207,6 +207,7 @@ class MutableArguments:
         self.grown: list[str] = []  # tensors of state objects the call replaced by larger ones
         self.counted: list[str] = []  # Python ints of state objects the call changed
         self.updated: list[tuple[Any, Any]] = []  # (input var, new var) of each tensor updated in place
+        self._containers: list[tuple[Any, str, list[Any]]] = []  # lists and dicts passed, their items at the start
 
     def converting(self, convert: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
         """``convert`` (``arguments.proxy``), noting the stand-ins it makes of unannotated values."""
@@ -222,6 +223,7 @@ class MutableArguments:
                 _noted.built = None
             for node in built:  # the stand-ins, built children first: the key walk's order
                 self._add(node, where)
+            _note_containers(converted, where, self._containers)
             return converted
 
         return wrapped
@@ -259,6 +261,7 @@ class MutableArguments:
         """The function's result for the program, ``(result, (state outputs...))`` with the
         stand-ins in ``result`` replaced by placeholders, and the write-back plan; ``result``
         itself and None when no state object was passed."""
+        _check_containers(self._containers, label)
         if not self.nodes:
             return result, None
         changes: list[_Change] = []
@@ -278,14 +281,18 @@ class MutableArguments:
                     raise self._refusal(node, name, label, "a container (it was another or none when the call began)")
                 else:
                     self._compare(changes, outputs, j, name, None, old, value, label)
-        slots = enum.Enum("StateObject", [f"argument_state_{j}" for j in range(len(self.nodes))])  # type: ignore[misc]
-        ids = {id(n): j for j, n in enumerate(self.nodes)}
-        placed = pytree.tree_map(
-            lambda v: slots[f"argument_state_{ids[id(v)]}"] if id(v) in ids else v,
-            result,
-            is_leaf=lambda v: id(v) in ids,
-        )
-        returned = any(id(v) in ids for v in pytree.tree_leaves(result, is_leaf=lambda v: id(v) in ids))
+        # a state tensor updated in place and returned (a static layer's `return self.keys`) is the
+        # caller's tensor after the write-back, as in eager: a later call's update is seen through it
+        copied = {id(outputs[c.value]): k for k, c in enumerate(changes) if c.how == "copy"}
+        ids = {id(n): f"argument_state_{j}" for j, n in enumerate(self.nodes)}
+        ids.update((i, f"argument_tensor_{k}") for i, k in copied.items())
+        slots = enum.Enum("StateObject", list(ids.values()))  # type: ignore[misc]
+
+        def is_placed(v: Any) -> bool:
+            return id(v) in ids
+
+        placed = pytree.tree_map(lambda v: slots[ids[id(v)]] if is_placed(v) else v, result, is_leaf=is_placed)
+        returned = any(is_placed(v) for v in pytree.tree_leaves(result, is_leaf=is_placed))
         classes = tuple(type(n) for n in self.nodes)
         if self.grown or self.counted:
             _warn_growing(fn, label, self.grown, self.counted, [type(n) for n in self.nodes])
@@ -329,6 +336,37 @@ class MutableArguments:
             "the changes a traced function makes to such an argument after every call only for tensors (updated in "
             f"place or assigned) and static attributes. {STATE_CLASSES[cls]}"
         )
+
+
+def _items_of(container: Any) -> list[Any]:
+    if isinstance(container, dict):
+        return [(k, id(v)) for k, v in container.items()]
+    return [id(v) for v in container]
+
+
+def _note_containers(value: Any, where: str, out: list[tuple[Any, str, list[Any]]]) -> None:
+    """The lists and dicts of a converted argument (the function's copies of the caller's, state
+    objects' attributes aside), with their items, to compare once the trace is done."""
+    if isinstance(value, (list, dict)):
+        out.append((value, where, _items_of(value)))
+    if isinstance(value, (list, tuple, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            _note_containers(item, where, out)
+
+
+def _check_containers(containers: list[tuple[Any, str, list[Any]]], label: str) -> None:
+    """Refuse a trace that added, removed or replaced items of a list or dict passed to it: the
+    function changed a copy (the traced stand-in), and eager's change of the caller's container
+    would be lost on every call."""
+    for container, where, items in containers:
+        if _items_of(container) != items:
+            kind = type(container).__name__
+            raise UnsupportedOperationError(
+                f"{label} changes the {kind} passed as {where} in place (it added, removed or replaced items): "
+                f"symscalar.jit traces the function on a copy of the {kind} and does not replay such a change on the "
+                f"caller's {kind}, so it would be lost. Fix: return the new items (or a new {kind}) from the function "
+                f"and update the {kind} outside it."
+            )
 
 
 def _key_sees_growth(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
@@ -383,6 +421,15 @@ class WriteBack:
 
     def wrap(self, run: Callable[..., Any], miss: Any) -> Callable[..., Any]:
         n, classes, changes, slots, place = len(self.classes), self.classes, self.changes, self.slots, self.place
+
+        def placed(objects: list[Any], slot: Any) -> Any:
+            number = int(slot.name.rsplit("_", 1)[1])
+            if slot.name.startswith("argument_state_"):
+                return objects[number]
+            c = changes[number]  # a tensor updated in place ("copy"): the caller's, written back
+            target = objects[c.node].__dict__[c.name]
+            return target if c.index is None else target[c.index]
+
         copies = [c for c in changes if c.how == "copy" and c.index is None]
         n_copies = len(copies)
 
@@ -395,12 +442,14 @@ class WriteBack:
                     "symscalar internal error: the state objects of this call were not noted by its key walk "
                     f"(expected {[c.__name__ for c in classes]}, got {[type(o).__name__ for o in objects]})"
                 )
+            if n > 1 and len({id(o) for o in objects}) != n:
+                _refuse_repeated(objects)
             out = run(*args)
             if out is miss:  # the miss path keys the call again
                 return out
             result, states = out
-            if n_copies > 1:
-                _check_unshared([objects[c.node].__dict__[c.name] for c in copies], copies, objects)
+            if n_copies:
+                _check_unshared([objects[c.node].__dict__[c.name] for c in copies], copies, objects, args)
             for c in changes:
                 attributes = objects[c.node].__dict__
                 if c.how == "del":
@@ -417,7 +466,7 @@ class WriteBack:
                 return result
             if place is not None:
                 return place(result, objects)
-            return pytree.tree_map(lambda v: objects[int(v.name.rsplit("_", 1)[1])] if type(v) is slots else v, result)
+            return pytree.tree_map(lambda v: placed(objects, v) if type(v) is slots else v, result)
 
         return run_and_write_back
 
@@ -433,6 +482,8 @@ def _placer(placed: Any, slots: Any) -> Callable[[Any, list[Any]], Any] | None:
         for path, v in pytree.tree_flatten_with_path(placed)[0]
         if type(v) is slots
     ]
+    if any(type(v) is slots and not v.name.startswith("argument_state_") for v in pytree.tree_leaves(placed)):
+        return None  # a state tensor returned: ``placed`` finds the caller's tensor
     if len(at) == 1 and at[0][0] == ():
         j = at[0][1]
         return lambda result, objects: objects[j]
@@ -460,11 +511,36 @@ def _placer(placed: Any, slots: Any) -> Callable[[Any, list[Any]], Any] | None:
     return None
 
 
-def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any]) -> None:
-    """The tensors a program updates in place must not share memory: eager's update of one
-    would be seen through the other, the program's (out of place) would not."""
-    if len({t.untyped_storage().data_ptr() for t in targets}) == len(targets):
-        return
+def _refuse_repeated(objects: list[Any]) -> None:
+    """One state object reached twice (a cache and one of its layers, one cache passed twice):
+    the trace updates a stand-in for each, and eager's update through one would be seen
+    through the other."""
+    repeated = next(o for o in objects if sum(x is o for x in objects) > 1)
+    raise UnsupportedOperationError(
+        f"this call reaches one {type(repeated).__name__} twice among its arguments (one cache passed twice, or a "
+        "cache and one of its layers): symscalar.jit traces a separate copy of each, and eager's update through "
+        "one would be seen through the other. Pass each state object once."
+    )
+
+
+def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any], args: tuple[Any, ...]) -> None:
+    """The tensors a program updates in place must not share memory with each other or with
+    another tensor argument: eager's update of one would be seen through the other, the
+    program's (out of place) would not."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    passed = [a.untyped_storage().data_ptr() for a in tensors if a.untyped_storage().nbytes()]
+    if len(set(passed)) == len(passed) and {id(a) for a in tensors}.issuperset(map(id, targets)):
+        return  # the targets are arguments (program inputs), and no two arguments share memory
+    ptrs = {t.untyped_storage().data_ptr() for t in targets}
+    if len(ptrs) == len(targets):
+        if all(passed.count(p) <= 1 for p in ptrs):
+            return
+        raise UnsupportedOperationError(
+            "a tensor passed to this call shares memory with a tensor of a state object the call updates in place "
+            "(a cache tensor, or a view of one, passed as another argument too): eager's update would be seen "
+            "through the other argument, the program's would not. Pass a copy (.clone()) or read it from the "
+            "state object after the call."
+        )
     seen: dict[int, str] = {}
     for t, c in zip(targets, copies):
         at = f"{type(objects[c.node]).__name__}.{c.name} (state object {c.node})"

@@ -41,6 +41,10 @@ _FIX = (
     "Fix: generate with the default cache or cache_implementation='static' (a DynamicCache or StaticCache "
     "without offloading), or call the model without symscalar.jit."
 )
+_ENCODER_DECODER_FIX = (
+    "An encoder-decoder model (T5, BART...) generates with an EncoderDecoderCache whatever the cache_implementation. "
+    "Fix: generate with use_cache=False, or call the model without symscalar.jit."
+)
 _registered: set[int] = set()
 
 
@@ -55,6 +59,9 @@ def register(cache_utils: types.ModuleType) -> None:
             own = cls.__dict__.get("lazy_initialization")
             if name.startswith("Static") and callable(own) and not hasattr(own, "_symscalar_original"):
                 setattr(cls, "lazy_initialization", _traced_initialization(own))  # noqa: B010
+    encoder_decoder = getattr(cache_utils, "EncoderDecoderCache", None)
+    if isinstance(encoder_decoder, type):  # before Cache: the default and the static cache of such a model
+        refuse_state_objects((encoder_decoder,), _ENCODER_DECODER_FIX)
     bases = tuple(
         cls for cls in (getattr(cache_utils, "Cache", None), getattr(cache_utils, "CacheLayerMixin", None)) if cls
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from symscalar.errors import UnsupportedOperationError
 from symscalar.generated import exec_generated
 from symscalar.state.paths import _STEP, Captured, Path, Roots
 
@@ -62,11 +63,13 @@ def make_entry(
             value) of globals and cells; compared by identity, then by ``same`` (see
             ``symscalar/_jit/pystate.py``).
     """
+    _check_captured_unshared(captured, writes, label)
     ns: dict[str, Any] = {
         "_ss_run": run,
         "_ss_MISS": miss,
         "_ss_guard": guard,
         "_ss_copy_into": copy_into,
+        "_ss_unaliased": functools.partial(check_unaliased, label),
         "_ss_setattr": setattr,
         "_ss_set_buffer": set_buffer,
     }
@@ -143,6 +146,9 @@ def make_entry(
     write_src = ""
     if writes:
         write_src = "    _ss_out, _ss_new = _ss_out\n"
+        copied = [names[w.target] for w in writes if w.how == "copy"]
+        if copied:  # an argument seeing an in-place write through shared memory: refused
+            write_src += f"    _ss_unaliased(_ss_a, ({''.join(f'{n}, ' for n in copied)}))\n"
         for k, write in enumerate(writes):
             value = f"_ss_new[{k}].detach()" if write.detach else f"_ss_new[{k}]"
             if write.how == "copy":
@@ -201,6 +207,47 @@ def set_buffer(module: torch.nn.Module, name: str, value: torch.Tensor, persiste
     function: a buffer again (a plain ``setattr`` would make a new name a plain attribute,
     missing from ``state_dict``), with the persistence it was registered with."""
     module.register_buffer(name, value, persistent=persistent)
+
+
+def _check_captured_unshared(captured: list[Captured], writes: list[StateWrite], label: str) -> None:
+    """Refuse a program that updates a captured tensor in place while it also reads another
+    captured tensor sharing its memory (two buffers, one a view of the other): eager's read sees
+    the update, the program's (out of place) would not. Checked once, when the entry is made."""
+    written = {w.target for w in writes if w.how == "copy"}
+    if not written:
+        return
+    ptrs = {captured[i].tensor.untyped_storage().data_ptr(): i for i in written}
+    for j, cap in enumerate(captured):
+        storage = cap.tensor.untyped_storage()
+        i = ptrs.get(storage.data_ptr())
+        if i is not None and i != j and storage.nbytes():
+            raise UnsupportedOperationError(
+                f"{label} updates a tensor it reads from outside in place ({_captured_name(captured[i])}) and reads "
+                f"another that shares its memory ({_captured_name(cap)}, a view of it or of its storage): eager's "
+                "read would see the update, the program's would not. Give the two tensors storage of their own "
+                "(.clone() one of them), or update and read one tensor."
+            )
+
+
+def _captured_name(cap: Captured) -> str:
+    if cap.path is None:
+        return "a tensor held by reference"
+    return ".".join(str(name) for _, name in cap.path.steps) or "an argument"
+
+
+def check_unaliased(label: str, args: tuple[Any, ...], targets: tuple[torch.Tensor, ...]) -> None:
+    """Refuse a call passing a tensor that shares memory with a captured tensor the program
+    updates in place (a buffer, or a view of it, passed as an argument too): eager's update is
+    seen through the argument, the program (which updates it out of place) reads it unchanged."""
+    written = {t.untyped_storage().data_ptr() for t in targets if t.untyped_storage().nbytes()}
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() in written:
+            raise UnsupportedOperationError(
+                f"{label}: program input {i} (a tensor argument) shares memory with a tensor the function updates in "
+                "place (a buffer or other state it reads from outside, or a view of one): eager's update would be "
+                "seen through the argument, the program's would not. Pass a copy (.clone()), or read the state "
+                "inside the function instead of passing it."
+            )
 
 
 def copy_into(target: torch.Tensor, value: torch.Tensor) -> None:

@@ -133,7 +133,7 @@ class TraceWatch:
         self._saved: dict[int, tuple[Any, list[tuple[dict[str, Any], dict[str, Any]]]]] = {}
         self._cells = [(r.binding, r.source) for r in roots.roots if r.source.endswith(".cell_contents")]
         self._cell_values = [c.cell_contents if _cell_full(c) else _MISSING for c, _ in self._cells]
-        self._tensor_meta = {i: _meta(t) + (t._version,) for i, (t, _) in self.tensors.items()}
+        self._tensor_meta = {i: _versioned(t) for i, (t, _) in self.tensors.items()}
         self._handle: RemovableHandle | None = None
         self._containers: list[tuple[Any, Any]] = []
         self._persistence: dict[int, set[str]] = {}
@@ -268,7 +268,7 @@ class TraceWatch:
                     "the value and assign it outside the jitted function."
                 )
         for i, (tensor, path) in self.tensors.items():
-            if _meta(tensor) + (tensor._version,) != self._tensor_meta[i]:
+            if _versioned(tensor) != self._tensor_meta[i]:
                 problems.append(
                     f"the traced function changed the tensor {self.path_name(path)} eagerly while "
                     "tracing (an in-place op, .data or requires_grad_ on a tensor read from "
@@ -377,6 +377,12 @@ def _cell_full(cell: Any) -> bool:
 
 def _meta(t: torch.Tensor) -> tuple[Any, ...]:
     return (t.shape, t.dtype, t.device, t.requires_grad)
+
+
+def _versioned(t: torch.Tensor) -> tuple[Any, ...]:
+    """``_meta`` and the version counter, which an inference tensor (made under
+    ``torch.inference_mode()``) does not have: reading it raises."""
+    return (*_meta(t), None if t.is_inference() else t._version)
 
 
 def _module_names(modules: dict[int, tuple[torch.nn.Module, Path]]) -> dict[int, str]:
