@@ -8,11 +8,16 @@ the model it was found in.
   its flash kernel with the mask (a mask that needs no gradient) or its math path, which
   computes half/bfloat16 attention in float32 and rounds the output once. Both are now eager's,
   to the bit.
+
+And a refusal that was a deep internal error: a custom ``torch.autograd.Function`` (transformers'
+BLOOM in training mode, ``BloomGelu``) failed inside torch's C++ ``unwrap_if_dead`` with a
+``TypeError`` about a ``TensorProxy``; it is refused by name, with the fix.
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 import torch
@@ -103,3 +108,39 @@ def test_t5_encoder_under_autocast_trains_like_eager() -> None:
             for (name, pe), pm in zip(eager.named_parameters(), mine.parameters(), strict=True):
                 assert (pe.grad is None) == (pm.grad is None), name
                 torch.testing.assert_close(pm.grad, pe.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+class _Doubling(torch.autograd.Function):
+    """A custom backward (straight-through: the forward's derivative would be 2)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        return grad
+
+
+def test_a_custom_autograd_function_is_refused_by_name() -> None:
+    linear = torch.nn.Linear(4, 4)
+    f = symscalar.jit(lambda x: _Doubling.apply(linear(x)).sum())
+    x = torch.randn(3, 4)
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"_Doubling\.apply \(a custom torch\.autograd"):
+        f(x)
+    # eager's apply, outside a trace, is untouched
+    (g,) = torch.autograd.grad(_Doubling.apply(x.requires_grad_()).sum(), x)
+    torch.testing.assert_close(g, torch.ones_like(x))
+
+
+def test_reentrant_checkpoint_still_traces() -> None:
+    # torch.utils.checkpoint's reentrant form is a torch.autograd.Function too, traced through
+    linear = torch.nn.Linear(4, 4)
+    fn = lambda x: torch.utils.checkpoint.checkpoint(linear, x, use_reentrant=True).pow(2).sum()  # noqa: E731
+    x = torch.randn(3, 4, requires_grad=True)
+    x_e = x.detach().clone().requires_grad_()
+    out, expected = symscalar.jit(fn)(x), fn(x_e)
+    torch.testing.assert_close(out, expected)
+    out.backward()
+    expected.backward()  # (eager's reentrant form refuses torch.autograd.grad)
+    torch.testing.assert_close(x.grad, x_e.grad)
