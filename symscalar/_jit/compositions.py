@@ -207,7 +207,8 @@ patch_while_tracing(torch.jit.ScriptFunction, "__call__", _traced_through_script
 def _refusing_custom_functions(original: Any) -> Any:
     def unwrap_dead_wrappers(args: tuple[Any, ...]) -> tuple[Any, ...]:
         if current_tracer.get() is None or not any(isinstance(a, TensorProxy) for a in args):
-            return original(args)
+            unwrapped: tuple[Any, ...] = original(args)
+            return unwrapped
         function = sys._getframe(1).f_locals.get("cls")
         name = getattr(function, "__qualname__", "a torch.autograd.Function")
         raise UnsupportedOperationError(
