@@ -216,8 +216,8 @@ def _refusing_custom_functions(original: Any) -> Any:
             "symscalar: its backward is Python code autograd runs at backward time, which a trace does "
             "not record, and tracing its forward alone would ignore that backward. Fix: apply it outside "
             "the jitted function, or compute it with torch ops (its forward's) where the backward is "
-            "their derivative (e.g. transformers' BloomGelu: call the model in eval mode or replace the "
-            "module by its formula)."
+            "their derivative (e.g. transformers' BloomGelu, whose backward is the derivative of "
+            "bloom_gelu_forward: replace each by a module returning bloom_gelu_forward(x))."
         )
 
     return unwrap_dead_wrappers
