@@ -144,3 +144,34 @@ def test_reentrant_checkpoint_still_traces() -> None:
     out.backward()
     expected.backward()  # (eager's reentrant form refuses torch.autograd.grad)
     torch.testing.assert_close(x.grad, x_e.grad)
+
+
+class _SharedLinear(torch.nn.Module):
+    """One linear applied three times (ALBERT shares a layer's weights across its depth)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(3):
+            x = torch.tanh(self.linear(x))
+        return x
+
+
+@pytest.mark.parametrize("cache_enabled", [True, False])
+def test_a_parameter_used_thrice_under_autocast_has_eagers_gradient_to_the_bit(cache_enabled: bool) -> None:
+    # eager casts a parameter once per autocast region (its weight cache) and every use's gradient
+    # sums in bfloat16; without the cache, once per use, summed in float32. The trace casts as eager
+    torch.manual_seed(0)
+    eager = _SharedLinear()
+    mine = copy.deepcopy(eager)
+    x = torch.randn(4, 10, 16)
+    with torch.autocast("cpu", torch.bfloat16, cache_enabled=cache_enabled):
+        out_e, out_m = eager(x), symscalar.jit(mine)(x)
+    torch.testing.assert_close(out_m, out_e, rtol=0, atol=0)
+    ct = torch.randn_like(out_e)
+    out_e.backward(ct)
+    out_m.backward(ct)
+    for pe, pm in zip(eager.parameters(), mine.parameters(), strict=True):
+        torch.testing.assert_close(pm.grad, pe.grad, rtol=0, atol=0)
