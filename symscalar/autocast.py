@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["LOWER_PRECISION", "FP32", "PROMOTE", "policy", "autocast_state", "cast_arguments"]
+__all__ = ["LOWER_PRECISION", "FP32", "PROMOTE", "policy", "autocast_state", "cached_cast", "cast_arguments"]
 
 LOWER_PRECISION, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 
@@ -265,6 +265,23 @@ def _map(value: Any, f: Callable[[Any], Any]) -> Any:
     if type(value) in (list, tuple):
         return type(value)(_map(v, f) for v in value)
     return f(value)
+
+
+def cached_cast(value: Any, dtype: torch.dtype) -> bool:
+    """Whether eager autocast caches its cast of ``value`` to ``dtype`` for the autocast region
+    (``cached_cast`` in ``aten/src/ATen/autocast_mode.h``): a float32 leaf that requires grad and
+    is not a view, read from outside the traced function (a parameter), cast to the
+    lower-precision dtype, with the cache enabled."""
+    if getattr(value, "_kind", None) != "captured" or value.dtype != torch.float32:
+        return False
+    tensor = value._captured()
+    return (
+        dtype == torch.get_autocast_dtype(tensor.device.type)
+        and tensor.requires_grad
+        and tensor.is_leaf
+        and tensor._base is None
+        and torch.is_autocast_cache_enabled()
+    )
 
 
 def cast_arguments(

@@ -138,6 +138,7 @@ class TraceBuilder(Recorder):
         self.grad = GradRegions(self)  # grad mode inside the function: requires_grad, stop_gradient
         self.inplace = InPlaceWrites(self)  # in-place updates and state write-backs
         self.rng = RngStream(self)  # the program's RNG seed and one offset per random op
+        self._autocast_casts: dict[Any, Any] = {}  # eager's autocast weight cache (_autocast_cast)
 
     # -- inputs and proxies -------------------------------------------------------------
 
@@ -213,7 +214,17 @@ class TraceBuilder(Recorder):
         return result
 
     def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
-        return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
+        # Eager autocast casts a float32 leaf that requires grad (a parameter) to the
+        # lower-precision dtype once per autocast region and reuses the copy: every use's
+        # gradient then sums in that dtype before the cast's backward. Cast per use, the
+        # gradients summed in float32 (a weight shared across layers, ALBERT's).
+        key = (proxy._var, dtype, autocast.autocast_state())
+        cast = self._autocast_casts.get(key)
+        if cast is None:
+            cast = self.torch_function(torch.Tensor.to, (proxy, dtype), {})
+            if autocast.cached_cast(proxy, dtype):
+                self._autocast_casts[key] = cast
+        return cast
 
     # -- the recorder's seams -------------------------------------------------------------
 

@@ -16,7 +16,8 @@ rounded at every step where torch's kernel computes in float32 and rounds once, 
 accumulates in its own order (sigmoid, tanh, silu, softmax, log_softmax, layer_norm: now
 torch's backward kernels); a term added after rounding that torch adds inside its kernel or
 in float32 (addmm's beta * input, 1-D linear, rms_norm's weight); a number multiplied as the
-first operand (``2.2 * x`` rounded 2.2 to float16 first).
+first operand (``2.2 * x`` rounded 2.2 to float16 first); attention composed in 16 bits where
+eager's CPU kernel takes the mask, or its math path computes in float32.
 """
 
 from __future__ import annotations
@@ -45,9 +46,6 @@ MODES = {
 DOCUMENTED = {
     "torch._weight_norm": "eager runs the fused _weight_norm_interface kernel (norms in its own "
     "accumulation); symscalar composes v * (g / ||v||)",
-    "torch.nn.functional.scaled_dot_product_attention": "with a mask (or outside the CPU flash "
-    "kernel's form) symscalar composes softmax(q @ k^T * scale + mask) @ v; eager's math path "
-    "scales q and k by sqrt(scale) each and runs its _safe_softmax kernel",
 }
 # A handler none of whose samples can be compared here (the reason is the test's, not a bug).
 NOT_COMPARED = {

@@ -26,6 +26,7 @@ import torch.utils.checkpoint
 
 from symscalar.compiling import patch_while_tracing
 from symscalar.errors import UnsupportedOperationError
+from symscalar.proxy import TensorProxy
 from symscalar.types import current_tracer
 
 __all__ = ["check_jittable", "hide_from_dynamo", "check_no_functorch"]
@@ -193,3 +194,33 @@ def _traced_through_script_function(original: Any) -> Any:
 
 
 patch_while_tracing(torch.jit.ScriptFunction, "__call__", _traced_through_script_function)
+
+
+# -- a custom torch.autograd.Function applied to traced values -------------------------------
+# Its backward is Python code autograd calls at backward time, which a trace does not record;
+# tracing its forward alone would differentiate the forward and silently drop the custom
+# backward (a straight-through estimator's, a recomputing one's). ``Function.apply`` first
+# unwraps functorch's dead wrappers, a C++ call that fails deep inside torch on a traced value:
+# refused there by name, with the fix.
+
+
+def _refusing_custom_functions(original: Any) -> Any:
+    def unwrap_dead_wrappers(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if current_tracer.get() is None or not any(isinstance(a, TensorProxy) for a in args):
+            unwrapped: tuple[Any, ...] = original(args)
+            return unwrapped
+        function = sys._getframe(1).f_locals.get("cls")
+        name = getattr(function, "__qualname__", "a torch.autograd.Function")
+        raise UnsupportedOperationError(
+            f"{name}.apply (a custom torch.autograd.Function) on traced values is not supported by "
+            "symscalar: its backward is Python code autograd runs at backward time, which a trace does "
+            "not record, and tracing its forward alone would ignore that backward. Fix: apply it outside "
+            "the jitted function, or compute it with torch ops (its forward's) where the backward is "
+            "their derivative (e.g. transformers' BloomGelu, whose backward is the derivative of "
+            "bloom_gelu_forward: replace each by a module returning bloom_gelu_forward(x))."
+        )
+
+    return unwrap_dead_wrappers
+
+
+patch_while_tracing("torch._functorch.utils", "unwrap_dead_wrappers", _refusing_custom_functions)

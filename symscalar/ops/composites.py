@@ -9,7 +9,7 @@ flags are static.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -525,8 +525,9 @@ def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
 # takes torch's CPU flash kernel (4-d operands with the same batch, heads and head size, no
 # dropout), the trace does too: one kernel forward, one backward, and the residuals are the output
 # and the log-sum-exp rows (O(L)) instead of the L x S attention weights the composition saves.
-# Masks keep the composition. Like eager's, the kernel's backward is not differentiable: a double
-# backward through it raises when it runs, with eager's message.
+# A 2-d or 4-d mask that needs no gradient goes to the kernel too, as in eager (a mask that does, or
+# any other, keeps the composition: eager's math path). Like eager's, the kernel's backward is not
+# differentiable: a double backward through it raises when it runs, with eager's message.
 _FLASH_CPU_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
@@ -536,12 +537,16 @@ def _unit_stride(t: torch.Tensor) -> torch.Tensor:
     return t if t.stride(-1) == 1 else t.contiguous()
 
 
-def _sdpa_flash_cpu_impl(q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> Any:
+def _sdpa_flash_cpu_impl(q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool) -> Any:
     q, k, v = (_unit_stride(t) for t in (q, k, v))
-    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, scale=float(scale))
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        q, k, v, 0.0, is_causal, attn_mask=mask, scale=float(scale)
+    )
 
 
-def _sdpa_flash_cpu_meta(q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> tuple[TensorVar, TensorVar]:
+def _sdpa_flash_cpu_meta(
+    q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool
+) -> tuple[TensorVar, TensorVar]:
     if not all(isinstance(t, TensorVar) for t in (q, k, v)) or not _flash_cpu_form(q, k, v):
         raise ValueError("sdpa_flash_cpu: operands outside the kernel's form")
     lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
@@ -561,15 +566,28 @@ def _flash_cpu_form(q: Any, k: Any, v: Any) -> bool:
     )
 
 
+def _flash_cpu_mask(mask: Any, q: Any, k: Any) -> bool:
+    """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, static
+    sizes broadcasting to the scores' (batch, heads, queries, keys), no gradient needed."""
+    scores = (*q.shape[:-1], k.shape[-2])
+    return (
+        mask.ndim in (2, 4)
+        and mask.dtype in (torch.bool, torch.float32, q.dtype)
+        and not (mask.requires_grad and torch.is_grad_enabled())
+        and all(isinstance(s, int) for s in (*mask.shape, *scores))
+        and all(m in (1, s) for m, s in zip(mask.shape[::-1], scores[::-1]))
+    )
+
+
 sdpa_flash_cpu_p = Primitive("sdpa_flash_cpu", _sdpa_flash_cpu_impl, _sdpa_flash_cpu_meta, multiple_results=True)
 
 
 def _sdpa_flash_cpu_backward_impl(
-    ct: Any, q: Any, k: Any, v: Any, out: Any, lse: Any, scale: Any, *, is_causal: bool
+    ct: Any, q: Any, k: Any, v: Any, mask: Any, out: Any, lse: Any, scale: Any, *, is_causal: bool
 ) -> Any:
     q, k, v, out = (_unit_stride(t) for t in (q, k, v, out))  # the cotangent may have any strides
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        ct, q, k, v, out, lse, 0.0, is_causal, scale=float(scale)
+        ct, q, k, v, out, lse, 0.0, is_causal, attn_mask=mask, scale=float(scale)
     )
 
 
@@ -586,14 +604,15 @@ sdpa_flash_cpu_backward_p = Primitive(
 )
 
 
-def _sdpa_flash_cpu_vjp(cts: Any, outs: Any, q: Any, k: Any, v: Any, scale: Any, *, is_causal: bool) -> Any:
+def _sdpa_flash_cpu_vjp(cts: Any, outs: Any, q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool) -> Any:
     ct, ct_lse = cts
     out, lse = outs
     if ct_lse is not None:  # only a double backward reads the log-sum-exp rows
-        return (*_no_double_backward_p.bind(q, k, v), None)
+        return (*_no_double_backward_p.bind(q, k, v), None, None)
     if ct is None:
-        return None, None, None, None
-    return (*sdpa_flash_cpu_backward_p.bind(ct, q, k, v, out, lse, scale, is_causal=is_causal), None)
+        return None, None, None, None, None
+    # (the mask needs no gradient: _flash_cpu_mask)
+    return (*sdpa_flash_cpu_backward_p.bind(ct, q, k, v, mask, out, lse, scale, is_causal=is_causal), None, None)
 
 
 register_vjp(sdpa_flash_cpu_p, _sdpa_flash_cpu_vjp)
@@ -615,8 +634,9 @@ _no_double_backward_p = Primitive(
 )
 register_vjp(
     sdpa_flash_cpu_backward_p,
-    lambda cts, outs, ct, q, k, v, out, lse, scale, *, is_causal: (
+    lambda cts, outs, ct, q, k, v, mask, out, lse, scale, *, is_causal: (
         *_no_double_backward_p.bind(ct, q, k, v),
+        None,
         None,
         None,
         None,
@@ -650,8 +670,37 @@ def scaled_dot_product_attention(
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:  # eager's 1 / sqrt(0) for an empty head dim is inf (the output is empty)
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else math.inf
-    if attn_mask is None and dropout_p == 0.0 and _flash_cpu_form(query, key, value):
-        return sdpa_flash_cpu_p.bind(query, key, value, scale, is_causal=is_causal)[0]
+    if (
+        dropout_p == 0.0
+        and _flash_cpu_form(query, key, value)
+        and (attn_mask is None or _flash_cpu_mask(attn_mask, query, key))
+    ):
+        if attn_mask is not None and attn_mask.dtype == torch.bool:  # eager's conversion
+            attn_mask = torch.where(attn_mask, 0.0, float("-inf")).to(query.dtype)
+        return sdpa_flash_cpu_p.bind(query, key, value, attn_mask, scale, is_causal=is_causal)[0]
+    if query.dtype in (torch.float16, torch.bfloat16) and not _reduced_precision_math_allowed():
+        # eager's math path keeps half/bfloat16 attention in float32 and rounds the output once
+        # (unless torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)); composed in the
+        # 16-bit dtype, the scores and weights were rounded at every step
+        upcast = (query.float(), key.float(), value.float())
+        return _composed_attention(*upcast, attn_mask, dropout_p, is_causal, scale).to(query.dtype)
+    return _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+def _reduced_precision_math_allowed() -> bool:
+    allowed: Callable[[], bool] = torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed
+    return allowed()
+
+
+def _composed_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: FloatLike,
+) -> Tensor:
     scores = (query @ key.mT) * scale
     if is_causal:
         q_len, k_len = query.shape[-2], key.shape[-2]

@@ -164,7 +164,7 @@ register_shape_rule(layer_norm_backward_p, _layer_norm_backward)
 register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]
 )
-register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
+register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, mask, scale, **params: [tuple(q.shape), tuple(q.shape[:-1])])
 
 
 # -- the vision primitives (ops/conv.py) over a dynamic batch dim: a result's dim 0 is its
