@@ -1,11 +1,16 @@
-"""Training-step time of real models: eager, symscalar.jit, thunder.jit, torch.compile.
+"""Training-step time of real models: eager, symscalar.jit, thunder.jit, torch.compile and
+symscalar's Inductor backend.
 
 For each model of tests/test_models.py and tests/test_models_masks.py (small random-init
 configs; the latter with a padding attention mask, and mixture-of-experts models) and each
 executor: the first call (tracing/compiling included) of a forward+backward step, and the
 median of the following steps. One run, printed as a markdown table; an executor that cannot
-run a model says why in a word. The first torch.compile row also pays for importing inductor.
-Run: ``.venv/bin/python benchmarks/models.py [--steps N] [--models a,b]``.
+run a model says why in a word. ``symscalar.jit inductor`` is
+``symscalar.jit(backend=InductorBackend(compile_after=0))``: its first call compiles the
+forward and the backward with Inductor, so its first-call seconds compare with torch.compile's.
+Inductor's once-per-process costs (importing it, probing the CPU's vector ISA) are paid by a
+warm-up compile before the table, not by the first row.
+Run: ``.venv/bin/python benchmarks/models.py [--steps N] [--models a,b] [--executors a,b]``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import torch
 
 import symscalar
+from symscalar.inductor_backend import InductorBackend
 from tests.test_models import MODELS as UNMASKED
 from tests.test_models_masks import MASKED_MODELS, masked_batch
 
@@ -45,6 +51,7 @@ def executors() -> dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]]
     except Exception:  # noqa: BLE001 - reported as a missing column
         pass
     found["torch.compile"] = torch.compile
+    found["symscalar.jit inductor"] = lambda fn: symscalar.jit(fn, backend=InductorBackend(compile_after=0))
     return found
 
 
@@ -96,6 +103,8 @@ def main() -> None:
         f"fwd+bwd step: median of {args.steps} steps / first call (trace or compile included); "
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU"
     )
+    if {"torch.compile", "symscalar.jit inductor"} & set(chosen):
+        torch.compile(lambda t: torch.sin(t) + 1)(torch.randn(4))  # Inductor's per-process costs
     print("| model | " + " | ".join(chosen) + " |")
     print("|---|" + "---|" * len(chosen))
     for name in args.models.split(","):
