@@ -1,8 +1,10 @@
 """How well symscalar's nvFuser backend fuses common chains, forward and backward.
 
-With a CUDA GPU (and an nvfuser_direct wheel matching torch/CUDA): times fused forward +
-backward of scale+bias+gelu, softmax and layer_norm chains for symscalar.jit(backend="nvfuser"),
-eager torch and thunder.jit (its nvFuser executor).
+With a CUDA GPU: times fused forward + backward of scale+bias+gelu, softmax and layer_norm
+chains for eager torch, thunder.jit (its nvFuser executor), symscalar.jit(backend="nvfuser")
+(with an nvfuser_direct wheel matching torch/CUDA) and symscalar's Inductor backend (Triton
+kernels: ``InductorBackend(compile_after=0)``, compiled before timing), with each column's
+first call (compile included) in seconds. A column that cannot run says why and the others go on.
 
 Without one: lowers the same functions' forward and backward traces for CPU-side metadata and
 prints, per trace, the number of fusion regions (and torch/host steps) and the time to lower
@@ -30,6 +32,7 @@ import symscalar
 from symscalar import DynamicFloat
 from symscalar import nvfuser_backend as nb
 from symscalar.grad import vjp_traces
+from symscalar.inductor_backend import InductorBackend
 from symscalar.trace import TensorVar, Trace
 
 BATCH, HIDDEN = 2048, 1024
@@ -150,36 +153,58 @@ def _fwd_bwd(f: Callable[..., Any], tensors: list[torch.Tensor], scalar: float) 
     return step
 
 
+def _first_and_median(step: Callable[[], Any]) -> tuple[float, float]:
+    """The first call's seconds (compile included) and the median ms of the following calls."""
+    start = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start, _time_cuda(step)
+
+
 def gpu_table() -> None:
-    """Median fwd+bwd time per call (ms) for eager torch, thunder.jit and symscalar+nvFuser."""
+    """Median fwd+bwd time per call (ms) for eager torch, thunder.jit, symscalar+nvFuser and
+    symscalar+Inductor; the compiling columns' first calls in seconds."""
     thunder: Any = None
     try:
         import thunder
     except Exception as e:  # noqa: BLE001
         print(f"thunder unavailable: {e}")
-    print(f"fused forward + backward on {torch.cuda.get_device_name()} (batch {BATCH}, hidden {HIDDEN}), median ms")
-    print(f"{'function':<24}{'eager':>10}{'thunder':>10}{'symscalar':>11}{'fusions':>9}")
+    columns: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {}
+    if thunder is not None:
+        columns["thunder"] = thunder.jit
+    if nb.nvfuser_available():
+        columns["symscalar nvfuser"] = lambda fn: symscalar.jit(fn, backend="nvfuser")
+    else:
+        print("nvfuser_direct does not import: no symscalar nvfuser column")
+    columns["symscalar inductor"] = lambda fn: symscalar.jit(fn, backend=InductorBackend(compile_after=0))
+    print(
+        f"fused forward + backward on {torch.cuda.get_device_name()} (batch {BATCH}, hidden {HIDDEN}): "
+        "median ms (first call s)"
+    )
+    print(f"| function | eager | {' | '.join(columns)} |")
+    print("|---|---:|" + "---:|" * len(columns))
     for name, fn in CASES:
         tensors, scalar = _inputs(name, "cuda")
         tensors = [t.requires_grad_() for t in tensors]
-        eager = _time_cuda(_fwd_bwd(fn, tensors, scalar))
-        th = float("nan")
-        if thunder is not None:
+        cells = [f"{_time_cuda(_fwd_bwd(fn, tensors, scalar)):.3f}"]
+        for label, wrap in columns.items():
             try:
-                th = _time_cuda(_fwd_bwd(thunder.jit(fn), tensors, scalar))
+                f = wrap(fn)
+                first, median = _first_and_median(_fwd_bwd(f, tensors, scalar))
+                fusions = f", {len(f.last_fusion())} fusions" if label == "symscalar nvfuser" else ""
+                cells.append(f"{median:.3f} ({first:.1f} s{fusions})")
             except Exception as e:  # noqa: BLE001 - report and go on
-                print(f"thunder failed on {name}: {e}")
-        f = symscalar.jit(fn, backend="nvfuser")
-        ours = _time_cuda(_fwd_bwd(f, tensors, scalar))
-        print(f"{name:<24}{eager:>10.3f}{th:>10.3f}{ours:>11.3f}{len(f.last_fusion()):>9}")
+                cells.append(f"fails ({type(e).__name__})")
+                print(f"{label} failed on {name}: {e}")
+        print(f"| {name} | {' | '.join(cells)} |", flush=True)
 
 
 def main() -> None:
-    if torch.cuda.is_available() and nb.nvfuser_available():
+    if torch.cuda.is_available():
         gpu_table()
+        print()
     else:
-        why = "no CUDA device" if not torch.cuda.is_available() else "nvfuser_direct does not import"
-        print(f"({why}: printing the lowering report instead of timings)\n")
+        print("(no CUDA device: printing the lowering report instead of timings)\n")
     if nb.nvfuser_available():
         lowering_table()
     else:

@@ -26,7 +26,8 @@ How a trace is lowered (``lower``):
    program's input, drawn by jit per call, as everywhere).
 4. **Compile** with ``torch._inductor.standalone_compile`` (Inductor's documented entry point
    for an already-traced graph) under ``torch.no_grad()``: the forward and the backward are
-   separate traces, each compiled as an inference graph. Inductor's FX graph cache is on
+   separate traces, each compiled as an inference graph; on CPU with ``cpp_wrapper``
+   (``CPU_OPTIONS``), since gcc, once per generated file, is most of the compile time. Inductor's FX graph cache is on
    (``TORCHINDUCTOR_CACHE_DIR``): a second process compiling the same trace loads the kernels.
 
 Ops Inductor has no lowering for run as extern aten calls (Inductor's own fallback). A trace
@@ -64,7 +65,7 @@ from symscalar.ops.random import normal_p, uniform_p
 from symscalar.simplify import simplify
 from symscalar.trace import Eqn, Primitive, ScalarVar, TensorVar, Trace, Var, dce, format_static, is_var
 
-__all__ = ["InductorBackend", "CompileRecord", "InductorFallbackWarning", "Lowered", "lower", "BACKEND"]
+__all__ = ["InductorBackend", "CPU_OPTIONS", "CompileRecord", "InductorFallbackWarning", "Lowered", "lower", "BACKEND"]
 
 _SCALAR_DTYPES: dict[type, torch.dtype] = {
     float: torch.float64,
@@ -72,6 +73,20 @@ _SCALAR_DTYPES: dict[type, torch.dtype] = {
     bool: torch.bool,
     complex: torch.complex128,
 }
+
+
+# Inductor config patches for a program whose tensors are all on the CPU: ``cpp_wrapper``
+# makes the graph one C++ file (one gcc run per graph, where the Python wrapper builds one
+# shared object per kernel: 0.4x the compile CPU, docs/inductor.md)
+CPU_OPTIONS: Mapping[str, Any] = {"cpp_wrapper": True}
+
+
+def _config_patches(user: Mapping[str, Any], args: Sequence[Any]) -> dict[str, Any]:
+    """Inductor's config patches for a program called with ``args``: ``CPU_OPTIONS`` where
+    every tensor is on the CPU (on CUDA a C++ wrapper would add a gcc run that Triton's
+    Python launcher does not need), then the user's ``options``."""
+    on_cpu = all(a.device.type == "cpu" for a in args if isinstance(a, torch.Tensor))
+    return {**(CPU_OPTIONS if on_cpu else {}), **user}
 
 
 # ---- random ops as opaque extern calls: the torch lowering, run by Inductor's wrapper
@@ -241,7 +256,7 @@ class _Program:
                     lowered.graph,
                     _graph_args(self.trace, lowered.host, lowered.host_vars, lowered.graph_inputs, args),
                     dynamic_shapes="from_graph",
-                    options={"config_patches": dict(self.backend.options)} if self.backend.options else None,
+                    options={"config_patches": _config_patches(self.backend.options, args)},
                 )
         except _LoweringError as e:
             self.backend.compiles.append(CompileRecord(self.trace.name, 0.0, str(e)))
@@ -341,8 +356,10 @@ class InductorBackend:
     ``jit(f, backend="inductor")`` uses the defaults; ``jit(f, backend=InductorBackend(
     compile_after=0, options={...}))`` sets them: ``compile_after`` calls of each program
     (forward, backward) run on the torch backend before it is compiled, and ``options`` are
-    Inductor config patches (as ``torch.compile(options=...)``). The object of one cache
-    entry (``for_entry``) keeps the entry's compile log (``compiles``, shown by ``explain()``).
+    Inductor config patches (as ``torch.compile(options=...)``) over ``CPU_OPTIONS`` for a
+    program whose tensors are all on the CPU (``{"cpp_wrapper": False}`` restores Inductor's
+    default). The object of one cache entry (``for_entry``) keeps the entry's compile log
+    (``compiles``, shown by ``explain()``).
     """
 
     name = "inductor"

@@ -170,3 +170,15 @@ def test_bad_backend_object_is_refused() -> None:
         symscalar.jit(lambda x: x, backend=object())  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="compile_after must be an int"):
         InductorBackend(compile_after=-1)
+
+
+def test_cpu_programs_compile_with_the_cpp_wrapper_unless_the_user_says_otherwise() -> None:
+    cpu, meta = torch.ones(2), torch.ones(2, device="meta")  # meta: a device that is not the CPU
+    patches = inductor_backend._config_patches
+    assert patches({}, [cpu, 0.5]) == dict(inductor_backend.CPU_OPTIONS)
+    assert patches({"cpp_wrapper": False, "max_autotune": False}, [cpu]) == {
+        "cpp_wrapper": False,
+        "max_autotune": False,
+    }
+    assert patches({}, [cpu, meta]) == {}  # any tensor off the CPU: Inductor's defaults
+    assert patches({"max_autotune": False}, [meta]) == {"max_autotune": False}
