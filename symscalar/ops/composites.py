@@ -562,7 +562,7 @@ def _flash_cpu_form(q: Any, k: Any, v: Any) -> bool:
         and q.shape[:2] == k.shape[:2] == v.shape[:2]
         and k.shape[2] == v.shape[2]
         and q.shape[3] == k.shape[3] == v.shape[3]
-        and not any(sizes.may_equal(s, 0) for s in q.shape + k.shape)  # (a dynamic dim may be 0)
+        and not any(sizes.may_equal(s, 0) for s in (*q.shape, *k.shape))  # (a dynamic dim may be 0)
     )
 
 
@@ -701,7 +701,13 @@ def _composed_attention(
     is_causal: bool,
     scale: FloatLike,
 ) -> Tensor:
-    scores = (query @ key.mT) * scale
+    if isinstance(scale, (int, float)) and math.isfinite(scale) and scale != 0:
+        # eager's math path scales q and k by sqrt(scale) each before the product (its order,
+        # so its rounding); a dynamic scale (a program input) scales the product
+        root = math.sqrt(abs(scale))
+        scores = (query * (-root if scale < 0 else root)) @ (key.mT * root)
+    else:
+        scores = (query @ key.mT) * scale
     if is_causal:
         q_len, k_len = query.shape[-2], key.shape[-2]
         attn_mask = arange(q_len, device=query.device).unsqueeze(-1) >= arange(k_len, device=query.device)
