@@ -109,7 +109,9 @@ def test_a_tensor_sharing_memory_with_an_updated_state_tensor_is_refused(view: b
     torch.testing.assert_close(forward(fresh, torch.zeros(1), x), _update_and_read(_static_cache(), torch.zeros(1), x))
     cache = _static_cache()
     keys = cache.layers[0].keys[:, :1] if view else cache.layers[0].keys
-    with pytest.raises(symscalar.UnsupportedOperationError, match=r"state object.*shares? memory|shares? memory.*state object"):
+    with pytest.raises(
+        symscalar.UnsupportedOperationError, match=r"state object.*shares? memory|shares? memory.*state object"
+    ):
         forward(cache, keys, x)
 
 
