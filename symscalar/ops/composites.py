@@ -40,6 +40,7 @@ from symscalar.ops.define import (
 from symscalar.ops.factories import arange
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
+from symscalar.types import is_static
 
 __all__ = ["matmul", "linear", "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
 
@@ -701,7 +702,7 @@ def _composed_attention(
     is_causal: bool,
     scale: FloatLike,
 ) -> Tensor:
-    if isinstance(scale, (int, float)) and math.isfinite(scale) and scale != 0:
+    if is_static(scale) and isinstance(scale, (int, float)) and math.isfinite(scale) and scale != 0:
         # eager's math path scales q and k by sqrt(scale) each before the product (its order,
         # so its rounding); a dynamic scale (a program input) scales the product
         root = math.sqrt(abs(scale))
