@@ -19,7 +19,7 @@ from symscalar._jit.cache import MISS, Entry
 from symscalar._jit.mutable import MutableArguments, check_objects
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
-from symscalar._jit.state_updates import in_place_updates, unshared
+from symscalar._jit.state_updates import in_place_updates, refuse_returned_views, unshared
 from symscalar.backend import Backend, choose_backend
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import check_leaf_outputs, stop_gradient_p
@@ -114,6 +114,7 @@ def compile_entry(
     backward: Trace | None = None
     # grad mode is part of the key, so an entry traced without grad never runs with it
     if grad_program:
+        refuse_returned_views(trace, len(leaves), mutable.updated, (), qualname(fn))
         run, backward = grad_transform.autograd_runner(trace, render, (), backend, requires_grad)
         if builder.grad_inside:  # an enable_grad() region in a call without grad
             run = grad_transform.with_grad_enabled(run)
@@ -121,6 +122,8 @@ def compile_entry(
         program, donated = trace, ()  # type: tuple[Trace, tuple[int, ...]]
         if write_back is not None and isinstance(backend, torch_backend.TorchBackend):  # KV cache updates run in place
             program, donated = in_place_updates(trace, mutable.updated)
+            write_back.in_place = len(donated) == len(write_back.changes)  # a raise leaves eager's state
+        refuse_returned_views(trace, len(leaves), mutable.updated, donated, qualname(fn))
         with logs.phase(logs.backend_log, name, f"compiling for the {backend.name} backend") as compiled:
             run = backend.compile_trace(program, render)
             compiled.detail = f"{len(trace.eqns)} equations"

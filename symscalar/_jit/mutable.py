@@ -36,7 +36,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from symscalar._jit.params import Kind
-from symscalar.errors import UnsupportedOperationError
+from symscalar.errors import SymscalarError, UnsupportedOperationError
 from symscalar.explain import RetraceWarning, _user_stacklevel
 from symscalar.inplace import InPlaceWrites
 from symscalar.proxy import TensorProxy
@@ -418,9 +418,11 @@ class WriteBack:
         self.changes = changes
         self.slots = slots
         self.place = place  # puts the caller's objects into the result without a tree walk (``_placer``)
+        self.in_place = False  # every change runs in place in the program (state_updates.py): a raise leaves eager's
 
     def wrap(self, run: Callable[..., Any], miss: Any) -> Callable[..., Any]:
         n, classes, changes, slots, place = len(self.classes), self.classes, self.changes, self.slots, self.place
+        in_place = self.in_place
 
         def placed(objects: list[Any], slot: Any) -> Any:
             number = int(slot.name.rsplit("_", 1)[1])
@@ -444,7 +446,14 @@ class WriteBack:
                 )
             if n > 1 and len({id(o) for o in objects}) != n:
                 _refuse_repeated(objects)
-            out = run(*args)
+            try:
+                out = run(*args)
+            except SymscalarError:  # a refusal or a failed check: checks run before any change (ops/checks.py)
+                raise
+            except Exception as e:
+                if in_place or not changes:
+                    raise
+                raise _raised_midway(e, classes) from e
             if out is miss:  # the miss path keys the call again
                 return out
             result, states = out
@@ -509,6 +518,19 @@ def _placer(placed: Any, slots: Any) -> Callable[[Any, list[Any]], Any] | None:
 
         return set_positions
     return None
+
+
+def _raised_midway(error: Exception, classes: tuple[type, ...]) -> UnsupportedOperationError:
+    """An op of the program raised (an index out of range): eager's failing call has applied the
+    changes to the state objects made before the failing op, the program's are written back only
+    after it ran. Said loudly: code catching the error would go on with a cache unlike eager's."""
+    names = ", ".join(sorted({c.__name__ for c in classes}))
+    return UnsupportedOperationError(
+        f"the jitted call raised {type(error).__name__}: {error}. It changes the {names} passed to it, and those "
+        "changes are written back after the program ran, so the state object is left as before the call (but any "
+        "tensor updated in place), where eager's failing call would have applied the changes made before the "
+        "failing op: do not go on with it (use a fresh cache, or reset() it), or make the call not fail."
+    )
 
 
 def _refuse_repeated(objects: list[Any]) -> None:

@@ -39,7 +39,7 @@ from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.indexing import index_put_p, scatter_p
 from symscalar.trace import Eqn, Primitive, TensorVar, Trace, Var, is_var
 
-__all__ = ["in_place_updates", "unshared"]
+__all__ = ["in_place_updates", "refuse_returned_views", "unshared"]
 
 
 def _scatter_into(x: Any, index: Any, src: Any, *, dim: int) -> Any:
@@ -136,3 +136,40 @@ def unshared(run: Callable[..., Any], trace: Trace, donated: tuple[int, ...], la
 
     run_unshared.__source__ = getattr(run, "__source__", None)  # type: ignore[attr-defined]
     return run_unshared
+
+
+def refuse_returned_views(
+    trace: Trace, n_leaves: int, updates: Sequence[tuple[Var, Var]], donated: tuple[int, ...], label: str
+) -> None:
+    """Refuse a program returning a view (a slice, a reshape) of a state tensor it updates out
+    of place (with grad, for the backends that compile the trace themselves, or where the old
+    values are read too). Eager returns a view of the caller's tensor, which sees the next
+    call's update; the program's view is of its own copy, which the write-back copies from, so
+    it would silently keep this call's values. The state tensor itself is returned as the
+    caller's (``WriteBack``); an update run in place (``in_place_updates``) is the caller's
+    tensor, and so are its views."""
+    in_place = {trace.inputs[j] for j in donated}
+    producer = {o: eqn for eqn in trace.eqns for o in eqn.outs}
+    versions: set[Var] = set()  # the values the state tensors take in the program, but their inputs
+    for old, new in updates:
+        if old in in_place:
+            continue
+        value: Any = new
+        while is_var(value) and value is not old and value not in versions:
+            versions.add(value)
+            eqn = producer.get(value)
+            value = eqn.args[0] if eqn is not None and eqn.args else None
+    if not versions:
+        return
+    views = set(versions)
+    for eqn in trace.eqns:
+        if eqn.prim.may_alias and eqn.args and is_var(eqn.args[0]) and eqn.args[0] in views:
+            views.update(eqn.outs)
+    if any(is_var(a) and a in views and a not in versions for a in trace.outputs[:n_leaves]):
+        raise UnsupportedOperationError(
+            f"{label} returns a view (a slice, a reshape) of a tensor of a state object passed to it (a KV cache "
+            "layer's keys or values) that it updates in place: eager's view sees the next call's update of the "
+            "cache, and the program's, computed from its own copy of the updated tensor (with grad enabled, or "
+            "for a backend other than torch), would not. Return the state tensor itself (the caller's tensor is "
+            "returned), a copy (.clone()), or call it under torch.no_grad() with the torch backend."
+        )

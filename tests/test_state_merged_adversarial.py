@@ -1,0 +1,82 @@
+"""Adversarial cases where in-place cache updates (``symscalar/_jit/state_updates.py``, torch
+backend without grad) meet the out-of-place path (with grad, other backends) and the write-back
+(``symscalar/_jit/mutable.py``): each against eager, tensor for tensor, or refused where the
+program cannot leave what eager leaves. Found by the adversarial pass over the merged code."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import symscalar
+from symscalar._jit.mutable import register_state_class
+
+
+class _Layer:
+    """A static cache layer, hand-written: two tensors updated in place at a position."""
+
+    def __init__(self) -> None:
+        self.keys = torch.zeros(1, 2, 6, 4)
+        self.values = torch.zeros(1, 2, 6, 4)
+
+    def update(self, position: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.keys.index_copy_(2, position, k)
+        self.values.index_copy_(2, position, 2 * k)
+        return self.keys, self.values
+
+
+register_state_class(_Layer, "Pass the layer's tensors as arguments.")
+
+
+def _same(eager: _Layer, jitted: _Layer) -> None:
+    torch.testing.assert_close(jitted.keys, eager.keys, rtol=0, atol=0)
+    torch.testing.assert_close(jitted.values, eager.values, rtol=0, atol=0)
+
+
+def _return_a_view(layer: _Layer, position: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    keys, _ = layer.update(position, k)
+    return keys[:, :, :3]
+
+
+def test_a_returned_view_of_an_updated_state_tensor_sees_the_next_update_or_is_refused() -> None:
+    """Eager returns a view of the caller's keys, which sees the next call's update. Without grad
+    the program updates the caller's keys in place and its view is of them too; with grad it
+    updates a copy, whose view would silently keep this call's values: refused, before the
+    call changed anything."""
+    g = torch.Generator().manual_seed(0)
+    steps = [(torch.tensor([i]), torch.randn(1, 2, 1, 4, generator=g)) for i in range(3)]
+    eager, layer = _Layer(), _Layer()
+    jitted = symscalar.jit(_return_a_view)
+    with torch.no_grad():
+        expected = [_return_a_view(eager, *step) for step in steps]
+        got = [jitted(layer, *step) for step in steps]
+    for e, j in zip(expected, got):  # read after all the calls: each view sees every update
+        torch.testing.assert_close(j, e, rtol=0, atol=0)
+    _same(eager, layer)
+    layer = _Layer()
+    k = steps[0][1].clone().requires_grad_()
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"returns a view .*\.clone\(\)"):
+        symscalar.jit(_return_a_view)(layer, steps[0][0], k)
+    _same(_Layer(), layer)  # refused before the call changed anything
+
+
+def _update_then_fail(layer: _Layer, position: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    layer.update(position, k)
+    return k.sum() + layer.keys[0, 0, position + 10].sum()  # out of range: raises after the update
+
+
+def test_a_call_raising_after_an_update_leaves_eager_cache_or_says_it_does_not() -> None:
+    """Without grad both updates run in place: the op raising after them raises eager's error and
+    leaves eager's cache. With grad the updates are written back after the program ran, so the
+    cache is not eager's: the error says so instead of letting code that catches it go on."""
+    position = torch.tensor([1])
+    k = torch.randn(1, 2, 1, 4)
+    eager, layer = _Layer(), _Layer()
+    with torch.no_grad():
+        with pytest.raises(IndexError):
+            _update_then_fail(eager, position, k)
+        with pytest.raises(IndexError):
+            symscalar.jit(_update_then_fail)(layer, position, k)
+    _same(eager, layer)
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"raised IndexError.*reset\(\)"):
+        symscalar.jit(_update_then_fail)(_Layer(), position, k.clone().requires_grad_())
