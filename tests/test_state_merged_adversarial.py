@@ -80,3 +80,39 @@ def test_a_call_raising_after_an_update_leaves_eager_cache_or_says_it_does_not()
     _same(eager, layer)
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"raised IndexError.*reset\(\)"):
         symscalar.jit(_update_then_fail)(_Layer(), position, k.clone().requires_grad_())
+
+
+class _Listed:
+    """A cache holding its layers' tensors in a list."""
+
+    def __init__(self, tensors: list[torch.Tensor]) -> None:
+        self.tensors = tensors
+
+
+register_state_class(_Listed, "Pass the tensors as arguments.")
+
+
+def _update_both(cache: _Listed, position: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    cache.tensors[0].index_copy_(2, position, k)
+    cache.tensors[1].index_copy_(2, position, 3 * k)
+    return cache.tensors[0].sum() + cache.tensors[1].sum()
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_one_tensor_twice_in_a_state_list_is_refused_with_or_without_grad(grad: bool) -> None:
+    """Eager's second update overwrites the first through the shared tensor (the sum reads it
+    twice); the program updates a stand-in for each item: refused in place (no grad) and written
+    back (grad) alike, not only for tensors held by attributes."""
+    position, k = torch.tensor([0]), torch.randn(1, 2, 1, 4, requires_grad=grad)
+    t = torch.zeros(1, 2, 6, 4)
+    fresh = torch.zeros(1, 2, 6, 4)
+    with torch.set_grad_enabled(grad):
+        # two tensors of their own: eager's result and cache
+        expected = _update_both(_Listed([torch.zeros(1, 2, 6, 4), torch.zeros(1, 2, 6, 4)]), position, k)
+        jitted = symscalar.jit(_update_both)
+        torch.testing.assert_close(
+            jitted(_Listed([torch.zeros(1, 2, 6, 4), torch.zeros(1, 2, 6, 4)]), position, k), expected
+        )
+        with pytest.raises(symscalar.UnsupportedOperationError, match=r"share memory"):
+            jitted(_Listed([t, t]), position, k)
+    torch.testing.assert_close(t, fresh, rtol=0, atol=0)  # refused before anything was written

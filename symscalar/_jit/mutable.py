@@ -432,7 +432,7 @@ class WriteBack:
             target = objects[c.node].__dict__[c.name]
             return target if c.index is None else target[c.index]
 
-        copies = [c for c in changes if c.how == "copy" and c.index is None]
+        copies = [c for c in changes if c.how == "copy"]  # a list's items too: one tensor twice in a list
         n_copies = len(copies)
 
         def run_and_write_back(*args: Any) -> Any:
@@ -458,7 +458,7 @@ class WriteBack:
                 return out
             result, states = out
             if n_copies:
-                _check_unshared([objects[c.node].__dict__[c.name] for c in copies], copies, objects, args)
+                _check_unshared([_target(objects, c) for c in copies], copies, objects, args)
             for c in changes:
                 attributes = objects[c.node].__dict__
                 if c.how == "del":
@@ -545,6 +545,11 @@ def _refuse_repeated(objects: list[Any]) -> None:
     )
 
 
+def _target(objects: list[Any], c: _Change) -> Any:
+    target = objects[c.node].__dict__[c.name]
+    return target if c.index is None else target[c.index]
+
+
 def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any], args: tuple[Any, ...]) -> None:
     """The tensors a program updates in place must not share memory with each other or with
     another tensor argument: eager's update of one would be seen through the other, the
@@ -565,7 +570,8 @@ def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any
         )
     seen: dict[int, str] = {}
     for t, c in zip(targets, copies):
-        at = f"{type(objects[c.node]).__name__}.{c.name} (state object {c.node})"
+        item = "" if c.index is None else f"[{c.index}]"
+        at = f"{type(objects[c.node]).__name__}.{c.name}{item} (state object {c.node})"
         ptr = t.untyped_storage().data_ptr()
         if ptr in seen:
             raise UnsupportedOperationError(
