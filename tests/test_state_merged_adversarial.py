@@ -116,3 +116,28 @@ def test_one_tensor_twice_in_a_state_list_is_refused_with_or_without_grad(grad: 
         with pytest.raises(symscalar.UnsupportedOperationError, match=r"share memory"):
             jitted(_Listed([t, t]), position, k)
     torch.testing.assert_close(t, fresh, rtol=0, atol=0)  # refused before anything was written
+
+
+class _Counting(torch.nn.Module):
+    """A module counting its calls in a buffer, then indexing with its argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        self.calls.add_(1)
+        return x[index]
+
+
+def test_a_call_raising_after_a_buffer_update_says_the_buffer_is_not_eager() -> None:
+    """Eager's failing call has counted itself; the program's buffer write is replayed after it
+    ran, so the buffer keeps the old count: the error says so. A passing call counts as eager."""
+    eager, module = _Counting(), _Counting()
+    jitted = symscalar.jit(module)
+    torch.testing.assert_close(jitted(torch.arange(3.0), torch.tensor(1)), eager(torch.arange(3.0), torch.tensor(1)))
+    torch.testing.assert_close(module.calls, eager.calls)
+    with pytest.raises(IndexError):
+        eager(torch.arange(3.0), torch.tensor(7))
+    with pytest.raises(symscalar.UnsupportedOperationError, match=r"raised IndexError.*module's state"):
+        jitted(torch.arange(3.0), torch.tensor(7))

@@ -16,7 +16,7 @@ from symscalar import grad as grad_transform
 from symscalar import state as outside
 from symscalar._jit import arguments, pystate, tree
 from symscalar._jit.cache import MISS, Entry
-from symscalar._jit.mutable import MutableArguments, check_objects
+from symscalar._jit.mutable import MutableArguments, check_objects, loud_on_raise
 from symscalar._jit.outputs import Output, finish_with_state, with_state_outputs
 from symscalar._jit.params import Kind, identifier, qualname
 from symscalar._jit.state_updates import in_place_updates, refuse_returned_views, unshared
@@ -142,6 +142,8 @@ def compile_entry(
     guard = guard_function(trace, guards, builder) if guards else None
     attributes, root_values = pystate.attribute_guards(watch, modules, qualname(fn))
     size_guards = guards_of(builder)
+    if writes:  # written back after the program ran: eager's raising call has made the writes before the op
+        run = loud_on_raise(run, "the module buffers or other tensors it reads from outside and updates")
     entry_run = outside.make_entry(
         run,
         watch.roots,

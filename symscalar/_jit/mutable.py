@@ -50,6 +50,8 @@ __all__ = [
     "note",
     "MutableArguments",
     "WriteBack",
+    "loud_on_raise",
+    "raised_midway",
 ]
 
 # class -> how messages name the class's fix when it holds something not modelled
@@ -453,7 +455,9 @@ class WriteBack:
             except Exception as e:
                 if in_place or not changes:
                     raise
-                raise _raised_midway(e, classes) from e
+                raise raised_midway(
+                    e, "the " + ", ".join(sorted({c.__name__ for c in classes})) + " passed to it"
+                ) from e
             if out is miss:  # the miss path keys the call again
                 return out
             result, states = out
@@ -520,17 +524,33 @@ def _placer(placed: Any, slots: Any) -> Callable[[Any, list[Any]], Any] | None:
     return None
 
 
-def _raised_midway(error: Exception, classes: tuple[type, ...]) -> UnsupportedOperationError:
+def raised_midway(error: Exception, what: str) -> UnsupportedOperationError:
     """An op of the program raised (an index out of range): eager's failing call has applied the
-    changes to the state objects made before the failing op, the program's are written back only
-    after it ran. Said loudly: code catching the error would go on with a cache unlike eager's."""
-    names = ", ".join(sorted({c.__name__ for c in classes}))
+    changes to ``what`` (the state the call changes) made before the failing op, the program's
+    are written back only after it ran. Said loudly: code catching the error would go on with
+    state unlike eager's."""
     return UnsupportedOperationError(
-        f"the jitted call raised {type(error).__name__}: {error}. It changes the {names} passed to it, and those "
-        "changes are written back after the program ran, so the state object is left as before the call (but any "
-        "tensor updated in place), where eager's failing call would have applied the changes made before the "
-        "failing op: do not go on with it (use a fresh cache, or reset() it), or make the call not fail."
+        f"the jitted call raised {type(error).__name__}: {error}. It changes {what}, and those changes are written "
+        "back after the program ran, so they are left as before the call (but any tensor updated in place), where "
+        "eager's failing call would have applied the changes made before the failing op: do not go on with them "
+        "(use a fresh cache, or reset() it; reload the module's state), or make the call not fail."
     )
+
+
+def loud_on_raise(run: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``run``, raising ``raised_midway`` where an op of the program raises (a symscalar error, a
+    refusal or a failed check made before any change, passes as it is)."""
+
+    def run_loud_on_raise(*args: Any) -> Any:
+        try:
+            return run(*args)
+        except SymscalarError:
+            raise
+        except Exception as e:
+            raise raised_midway(e, what) from e
+
+    run_loud_on_raise.__source__ = getattr(run, "__source__", None)  # type: ignore[attr-defined]
+    return run_loud_on_raise
 
 
 def _refuse_repeated(objects: list[Any]) -> None:
