@@ -141,3 +141,35 @@ def test_a_call_raising_after_a_buffer_update_says_the_buffer_is_not_eager() -> 
         eager(torch.arange(3.0), torch.tensor(7))
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"raised IndexError.*module's state"):
         jitted(torch.arange(3.0), torch.tensor(7))
+
+
+class _Counted:
+    """A layer whose keys are updated in place (run so) and whose counter is written back."""
+
+    def __init__(self) -> None:
+        self.keys = torch.zeros(1, 2, 6, 4)
+        self.count = torch.zeros((), dtype=torch.long)
+
+
+register_state_class(_Counted, "Pass the tensors as arguments.")
+
+
+def _update_and_read(layer: _Counted, position: torch.Tensor, k: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    layer.keys.index_copy_(2, position, k)
+    layer.count.add_(1)
+    return other.sum()
+
+
+def test_a_call_refused_for_shared_memory_changes_no_cache_tensor() -> None:
+    """The counter passed again as an argument: refused (eager would read the count through the
+    argument) before the program updated the keys in place, not after: the refused call leaves
+    the cache as it was, not half updated."""
+    layer = _Counted()
+    jitted = symscalar.jit(_update_and_read)
+    with torch.no_grad():
+        jitted(layer, torch.tensor([0]), torch.ones(1, 2, 1, 4), torch.ones(3))
+        keys, count = layer.keys.clone(), layer.count.clone()
+        with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
+            jitted(layer, torch.tensor([1]), torch.full((1, 2, 1, 4), 2.0), layer.count)
+    torch.testing.assert_close(layer.keys, keys, rtol=0, atol=0)
+    torch.testing.assert_close(layer.count, count, rtol=0, atol=0)

@@ -128,7 +128,9 @@ def compile_entry(
             run = backend.compile_trace(program, render)
             compiled.detail = f"{len(trace.eqns)} equations"
         if donated:
-            run = unshared(run, program, donated, qualname(fn))
+            # every tensor the call updates, in place or written back: a refusal before any is updated
+            updated = tuple(j for j, v in enumerate(trace.inputs) if v in {old for old, _ in mutable.updated})
+            run = unshared(run, program, updated, qualname(fn))
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
     if builder.grad.inference_values:

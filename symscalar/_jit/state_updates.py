@@ -114,8 +114,9 @@ def _chain(
 
 
 def unshared(run: Callable[..., Any], trace: Trace, donated: tuple[int, ...], label: str) -> Callable[..., Any]:
-    """``run`` (the rewritten ``trace``), refusing a call where a tensor it updates in place
-    shares memory with another of its inputs."""
+    """``run`` (the rewritten ``trace``), refusing a call where a tensor it updates (``donated``:
+    the positions of those it updates in place, and of those written back after it, so that the
+    call is refused before it changed any) shares memory with another of its inputs."""
     others = tuple(j for j, v in enumerate(trace.inputs) if isinstance(v, TensorVar) and j not in donated)
     storage = torch.Tensor.untyped_storage
 
