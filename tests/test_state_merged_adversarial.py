@@ -173,3 +173,29 @@ def test_a_call_refused_for_shared_memory_changes_no_cache_tensor() -> None:
             jitted(layer, torch.tensor([1]), torch.full((1, 2, 1, 4), 2.0), layer.count)
     torch.testing.assert_close(layer.keys, keys, rtol=0, atol=0)
     torch.testing.assert_close(layer.count, count, rtol=0, atol=0)
+
+
+_HELD: dict[str, _Layer] = {}
+
+
+def _update_then_read_held(layer: _Layer, position: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    layer.update(position, k)
+    return _HELD["layer"].keys.sum()  # the same layer, reached through a global too
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_state_tensor_also_read_from_outside_is_refused_with_or_without_grad(grad: bool) -> None:
+    """Eager reads the update through the global; the program reads the captured tensor, not the
+    argument's stand-in. Refused in place (no grad) and written back (grad: the sum of the old
+    keys, silently, before) alike, before anything changed."""
+    layer = _Layer()
+    _HELD["layer"] = layer
+    k = torch.ones(1, 2, 1, 4, requires_grad=grad)
+    with torch.set_grad_enabled(grad):
+        with pytest.raises(symscalar.UnsupportedOperationError, match="share memory"):
+            symscalar.jit(_update_then_read_held)(layer, torch.tensor([0]), k)
+    _same(_Layer(), layer)
+    eager = _Layer()
+    _HELD["layer"] = eager
+    with torch.set_grad_enabled(grad):
+        assert _update_then_read_held(eager, torch.tensor([0]), k).item() == 8.0  # what it refuses to get wrong

@@ -127,12 +127,13 @@ def compile_entry(
         with logs.phase(logs.backend_log, name, f"compiling for the {backend.name} backend") as compiled:
             run = backend.compile_trace(program, render)
             compiled.detail = f"{len(trace.eqns)} equations"
-        if donated:
-            # every tensor the call updates, in place or written back: a refusal before any is updated
-            updated = tuple(j for j, v in enumerate(trace.inputs) if v in {old for old, _ in mutable.updated})
-            run = unshared(run, program, updated, qualname(fn))
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
+    # every state tensor the call updates, in place or written back, against every tensor the program
+    # reads (captured ones too): eager's update would be seen through the other; refused before any update
+    updated = tuple(j for j, v in enumerate(trace.inputs) if v in {old for old, _ in mutable.updated})
+    if updated:
+        run = unshared(run, trace, updated, qualname(fn))
     if builder.grad.inference_values:
         run = _inference_outputs(run, trace, len(leaves), builder, qualname(fn))
     if rng_seed:
