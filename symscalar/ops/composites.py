@@ -193,6 +193,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return linear_p.bind(input.reshape(1, -1), weight, bias).reshape(-1)
     if input.ndim == 2 and bias is not None and weight.ndim != 2:  # eager's addmm path
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
+    if bias is not None and bias.dtype != input.dtype and input.dtype == weight.dtype:
+        # eager's addmm (every contiguous input) refuses the mix; adding after the product
+        # would promote the result instead (float16 input, bfloat16 bias: float32)
+        raise RuntimeError(
+            f"linear: self and mat2 must have the same dtype, but got {bias.dtype} (the bias) and "
+            f"{input.dtype} (the input and weight). Fix: cast the bias to {input.dtype}."
+        )
     out = matmul(input, weight.t())
     return out + bias if bias is not None else out
 

@@ -1,0 +1,127 @@
+"""Adversarial checks of the merged numerics against eager: autocast's weight-cast cache across
+autocast regions, and the dtype checks of the products whose bias is added after the GEMM."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import symscalar
+
+
+def _bf16(**kwargs: bool) -> torch.autocast:
+    return torch.autocast("cpu", torch.bfloat16, **kwargs)
+
+
+def _two_regions(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with _bf16():
+        y = torch.tanh(m(x))
+    with _bf16():  # eager cleared its cache on the first region's exit: a second cast
+        y = torch.tanh(m(y))
+    return y.float()
+
+
+def _nested(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with _bf16():
+        y = torch.tanh(m(x))
+        with _bf16():  # the cache lives until the outermost region exits
+            y = torch.tanh(m(y))
+        y = torch.tanh(m(y))
+    return y.float()
+
+
+def _uncached_inner(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with _bf16():
+        y = torch.tanh(m(x))
+        with _bf16(cache_enabled=False):  # neither looks the cache up nor fills it
+            y = torch.tanh(m(y))
+        y = torch.tanh(m(y))
+    return y.float()
+
+
+def _disabled_inner(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with _bf16():
+        y = torch.tanh(m(x))
+        with torch.autocast("cpu", enabled=False):
+            y = torch.tanh(m(y.float()))
+        y = torch.tanh(m(y))
+    return y.float()
+
+
+def _no_grad_first(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with _bf16():
+        with torch.no_grad():  # eager caches this cast too, without history
+            z = m(x)
+        y = torch.tanh(m(x)) + z
+        y = torch.tanh(m(y))
+    return y.float()
+
+
+@pytest.mark.parametrize("f", [_two_regions, _nested, _uncached_inner, _disabled_inner, _no_grad_first])
+@pytest.mark.parametrize("frozen_weight", [False, True])
+def test_parameter_casts_follow_eagers_autocast_regions_to_the_bit(
+    f: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor], frozen_weight: bool
+) -> None:
+    torch.manual_seed(0)
+    eager = torch.nn.Linear(16, 16)
+    eager.weight.requires_grad_(not frozen_weight)
+    mine = copy.deepcopy(eager)
+    jitted = symscalar.jit(f)
+    for _ in range(2):  # the second call hits the cache entry: a fresh eager region again
+        x = torch.randn(4, 16)
+        out_e, out_m = f(eager, x), jitted(mine, x)
+        assert out_m.dtype == out_e.dtype and out_m.requires_grad == out_e.requires_grad
+        torch.testing.assert_close(out_m, out_e, rtol=0, atol=0)
+        if not out_e.requires_grad:  # _no_grad_first: every cached cast is without history
+            continue
+        ct = torch.randn_like(out_e)
+        out_e.backward(ct)
+        out_m.backward(ct)
+        for pe, pm in zip(eager.parameters(), mine.parameters(), strict=True):
+            assert (pe.grad is None) == (pm.grad is None)
+            if pe.grad is not None:
+                torch.testing.assert_close(pm.grad, pe.grad, rtol=0, atol=0)
+
+
+def test_a_float16_region_inside_a_bfloat16_one_gets_eagers_cached_bfloat16_weight() -> None:
+    # eager keys its cache by tensor alone: the inner region's linear gets the bfloat16 weight
+    # and bias, which its float16 input does not match
+    def f(m: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        with _bf16():
+            y = m(x)
+            with torch.autocast("cpu", torch.float16):
+                y = m(y)
+        return y
+
+    m, x = torch.nn.Linear(8, 8), torch.randn(2, 8)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        f(m, x)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        symscalar.jit(f)(m, x)
+
+
+_MIXED = [
+    ("linear", lambda x, w, b: F.linear(x, w, b)),
+    ("linear_3d", lambda x, w, b: F.linear(x[None].repeat(2, 1, 1), w, b)),
+    ("addmm", lambda x, w, b: torch.addmm(b, x, w.t())),
+    ("baddbmm", lambda x, w, b: torch.baddbmm(b, x[None], w.t()[None])),
+]
+
+
+@pytest.mark.parametrize(("name", "f"), _MIXED, ids=[n for n, _ in _MIXED])
+@pytest.mark.parametrize("bias_dtype", [torch.bfloat16, torch.float32])
+def test_a_bias_of_another_dtype_is_refused_like_eager(
+    name: str, f: Callable[..., torch.Tensor], bias_dtype: torch.dtype
+) -> None:
+    # composed as a product then an add, the bias would promote the result (float16 and
+    # bfloat16: float32) where eager's GEMM refuses the mix
+    x, w = torch.randn(3, 4, dtype=torch.float16), torch.randn(5, 4, dtype=torch.float16)
+    b = torch.randn(5, dtype=bias_dtype)
+    with pytest.raises(RuntimeError, match="dtype"):
+        f(x, w, b)
+    with pytest.raises(RuntimeError, match="dtype"):
+        symscalar.jit(f)(x, w, b)
