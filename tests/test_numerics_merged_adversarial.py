@@ -125,3 +125,21 @@ def test_a_bias_of_another_dtype_is_refused_like_eager(
         f(x, w, b)
     with pytest.raises(RuntimeError, match="dtype"):
         symscalar.jit(f)(x, w, b)
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1, 5, 6), (2, 4, 5, 6)])
+@pytest.mark.parametrize("mask_dtype", [torch.bool, torch.float32])
+def test_a_mask_that_would_grow_3d_attention_scores_raises_like_eager(
+    mask_shape: tuple[int, ...], mask_dtype: torch.dtype
+) -> None:
+    # eager adds the mask to the (heads, queries, keys) scores in place; broadcast, the output
+    # would have been (2, 4, 5, 8) where eager has none
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    q, k, v = torch.randn(4, 5, 8), torch.randn(4, 6, 8), torch.randn(4, 6, 8)
+    m = (torch.randn(mask_shape) > 0) if mask_dtype == torch.bool else torch.randn(mask_shape)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        f(q, k, v, m)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        symscalar.jit(f)(q, k, v, m)
