@@ -38,7 +38,7 @@ from symscalar.ops.define import (
     upcast,
 )
 from symscalar.ops.factories import arange
-from symscalar.ops.indexing import broadcast_shapes, repeat_interleave
+from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
 from symscalar.types import is_static
 
@@ -720,7 +720,7 @@ def _composed_attention(
         q_len, k_len = query.shape[-2], key.shape[-2]
         attn_mask = arange(q_len, device=query.device).unsqueeze(-1) >= arange(k_len, device=query.device)
     if attn_mask is not None:
-        grown = broadcast_shapes(tuple(scores.shape), tuple(attn_mask.shape))
+        grown = broadcast_shapes([tuple(scores.shape), tuple(attn_mask.shape)])
         if len(grown) != scores.ndim or not size_guards.equal_shapes(
             grown, tuple(scores.shape), "the attention mask and scores"
         ):
