@@ -143,3 +143,49 @@ def test_a_mask_that_would_grow_3d_attention_scores_raises_like_eager(
         f(q, k, v, m)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         symscalar.jit(f)(q, k, v, m)
+
+
+def _assert_attention_like_eager(f: Callable[..., torch.Tensor], *args: object) -> None:
+    """Output and every input gradient of ``f`` and its jitted form, to the bit."""
+    eager_args = [
+        a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args
+    ]
+    mine_args = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
+    out_e, out_m = f(*eager_args), symscalar.jit(f)(*mine_args)
+    assert out_m.dtype == out_e.dtype
+    torch.testing.assert_close(out_m, out_e, rtol=0, atol=0)
+    ct = torch.randn_like(out_e)
+    out_e.backward(ct)
+    out_m.backward(ct)
+    for a, b in zip(eager_args, mine_args, strict=True):
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            assert isinstance(b, torch.Tensor) and a.grad is not None and b.grad is not None
+            torch.testing.assert_close(b.grad, a.grad, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("mask_requires_grad", [False, True])
+def test_grouped_query_attention_gradients_are_eagers_to_the_bit(dtype: torch.dtype, mask_requires_grad: bool) -> None:
+    # eager's CPU flash kernel serves the key/value groups itself (its backward sums each group's
+    # gradient); its math path (a mask that needs a gradient) groups after the float32 upcast
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True)
+
+    torch.manual_seed(0)
+    q = torch.randn(2, 4, 5, 8, dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(2, 2, 6, 8, dtype=dtype, requires_grad=True) for _ in range(2))
+    m = torch.randn(5, 6, dtype=dtype, requires_grad=mask_requires_grad)
+    _assert_attention_like_eager(f, q, k, v, m)
+
+
+@pytest.mark.parametrize("scale", [0.7, -0.3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_dynamic_attention_scale_scales_q_and_k_as_eagers_math_path(scale: float, dtype: torch.dtype) -> None:
+    # 3-d operands take eager's math path, which scales q and k by sqrt(|scale|) each
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, s: symscalar.DynamicFloat) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, scale=s, is_causal=True)
+
+    torch.manual_seed(0)
+    q = torch.randn(4, 5, 8, dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(4, 6, 8, dtype=dtype, requires_grad=True) for _ in range(2))
+    _assert_attention_like_eager(f, q, k, v, scale)
