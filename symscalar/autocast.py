@@ -15,13 +15,23 @@ symscalar can trace matters: an op without a handler is refused before any cast.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-__all__ = ["LOWER_PRECISION", "FP32", "PROMOTE", "policy", "autocast_state", "cached_cast", "cast_arguments"]
+__all__ = [
+    "LOWER_PRECISION",
+    "FP32",
+    "PROMOTE",
+    "policy",
+    "autocast_state",
+    "cached_cast",
+    "CastCache",
+    "cast_arguments",
+]
 
 LOWER_PRECISION, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 
@@ -268,10 +278,11 @@ def _map(value: Any, f: Callable[[Any], Any]) -> Any:
 
 
 def cached_cast(value: Any, dtype: torch.dtype) -> bool:
-    """Whether eager autocast caches its cast of ``value`` to ``dtype`` for the autocast region
-    (``cached_cast`` in ``aten/src/ATen/autocast_mode.h``): a float32 leaf that requires grad and
-    is not a view, read from outside the traced function (a parameter), cast to the
-    lower-precision dtype, with the cache enabled."""
+    """Whether eager autocast looks its cast of ``value`` to ``dtype`` up in (and stores it in)
+    its cache for the autocast region (``can_try_cache`` in ``aten/src/ATen/autocast_mode.h``): a
+    float32 leaf that requires grad and is not a view, read from outside the traced function (a
+    parameter), cast to the current lower-precision dtype, with the cache enabled. Grad mode
+    plays no part: a cast made under ``torch.no_grad()`` is cached too, without its history."""
     if getattr(value, "_kind", None) != "captured" or value.dtype != torch.float32:
         return False
     tensor = value._captured()
@@ -282,6 +293,52 @@ def cached_cast(value: Any, dtype: torch.dtype) -> bool:
         and tensor._base is None
         and torch.is_autocast_cache_enabled()
     )
+
+
+# Eager clears its cast cache when the outermost autocast region exits (``autocast.__exit__``
+# calls ``torch.clear_autocast_cache()`` once the nesting drops to 0), and no torch call need
+# happen in between: ``with autocast(): a = lin(x)`` then ``with autocast(): b = lin(a)`` casts
+# the weight twice. The tracer sees no torch function for the exit, so it counts the clears.
+_region_exits = threading.local()
+_torch_clear_autocast_cache = torch.clear_autocast_cache
+
+
+def _clear_autocast_cache() -> None:
+    _region_exits.count = getattr(_region_exits, "count", 0) + 1
+    _torch_clear_autocast_cache()
+
+
+def _exits() -> int:
+    if torch.clear_autocast_cache is not _clear_autocast_cache:
+        torch.clear_autocast_cache = _clear_autocast_cache  # autocast.__exit__ looks it up
+    count: int = getattr(_region_exits, "count", 0)
+    return count
+
+
+class CastCache:
+    """Eager autocast's cache of parameter casts, replayed while tracing: a cast that eager
+    takes from its cache (``cached_cast``) is the traced program's earlier cast of the same
+    captured tensor in the same outermost autocast region, whatever dtype that one had (eager
+    keys its cache by tensor alone: a float16 region nested in a bfloat16 one gets the bfloat16
+    copy), and whatever grad mode made it (one made under ``torch.no_grad()`` carries no
+    gradient to the later uses). Every other cast is made afresh."""
+
+    def __init__(self, cast: Callable[[Any, torch.dtype], Any]) -> None:
+        self._cast = cast
+        self._casts: dict[Any, Any] = {}
+        self._exits = _exits()
+
+    def __call__(self, value: Any, dtype: torch.dtype) -> Any:
+        if not cached_cast(value, dtype):
+            return self._cast(value, dtype)
+        exits = _exits()
+        if exits != self._exits:  # an outermost autocast region exited: eager's cache is empty
+            self._casts.clear()
+            self._exits = exits
+        cast = self._casts.get(value._var)
+        if cast is None:
+            cast = self._casts[value._var] = self._cast(value, dtype)
+        return cast
 
 
 def cast_arguments(

@@ -138,7 +138,7 @@ class TraceBuilder(Recorder):
         self.grad = GradRegions(self)  # grad mode inside the function: requires_grad, stop_gradient
         self.inplace = InPlaceWrites(self)  # in-place updates and state write-backs
         self.rng = RngStream(self)  # the program's RNG seed and one offset per random op
-        self._autocast_casts: dict[Any, Any] = {}  # eager's autocast weight cache (_autocast_cast)
+        self._autocast_cast = autocast.CastCache(self._cast)  # eager's autocast weight cache
 
     # -- inputs and proxies -------------------------------------------------------------
 
@@ -213,18 +213,10 @@ class TraceBuilder(Recorder):
             self.inplace.aliased.update(p._var for p in _tensor_proxies((args, kwargs, result)))
         return result
 
-    def _autocast_cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
-        # Eager autocast casts a float32 leaf that requires grad (a parameter) to the
-        # lower-precision dtype once per autocast region and reuses the copy: every use's
-        # gradient then sums in that dtype before the cast's backward. Cast per use, the
-        # gradients summed in float32 (a weight shared across layers, ALBERT's).
-        key = (proxy._var, dtype, autocast.autocast_state())
-        cast = self._autocast_casts.get(key)
-        if cast is None:
-            cast = self.torch_function(torch.Tensor.to, (proxy, dtype), {})
-            if autocast.cached_cast(proxy, dtype):
-                self._autocast_casts[key] = cast
-        return cast
+    def _cast(self, proxy: TensorProxy, dtype: torch.dtype) -> Any:
+        # Autocast's cast of an operand, through CastCache: eager reuses its cast of a parameter
+        # within an autocast region, and every use's gradient then sums in that dtype.
+        return self.torch_function(torch.Tensor.to, (proxy, dtype), {})
 
     # -- the recorder's seams -------------------------------------------------------------
 

@@ -103,6 +103,11 @@ def _torch_baddbmm(
 ) -> Tensor:
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"baddbmm: expected 3-D batches, got {batch1.ndim}-D and {batch2.ndim}-D")
+    if batch1.dtype == batch2.dtype and input.dtype != batch1.dtype:  # eager's kernel refuses the mix
+        raise RuntimeError(
+            f"baddbmm: Input dtypes must be the same, got: input {input.dtype}, batch1: {batch1.dtype}, "
+            f"batch2: {batch2.dtype}"
+        )
     product = matmul(batch1, batch2)
     if not is_static(alpha) or alpha != 1:
         product = product * alpha

@@ -37,7 +37,7 @@ from symscalar.ops.define import (
     unreduce,
     upcast,
 )
-from symscalar.ops.factories import arange
+from symscalar.ops.factories import arange, full
 from symscalar.ops.indexing import repeat_interleave
 from symscalar.ops.random import dropout
 from symscalar.types import is_static
@@ -193,6 +193,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return linear_p.bind(input.reshape(1, -1), weight, bias).reshape(-1)
     if input.ndim == 2 and bias is not None and weight.ndim != 2:  # eager's addmm path
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
+    if bias is not None and bias.dtype != input.dtype and input.dtype == weight.dtype:
+        # eager's addmm (every contiguous input) refuses the mix; adding after the product
+        # would promote the result instead (float16 input, bfloat16 bias: float32)
+        raise RuntimeError(
+            f"linear: self and mat2 must have the same dtype, but got {bias.dtype} (the bias) and "
+            f"{input.dtype} (the input and weight). Fix: cast the bias to {input.dtype}."
+        )
     out = matmul(input, weight.t())
     return out + bias if bias is not None else out
 
@@ -548,19 +555,30 @@ def _sdpa_flash_cpu_impl(q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_ca
 def _sdpa_flash_cpu_meta(
     q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool
 ) -> tuple[TensorVar, TensorVar]:
-    if not all(isinstance(t, TensorVar) for t in (q, k, v)) or not _flash_cpu_form(q, k, v):
+    if not all(isinstance(t, TensorVar) for t in (q, k, v)) or not _flash_cpu_form(q, k, v, grouped=True):
         raise ValueError("sdpa_flash_cpu: operands outside the kernel's form")
     lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
     return TensorVar(q.shape, q.dtype, q.device), TensorVar(q.shape[:-1], lse_dtype, q.device)
 
 
-def _flash_cpu_form(q: Any, k: Any, v: Any) -> bool:
-    """Where eager's CPU attention takes the flash kernel (unknowable strides aside)."""
+def _flash_cpu_form(q: Any, k: Any, v: Any, *, grouped: bool = False) -> bool:
+    """Where eager's CPU attention takes the flash kernel (unknowable strides aside); with
+    ``grouped`` (``enable_gqa``), key/value heads that divide the query heads go to it too: the
+    kernel serves each group itself, and its backward sums the group's key/value gradients."""
     return (
         all(t.ndim == 4 and t.device.type == "cpu" for t in (q, k, v))
         and q.dtype in _FLASH_CPU_DTYPES
         and q.dtype == k.dtype == v.dtype
-        and q.shape[:2] == k.shape[:2] == v.shape[:2]
+        and q.shape[0] == k.shape[0] == v.shape[0]
+        and k.shape[1] == v.shape[1]
+        and (
+            q.shape[1] == k.shape[1]
+            or (
+                grouped
+                and all(isinstance(s, int) and s > 0 for s in (q.shape[1], k.shape[1]))
+                and q.shape[1] % k.shape[1] == 0
+            )
+        )
         and k.shape[2] == v.shape[2]
         and q.shape[3] == k.shape[3] == v.shape[3]
         and not any(sizes.may_equal(s, 0) for s in (*q.shape, *k.shape))  # (a dynamic dim may be 0)
@@ -665,15 +683,16 @@ def scaled_dot_product_attention(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
         )
-    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
-        key, value = _grouped_heads(query, key, value)
+    grouped = enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]
+    if grouped:
+        _check_groups(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or is_causal, not both")
     if scale is None:  # eager's 1 / sqrt(0) for an empty head dim is inf (the output is empty)
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else math.inf
     if (
         dropout_p == 0.0
-        and _flash_cpu_form(query, key, value)
+        and _flash_cpu_form(query, key, value, grouped=grouped)
         and (attn_mask is None or _flash_cpu_mask(attn_mask, query, key))
     ):
         if attn_mask is not None and attn_mask.dtype == torch.bool:  # eager's conversion
@@ -683,8 +702,13 @@ def scaled_dot_product_attention(
         # eager's math path keeps half/bfloat16 attention in float32 and rounds the output once
         # (unless torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)); composed in the
         # 16-bit dtype, the scores and weights were rounded at every step
-        upcast = (query.float(), key.float(), value.float())
-        return _composed_attention(*upcast, attn_mask, dropout_p, is_causal, scale).to(query.dtype)
+        # (heads grouped after the upcast, as eager's: each key/value gradient sums in float32)
+        q32, k32, v32 = query.float(), key.float(), value.float()
+        if grouped:
+            k32, v32 = _grouped_heads(q32, k32, v32)
+        return _composed_attention(q32, k32, v32, attn_mask, dropout_p, is_causal, scale).to(query.dtype)
+    if grouped:
+        key, value = _grouped_heads(query, key, value)
     return _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
 
 
@@ -707,12 +731,30 @@ def _composed_attention(
         # so its rounding); a dynamic scale (a program input) scales the product
         root = math.sqrt(abs(scale))
         scores = (query * (-root if scale < 0 else root)) @ (key.mT * root)
+    elif not is_static(scale):
+        # a dynamic scale (a program input) the same way: sqrt(|scale|) in double, as eager's
+        # SymFloat, the query's factor negated for a negative scale (0-d, so the operands keep
+        # their dtype and the factor is rounded to it once, as eager's scalar)
+        scale64 = full((), scale, dtype=torch.float64, device=query.device)
+        root64 = scale64.abs().sqrt()
+        scores = (query * torch.where(scale64 < 0, -root64, root64)) @ (key.mT * root64)
     else:
         scores = (query @ key.mT) * scale
     if is_causal:
         q_len, k_len = query.shape[-2], key.shape[-2]
         attn_mask = arange(q_len, device=query.device).unsqueeze(-1) >= arange(k_len, device=query.device)
     if attn_mask is not None:
+        grown = broadcast_shapes([tuple(scores.shape), tuple(attn_mask.shape)])
+        if len(grown) != scores.ndim or not size_guards.equal_shapes(
+            grown, tuple(scores.shape), "the attention mask and scores"
+        ):
+            # eager's math path adds the mask in place to the scores: a mask that would grow
+            # them (a 4-d mask for 3-d operands) is an error there, not a broadcast output
+            raise RuntimeError(
+                f"scaled_dot_product_attention: output with shape {list(scores.shape)} doesn't match "
+                f"the broadcast shape {list(grown)} (the attention mask's shape {list(attn_mask.shape)} "
+                "must broadcast to the scores' (..., queries, keys))"
+            )
         if attn_mask.dtype == torch.bool:
             scores = torch.where(attn_mask, scores, float("-inf"))
         else:
@@ -735,13 +777,17 @@ def _composed_attention(
     return weights @ value
 
 
-def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
-    """Grouped-query attention (``enable_gqa``): each of the key/value heads serves
-    ``query_heads // kv_heads`` consecutive query heads, as torch repeats them."""
+def _check_groups(query: Tensor, key: Tensor, value: Tensor) -> None:
     heads, kv_heads = query.shape[-3], key.shape[-3]
     if kv_heads == 0 or heads % kv_heads or value.shape[-3] != kv_heads:
         raise RuntimeError(
             f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
             f"multiple of the key/value heads ({kv_heads}, {value.shape[-3]})"
         )
+
+
+def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention (``enable_gqa``) outside the flash kernel: each of the key/value
+    heads serves ``query_heads // kv_heads`` consecutive query heads, as torch repeats them."""
+    heads, kv_heads = query.shape[-3], key.shape[-3]
     return repeat_interleave(key, heads // kv_heads, -3), repeat_interleave(value, heads // kv_heads, -3)

@@ -179,6 +179,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: NumberLike = 1, al
         and not input.dtype.is_complex
     ):
         return addmm_p.bind(input, mat1, mat2, beta=beta, alpha=alpha)
+    if mat1.dtype == mat2.dtype and input.dtype != mat1.dtype:  # eager's kernel refuses the mix
+        raise RuntimeError(f"addmm: self and mat2 must have the same dtype, but got {input.dtype} and {mat2.dtype}")
     return (_scaled(input, beta) + _scaled(matmul(mat1, mat2), alpha)).expand(shape)
 
 
