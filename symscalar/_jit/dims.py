@@ -85,23 +85,8 @@ class ShapeContract:
         first: dict[str, str] = {}
         args = ", ".join(f"t{i}" for i in range(len(self.params)))
         for i, p in enumerate(self.params):
-            lines.append(f"    s{i} = t{i}.shape")
-            lines.append(f"    if len(s{i}) < {p.rank}: return fail()")
-            for d, size in p.fixed:
-                lines.append(f"    if s{i}[{d}] != {size}: return fail()")
-            for d, name in p.dynamic:
-                dim = self.dims[name]
-                v = f"s{i}[{d}]"
-                bound = f" or {v} > {dim.max}" if dim.max is not None else ""
-                lines.append(f"    if {v} < {dim.min}{bound}: return fail()")
-                if name in first:
-                    lines.append(f"    if {v} != {first[name]}: return fail()")
-                else:
-                    first[name] = v
-            dynamic = dict(p.dynamic)
-            entries = [("None" if d in dynamic else f"s{i}[{d}]") for d in range(p.rank)]
-            parts.append(f"({''.join(e + ', ' for e in entries)}) + tuple(s{i}[{p.rank}:])")
-        body = "\n".join(lines).replace("return fail()", f"return checked_key({args})")
+            parts.append(optional_dims.tensor_checks(lines, i, f"t{i}", p, self.dims, first, f"checked_key({args})"))
+        body = "\n".join(lines)
         source = f"def key({args}):\n{body}\n    return ({''.join(part + ', ' for part in parts)})\n"
         namespace: dict[str, Any] = {"checked_key": self.checked_key}
         exec(compile(source, f"<symscalar dynamic_dims key of {self.fn_name}>", "exec"), namespace)  # noqa: S102

@@ -20,7 +20,43 @@ import torch
 from symscalar._jit import tree
 from symscalar.generated import exec_generated
 
-__all__ = ["generated_flat_key"]
+__all__ = ["generated_flat_key", "tensor_checks"]
+
+
+def tensor_checks(
+    lines: list[str],
+    i: int,
+    arg: str,
+    p: Any,
+    dims: Any,
+    first: dict[str, str],
+    fail: str,
+    pad: str = "    ",
+    maybe: set[str] | frozenset[str] = frozenset(),
+) -> str:
+    """Append to ``lines`` the generated checks of declared tensor ``arg``'s shape (``s{i}``:
+    its rank, static sizes, ranges, and a name's size equal to where ``first`` has it, or to
+    the local ``n_<name>`` for a name in ``maybe``), each returning ``fail`` when it fails;
+    give the key's expression of that shape (dynamic dims as None)."""
+    lines.append(f"{pad}s{i} = {arg}.shape")
+    lines.append(f"{pad}if len(s{i}) < {p.rank}: return {fail}")
+    for d, size in p.fixed:
+        lines.append(f"{pad}if s{i}[{d}] != {size}: return {fail}")
+    for d, name in p.dynamic:
+        dim = dims[name]
+        v = f"s{i}[{d}]"
+        bound = f" or {v} > {dim.max}" if dim.max is not None else ""
+        lines.append(f"{pad}if {v} < {dim.min}{bound}: return {fail}")
+        if name in first:
+            lines.append(f"{pad}if {v} != {first[name]}: return {fail}")
+        elif name in maybe:
+            lines.append(f"{pad}if n_{name} is None: n_{name} = {v}")
+            lines.append(f"{pad}elif {v} != n_{name}: return {fail}")
+        else:
+            first[name] = v
+    dynamic = dict(p.dynamic)
+    entries = "".join(("None" if d in dynamic else f"s{i}[{d}]") + ", " for d in range(p.rank))
+    return f"({entries}) + tuple(s{i}[{p.rank}:])"
 
 
 def generated_flat_key(contract: Any) -> Callable[..., Any] | None:
@@ -50,25 +86,7 @@ def generated_flat_key(contract: Any) -> Callable[..., Any] | None:
             lines.append(f"        k{i}, a{i} = NONE_KEY, ()")
             lines.append("    else:")
             lines.append(f"        if type({arg}) is not Tensor: return walk(tops, values)")
-        lines.append(f"{pad}s{i} = {arg}.shape")
-        lines.append(f"{pad}if len(s{i}) < {p.rank}: return walk(tops, values)")
-        for d, size in p.fixed:
-            lines.append(f"{pad}if s{i}[{d}] != {size}: return walk(tops, values)")
-        for d, name in p.dynamic:
-            dim = contract.dims[name]
-            v = f"s{i}[{d}]"
-            bound = f" or {v} > {dim.max}" if dim.max is not None else ""
-            lines.append(f"{pad}if {v} < {dim.min}{bound}: return walk(tops, values)")
-            if name in first:
-                lines.append(f"{pad}if {v} != {first[name]}: return walk(tops, values)")
-            elif name in maybe:
-                lines.append(f"{pad}if n_{name} is None: n_{name} = {v}")
-                lines.append(f"{pad}elif {v} != n_{name}: return walk(tops, values)")
-            else:
-                first[name] = v
-        dynamic = dict(p.dynamic)
-        entries = "".join(("None" if d in dynamic else f"s{i}[{d}]") + ", " for d in range(p.rank))
-        shape = f"({entries}) + tuple(s{i}[{p.rank}:])"
+        shape = tensor_checks(lines, i, arg, p, contract.dims, first, "walk(tops, values)", pad, maybe)
         if is_optional:  # dim_paths._tensor_key's key
             lines.append(f"{pad}k{i}, a{i} = ({shape}, {arg}.dtype, {arg}.device, {arg}.requires_grad), ({arg},)")
         else:  # ShapeContract.key's part
