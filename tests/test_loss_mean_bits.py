@@ -129,3 +129,14 @@ def test_weight_requiring_grad_is_refused_as_eager_has_no_derivative(op: Any) ->
         op(x.requires_grad_(True), t, weight=w)
     with pytest.raises(symscalar.UnsupportedOperationError, match="no derivative for weight"):
         symscalar.jit(lambda x, t, w: op(x, t, weight=w))(x, t, w)
+
+
+def test_weight_of_another_dtype_raises_while_tracing_as_eager() -> None:
+    x = torch.randn(4, C).log_softmax(1)
+    t = torch.tensor([0, 1, 2, 3])
+    w = torch.rand(C, dtype=torch.float64)
+    with pytest.raises(RuntimeError) as eager:
+        F.nll_loss(x, t, weight=w)
+    with pytest.raises(RuntimeError) as traced:
+        symscalar.jit(lambda x, t, w: F.nll_loss(x, t, weight=w))(x, t, w)
+    assert str(traced.value) == str(eager.value)

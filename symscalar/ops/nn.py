@@ -375,7 +375,10 @@ def _nll_loss_impl(x: Any, target: Any, weight: Any, *, ignore_index: int, reduc
 
 
 def _nll_loss_meta(x: TensorVar, target: TensorVar, weight: Any, *, ignore_index: int, reduction: str) -> TensorVar:
-    return TensorVar(tuple(target.shape) if reduction == "none" else (), x.dtype, x.device)
+    """eager's meta kernel: its checks (shapes, dtypes) raise while tracing, as eager would."""
+    meta = [None if v is None else torch.empty(v.shape, dtype=v.dtype, device="meta") for v in (x, target, weight)]
+    out = _nll_loss_impl(*meta, ignore_index=ignore_index, reduction=reduction)
+    return TensorVar(tuple(out.shape), out.dtype, x.device)
 
 
 def _nll_loss_backward_impl(ct: Any, x: Any, target: Any, weight: Any, *, ignore_index: int, reduction: str) -> Any:
