@@ -5,9 +5,12 @@ kept in lists and dicts): eager and jitted side by side over several calls."""
 from __future__ import annotations
 
 import copy
+import functools
 
+import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import symscalar
@@ -137,3 +140,46 @@ def test_peft_merge_unmerge_and_set_scale_follow_eager() -> None:
             if hasattr(layer, "set_scale"):
                 layer.set_scale("default", 0.5)
     same()
+
+
+class _Settings(nn.Module):
+    """Settings a user keeps on a module that are neither numbers nor tensors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.scale = np.float64(1.0)
+        self.steps = np.int64(1)
+        self.act = F.relu
+        self.gate = functools.partial(F.leaky_relu, negative_slope=0.1)
+        self.norm_layer: type[nn.Module] = nn.Identity
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x) * float(self.scale)
+        for _ in range(int(self.steps)):
+            h = self.act(h) + self.gate(h)
+        return self.norm_layer()(h)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("scale", np.float64(3.0)),
+        ("steps", np.int64(2)),
+        ("act", torch.tanh),
+        ("act", F.gelu),
+        ("gate", functools.partial(F.leaky_relu, negative_slope=0.5)),
+        ("norm_layer", nn.Softsign),
+    ],
+)
+def test_numpy_scalars_functions_and_classes_set_between_calls_are_seen(name: str, value: object) -> None:
+    """A numpy scalar, a function, a partial or a class stored on the module was read once at
+    trace time: setting another one ran the stale program."""
+    torch.manual_seed(0)
+    m = _Settings()
+    jitted = symscalar.jit(m)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
+    setattr(m, name, value)
+    torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
+    assert jitted.cache_info().misses == 2

@@ -5,7 +5,8 @@ A trace runs the function's Python once, so a number, flag or ``None`` it read o
 object passed as an argument (``cfg.temperature``), in a global or a closure cell is baked into
 the program. Eager reads them again on every call; a stale cache hit would silently compute
 something else. So each entry checks, on every call, that the plain values (``None``, bools,
-numbers, strings, dtypes, devices, tuples, lists, dicts and sets of them) held by the objects its state guard already
+numbers, strings, dtypes, devices, functions and classes, tuples, lists, dicts and sets of
+them) held by the objects its state guard already
 reads are the values it was traced with: a changed value is a retrace, never a stale hit.
 
 Which values: every such attribute in the ``__dict__`` of the modules the trace depends on and
@@ -19,6 +20,8 @@ such a value (those are exactly the names the code uses). What cannot be checked
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types as pytypes
 import warnings
 from typing import Any
 
@@ -58,21 +61,33 @@ class UnguardedStateWarning(UserWarning):
     call (``__slots__``, an object with very many attributes): a change there is not seen."""
 
 
+# functions held as settings (``self.act = F.gelu``, ``functools.partial(F.leaky_relu, ...)``):
+# the trace ran the one it found, so another one is a retrace (compared by identity)
+_CALLABLES = frozenset({pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodType, functools.partial})
 _MUTABLE = (list, dict, set)  # exact types: filled or emptied in place between calls
 
 
 def guardable(value: Any) -> bool:
-    """A plain value whose change the entry checks: None, a bool, number, string, dtype,
-    device, layout, or a (short) tuple, list, dict, set or frozenset of them (peft's
-    ``merged_adapters`` list and ``scaling`` dict, a config's list of layer indices)."""
+    """A plain value whose change the entry checks: None, a bool, number (numpy's scalars
+    too), string, dtype, device, layout, a function or class (by identity), or a (short)
+    tuple, list, dict, set or frozenset of them (peft's ``merged_adapters`` list and
+    ``scaling`` dict, a config's list of layer indices)."""
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in _SCALARS or kind in _CALLABLES or _numpy_scalar(kind):
+        return True
+    if isinstance(value, type):  # a class held as a setting (``self.act_layer = nn.GELU``)
         return True
     if kind in (tuple, torch.Size, list, set, frozenset) and len(value) <= _MAX_TUPLE:
         return all(guardable(item) for item in value)
     if kind is dict and len(value) <= _MAX_TUPLE:
         return all(guardable(k) and guardable(v) for k, v in value.items())
     return False
+
+
+def _numpy_scalar(kind: type) -> bool:
+    """A numpy scalar (``np.float64(0.5)``, ``np.int64(3)``: immutable, compared by type and
+    value), recognised without importing numpy; not an ndarray."""
+    return kind.__module__ == "numpy" and kind.__name__ != "ndarray" and hasattr(kind, "dtype")
 
 
 @dataclasses.dataclass(frozen=True)
