@@ -183,3 +183,19 @@ def test_numpy_scalars_functions_and_classes_set_between_calls_are_seen(name: st
     setattr(m, name, value)
     torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
     assert jitted.cache_info().misses == 2
+
+
+def test_a_partials_keywords_changed_in_place_are_seen() -> None:
+    torch.manual_seed(0)
+    m = _Settings()
+    jitted = symscalar.jit(m)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
+    m.gate.keywords["negative_slope"] = 0.9  # type: ignore[attr-defined]
+    torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
+    m.gate.keywords["negative_slope"] = 0.1
+    torch.testing.assert_close(jitted(x), m(x), rtol=0, atol=0)
+    assert jitted.cache_info()[:2] == (1, 2)  # back to the first program
+    m.gate = functools.partial(torch.add, other=torch.ones(4))  # a tensor it holds: refused
+    with pytest.raises(symscalar.UnsupportedOperationError, match="reads a tensor from outside"):
+        jitted(x)

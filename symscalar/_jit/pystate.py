@@ -101,6 +101,10 @@ class Snapshot:
 
 def _content_key(value: Any) -> Any:
     kind = type(value)
+    if kind is functools.partial:  # its keywords are a dict, changed in place too
+        if not (guardable(value.args) and guardable(value.keywords)):
+            return (kind, value)  # holding a tensor or a module: by identity
+        return (kind, value.func, _content_key(value.args), _content_key(value.keywords))
     if kind in (tuple, list):
         return (kind, tuple(_content_key(item) for item in value))
     if kind in (set, frozenset):
@@ -114,6 +118,8 @@ def _holds_mutable(value: Any) -> bool:
     kind = type(value)
     if kind in _MUTABLE:
         return True
+    if kind is functools.partial:  # compared by its contents where they are plain values
+        return guardable(value.args) and guardable(value.keywords)
     if kind in (tuple, frozenset):
         return any(_holds_mutable(item) for item in value)
     return False
