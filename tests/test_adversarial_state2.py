@@ -199,3 +199,38 @@ def test_a_partials_keywords_changed_in_place_are_seen() -> None:
     m.gate = functools.partial(torch.add, other=torch.ones(4))  # a tensor it holds: refused
     with pytest.raises(symscalar.UnsupportedOperationError, match="reads a tensor from outside"):
         jitted(x)
+
+
+class _Scaled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        return self.lin(x) * scale
+
+
+def _count_args(module: nn.Module, args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return (args[0] * (len(args) + 1),)
+
+
+def _new_kwargs(module: nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, object]:
+    return args, {**kwargs, "scale": 3.0}
+
+
+@pytest.mark.parametrize("hook", ["count", "kwargs"])
+def test_the_modules_pre_hooks_see_the_arguments_as_passed(hook: str) -> None:
+    """The jitted module's forward pre-hooks saw the arguments bound with their defaults
+    filled in, ``(x, 1.0)`` for ``m(x)``: a hook reading ``len(args)`` silently computed
+    something else, one returning new kwargs raised a TypeError."""
+    torch.manual_seed(0)
+    m = _Scaled()
+    jitted = symscalar.jit(m)
+    x = torch.randn(2, 4)
+    if hook == "count":
+        m.register_forward_pre_hook(_count_args)
+    else:
+        m.register_forward_pre_hook(_new_kwargs, with_kwargs=True)
+    for call in ((x,), (x, 2.0)) if hook == "count" else ((x,),):  # (x, 2.0) + scale=: eager's TypeError
+        torch.testing.assert_close(jitted(*call), m(*call), rtol=0, atol=0)
+    torch.testing.assert_close(jitted(x, scale=2.0), m(x, scale=2.0), rtol=0, atol=0)
