@@ -36,6 +36,7 @@ from symscalar._jit.params import qualname
 from symscalar.backend import Backend
 from symscalar.explain import Explanation, WouldTrace
 from symscalar.integrations import hf_caches
+from symscalar.state.hooks import RAW_CALL
 from symscalar.trace import Trace
 from symscalar.tracer import check_tensor_class
 
@@ -295,7 +296,11 @@ class JitModule(torch.nn.Module):
         )
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._jitted(*args, **kwargs)
+        token = RAW_CALL.set((self._orig_mod, args, kwargs))  # for the module's own hooks
+        try:
+            return self._jitted(*args, **kwargs)
+        finally:
+            RAW_CALL.reset(token)
 
     @property
     def __signature__(self) -> inspect.Signature:

@@ -5,7 +5,8 @@ A trace runs the function's Python once, so a number, flag or ``None`` it read o
 object passed as an argument (``cfg.temperature``), in a global or a closure cell is baked into
 the program. Eager reads them again on every call; a stale cache hit would silently compute
 something else. So each entry checks, on every call, that the plain values (``None``, bools,
-numbers, strings, dtypes, devices, tuples of them) held by the objects its state guard already
+numbers, strings, dtypes, devices, functions and classes, tuples, lists, dicts and sets of
+them) held by the objects its state guard already
 reads are the values it was traced with: a changed value is a retrace, never a stale hit.
 
 Which values: every such attribute in the ``__dict__`` of the modules the trace depends on and
@@ -19,6 +20,8 @@ such a value (those are exactly the names the code uses). What cannot be checked
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types as pytypes
 import warnings
 from typing import Any
 
@@ -58,20 +61,82 @@ class UnguardedStateWarning(UserWarning):
     call (``__slots__``, an object with very many attributes): a change there is not seen."""
 
 
+# functions held as settings (``self.act = F.gelu``, ``functools.partial(F.leaky_relu, ...)``):
+# the trace ran the one it found, so another one is a retrace (compared by identity)
+_CALLABLES = frozenset({pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodType, functools.partial})
+_MUTABLE = (list, dict, set)  # exact types: filled or emptied in place between calls
+
+
 def guardable(value: Any) -> bool:
-    """A plain value whose change the entry checks: None, a bool, number, string, dtype,
-    device, layout, or a (short) tuple of them."""
+    """A plain value whose change the entry checks: None, a bool, number (numpy's scalars
+    too), string, dtype, device, layout, a function or class (by identity), or a (short)
+    tuple, list, dict, set or frozenset of them (peft's ``merged_adapters`` list and
+    ``scaling`` dict, a config's list of layer indices)."""
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in _SCALARS or kind in _CALLABLES or _numpy_scalar(kind):
         return True
-    if kind in (tuple, torch.Size) and len(value) <= _MAX_TUPLE:
+    if isinstance(value, type):  # a class held as a setting (``self.act_layer = nn.GELU``)
+        return True
+    if kind in (tuple, torch.Size, list, set, frozenset) and len(value) <= _MAX_TUPLE:
         return all(guardable(item) for item in value)
+    if kind is dict and len(value) <= _MAX_TUPLE:
+        return all(guardable(k) and guardable(v) for k, v in value.items())
     return False
+
+
+def _numpy_scalar(kind: type) -> bool:
+    """A numpy scalar (``np.float64(0.5)``, ``np.int64(3)``: immutable, compared by type and
+    value), recognised without importing numpy; not an ndarray."""
+    return kind.__module__ == "numpy" and kind.__name__ != "ndarray" and hasattr(kind, "dtype")
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """The contents of a guarded value holding a mutable container, taken when traced: the
+    object is the same on the next call (an identity test would pass) while its items may
+    have changed, so it is compared item by item on every call."""
+
+    key: Any
+
+
+def _content_key(value: Any) -> Any:
+    kind = type(value)
+    if kind is functools.partial:  # its keywords are a dict, changed in place too
+        if not (guardable(value.args) and guardable(value.keywords)):
+            return (kind, value)  # holding a tensor or a module: by identity
+        return (kind, value.func, _content_key(value.args), _content_key(value.keywords))
+    if kind in (tuple, list):
+        return (kind, tuple(_content_key(item) for item in value))
+    if kind in (set, frozenset):
+        return (kind, frozenset(_content_key(item) for item in value))
+    if kind is dict:
+        return (kind, tuple((_content_key(k), _content_key(v)) for k, v in value.items()))
+    return tree.static_key(value)
+
+
+def _holds_mutable(value: Any) -> bool:
+    kind = type(value)
+    if kind in _MUTABLE:
+        return True
+    if kind is functools.partial:  # compared by its contents where they are plain values
+        return guardable(value.args) and guardable(value.keywords)
+    if kind in (tuple, frozenset):
+        return any(_holds_mutable(item) for item in value)
+    return False
+
+
+def freeze(value: Any) -> Any:
+    """What an entry keeps of a guardable value: the value, or a ``Snapshot`` of its contents
+    where it holds a list, dict or set (kept by reference, it would always compare equal)."""
+    return Snapshot(_content_key(value)) if _holds_mutable(value) else value
 
 
 def same_value(now: Any, then: Any) -> bool:
     """``now`` is the value ``then`` (after an identity test failed): same type and equal the
-    way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN)."""
+    way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN), item
+    by item against a ``Snapshot``."""
+    if type(then) is Snapshot:
+        return guardable(now) and bool(_content_key(now) == then.key)
     return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
 
 
@@ -115,7 +180,7 @@ def attribute_guards(
     for index, value in watch.roots.values():
         root = watch.roots.roots[index]
         if root.kind in ("global", "cell") and guardable(value):
-            roots.append((index, value))
+            roots.append((index, freeze(value)))
     if unchecked:
         _warn_once(label, unchecked)
     return guards, roots
@@ -129,7 +194,9 @@ def _plain_attributes(obj: Any, skip: frozenset[str]) -> tuple[tuple[str, Any], 
         return ()
     if type(own) is not dict:  # a mappingproxy (a class), a custom mapping: not checked
         return ()
-    values = tuple((name, v) for name, v in own.items() if type(name) is str and name not in skip and guardable(v))
+    values = tuple(
+        (name, freeze(v)) for name, v in own.items() if type(name) is str and name not in skip and guardable(v)
+    )
     return values if len(values) <= _MAX_ATTRIBUTES else None
 
 

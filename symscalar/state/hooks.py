@@ -8,6 +8,7 @@ is refused (``refused_hooks``) while tracing (``_Recorder``) and whenever the ho
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -135,13 +136,25 @@ class _Recorder:
 # Hooks of the jitted module, run eagerly around the compiled program
 
 
+# (module, args, kwargs) of the JitModule call under way, as the caller passed them: the
+# module's hooks must see those (eager's ``_call_impl``), not the arguments bound with their
+# defaults filled in, which a hook reading ``len(args)`` or returning new kwargs tells apart
+RAW_CALL: contextvars.ContextVar[tuple[torch.nn.Module, tuple[Any, ...], dict[str, Any]] | None] = (
+    contextvars.ContextVar("symscalar_raw_call", default=None)
+)
+
+
 def call_with_hooks(
     module: torch.nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """``module(*args, **kwargs)`` with ``forward`` replaced by ``call`` (the compiled program):
     the module's forward pre-hooks and forward hooks run eagerly, exactly as
     ``torch.nn.Module._call_impl`` runs them (a pre-hook may replace the arguments, a forward
-    hook the output)."""
+    hook the output), with the arguments as the caller passed them where ``RAW_CALL`` has them."""
+    raw = RAW_CALL.get()
+    if raw is not None and raw[0] is module:
+        RAW_CALL.set(None)  # consumed: a nested call of the same module binds its own
+        args, kwargs = raw[1], dict(raw[2])
     for hook_id, hook in list(module._forward_pre_hooks.items()):
         if hook_id in module._forward_pre_hooks_with_kwargs:
             result = hook(module, args, kwargs)
