@@ -140,6 +140,8 @@ NO_VJP = {
     "random_int": "integer output (randint, random_)",
     "multinomial": "integer output (indices)",
     "tensor_check": "no outputs (a runtime check of a raise-only branch)",
+    "batch_norm_stats": "the running statistics of a training step: outside autograd, as eager's update",
+    "counted_weight": "the total weight of cross_entropy's counted targets: no derivative (eager's has none)",
     # torch's backward kernels of the vision ops: a second derivative through them raises
     # "no gradient rule" (tests/test_ops_vision.py)
     **dict.fromkeys(

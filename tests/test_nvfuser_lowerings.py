@@ -620,6 +620,13 @@ UNLOWERED = {
         "training-mode batch norm runs torch's kernels so that gradients are eager's to the bit "
         "(ops/conv.py: bfloat16 amplifies the composite's other summation order)",
     ),
+    "batch_norm_stats": "torch's update kernel of the running statistics, so that they are eager's to the bit "
+    "(ops/conv.py: it rounds the batch statistics to the buffers' dtype and adds in double)",
+    **dict.fromkeys(
+        ("nll_loss", "nll_loss_backward", "counted_weight"),
+        "torch's nll_loss kernels (and aten's sum of the counted weights): eager's order of addition "
+        "and its division by the total weight, bit for bit (ops/nn.py)",
+    ),
     **dict.fromkeys(
         ("sdpa_flash_cpu", "sdpa_flash_cpu_backward", "sdpa_flash_cpu_double_backward"),
         "torch's CPU flash-attention kernels: traced only for CPU operands, which nvFuser never runs",

@@ -28,6 +28,7 @@ from symscalar.ops.conv import (
     avg_pool2d_p,
     batch_norm_backward_p,
     batch_norm_p,
+    batch_norm_stats_p,
     convolution_backward_p,
     convolution_p,
     max_pool2d_backward_p,
@@ -208,6 +209,7 @@ _batched(adaptive_avg_pool2d_p, (0,))
 _batched(adaptive_avg_pool2d_backward_p, (1,))
 _batched(batch_norm_p, (0, None, None))  # (out, mean, invstd): the statistics are per channel
 _batched(batch_norm_backward_p, (1, None, None))
+_batched(batch_norm_stats_p, (None, None))  # the new running statistics, per channel
 
 
 # advanced indexing (transformers' ``position_ids[batch_idx, q_idx]``): the index tensors'
