@@ -74,6 +74,23 @@ def torch_meta(impl: Callable[..., Any]) -> Callable[..., Any]:
     return meta
 
 
+def autograd_backward(impl: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The backward of eager's op ``impl`` with respect to its first operand, and its meta: run
+    by ``torch.autograd`` on ``impl`` (eager's own backward kernel, so eager's bits), called as
+    ``backward(cotangent, x, *other_operands, **params)``."""
+
+    def backward(ct: Any, x: Any, *args: Any, **params: Any) -> Any:
+        with torch.enable_grad():
+            leaf = x.detach().requires_grad_(True)
+            (grad,) = torch.autograd.grad(impl(leaf, *args, **params), leaf, ct)
+        return grad
+
+    def meta(ct: TensorVar, x: TensorVar, *args: Any, **params: Any) -> TensorVar:
+        return TensorVar(x.shape, x.dtype, x.device)
+
+    return backward, meta
+
+
 def small_meta(impl: Callable[..., Any], shape_rule: Callable[..., Any], size: int = 1) -> Callable[..., Any]:
     """A meta function from a shape rule, without torch's meta tensors.
 

@@ -35,6 +35,7 @@ from symscalar.nvfuser_lowering import (
 )
 from symscalar.ops.common import (
     Tensor,
+    autograd_backward,
     broadcast_shapes,
     canonical_dim,
     canonical_dims,
@@ -68,6 +69,7 @@ from symscalar.types import (
 )
 
 __all__ = [
+    "autograd_backward",
     "Atom",
     "FloatLike",
     "NumberLike",

@@ -15,7 +15,16 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from symscalar.ops.define import StaticBool, StaticInt, Tensor, TensorProxy, TensorVar, defop, register_vjp
+from symscalar.ops.define import (
+    StaticBool,
+    StaticInt,
+    Tensor,
+    TensorProxy,
+    TensorVar,
+    autograd_backward,
+    defop,
+    register_vjp,
+)
 from symscalar.trace import Primitive
 
 __all__ = ["ctc_loss"]
@@ -45,20 +54,9 @@ def _ctc_loss_meta(
     return TensorVar(batch if params["reduction"] == "none" else (), log_probs.dtype, log_probs.device)
 
 
-def _ctc_loss_backward_impl(ct: Any, log_probs: Any, *args: Any, **params: Any) -> Any:
-    with torch.enable_grad():
-        leaf = log_probs.detach().requires_grad_(True)
-        (grad,) = torch.autograd.grad(_ctc_loss_impl(leaf, *args, **params), leaf, ct)
-    return grad
-
-
-def _ctc_loss_backward_meta(ct: TensorVar, log_probs: TensorVar, *args: Any, **params: Any) -> TensorVar:
-    return TensorVar(log_probs.shape, log_probs.dtype, log_probs.device)
-
-
 ctc_loss_p = Primitive("ctc_loss", _ctc_loss_impl, _ctc_loss_meta)
 # torch's derivative of _ctc_loss has no derivative itself: double backward raises, as in eager
-ctc_loss_backward_p = Primitive("ctc_loss_backward", _ctc_loss_backward_impl, _ctc_loss_backward_meta)
+ctc_loss_backward_p = Primitive("ctc_loss_backward", *autograd_backward(_ctc_loss_impl))
 register_vjp(
     ctc_loss_p,
     lambda ct, out, log_probs, *rest, **params: (

@@ -31,6 +31,7 @@ from symscalar.ops.define import (
     TensorProxy,
     TensorVar,
     UnsupportedOperationError,
+    autograd_backward,
     check,
     defop,
     implements,
@@ -381,21 +382,9 @@ def _nll_loss_meta(x: TensorVar, target: TensorVar, weight: Any, *, ignore_index
     return TensorVar(tuple(out.shape), out.dtype, x.device)
 
 
-def _nll_loss_backward_impl(ct: Any, x: Any, target: Any, weight: Any, *, ignore_index: int, reduction: str) -> Any:
-    """Eager's ``nll_loss_backward`` kernel, run by ``torch.autograd`` on the forward."""
-    with torch.enable_grad():
-        leaf = x.detach().requires_grad_(True)
-        out = _nll_loss_impl(leaf, target, weight, ignore_index=ignore_index, reduction=reduction)
-        (grad,) = torch.autograd.grad(out, leaf, ct)
-    return grad
-
-
-def _nll_loss_backward_meta(ct: Any, x: TensorVar, *rest: Any, **params: Any) -> TensorVar:
-    return TensorVar(x.shape, x.dtype, x.device)
-
-
 nll_loss_p = Primitive("nll_loss", _nll_loss_impl, _nll_loss_meta)
-nll_loss_backward_p = Primitive("nll_loss_backward", _nll_loss_backward_impl, _nll_loss_backward_meta)
+# eager's nll_loss_backward kernel, run by torch.autograd on the forward
+nll_loss_backward_p = Primitive("nll_loss_backward", *autograd_backward(_nll_loss_impl))
 # nll_loss is linear in x (weight and target get no gradient, as in eager), so its backward is
 # linear in the cotangent and does not read x's values: the backward's own vjp is nll_loss again
 register_vjp(
