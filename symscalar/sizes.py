@@ -215,6 +215,26 @@ class Size:
         monotone = self._monotone_interval()
         if monotone is not None:
             lo, hi = max(lo, monotone[0]), min(hi, monotone[1])
+        return self._floor_division_interval(lo, hi)
+
+    def _floor_division_interval(self, lo: float, hi: float) -> tuple[float, float]:
+        """Narrow ``(lo, hi)`` where a term is ``k * (a // c)``: ``c * (a // c)`` lies in
+        ``[a - c + 1, a]`` for every integer ``a``, so ``c * form`` lies between the two forms
+        with ``a - c + 1`` and ``a`` in its place, whose own intervals keep that ``a`` shares
+        atoms with the rest (``s_T // 2 - s_T`` < 0, ``s_T // 2 + 1 <= s_T``: the opaque
+        quotient alone is independent of ``s_T``). The form is an integer: bounds round inward."""
+        for monomial, coeff in self.terms:
+            if len(monomial) != 1 or not isinstance(monomial[0], _Opaque) or monomial[0].op != "//":
+                continue
+            quotient, by = monomial[0], monomial[0].by
+            rest = _norm({m: k * by for m, k in self.terms if m != monomial})
+            ends = [rest + coeff * (quotient.arg - (by - 1)), rest + coeff * quotient.arg]
+            bounds = [(float(e), float(e)) if type(e) is int else e.interval() for e in ends]
+            low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+            if not math.isinf(low):
+                lo = max(lo, math.ceil(low / by))
+            if not math.isinf(high):
+                hi = min(hi, math.floor(high / by))
         return lo, hi
 
     def _term_interval(self) -> tuple[float, float]:

@@ -456,6 +456,28 @@ def test_normal_form_and_decisions_agree_with_python_ints():
     check()
 
 
+def test_floor_division_is_bounded_by_its_dividend():
+    """``c * (a // c)`` lies in ``[a - c + 1, a]``: the ranges decide ``T // 2 <= T`` and
+    ``T // 2 + 1 <= T`` (the opaque quotient alone looked independent of ``T``), so a slice
+    starting at ``T // 2`` or a ``narrow`` to the second half trace without a refusal."""
+    t = sizes.Size.of(sizes.Symbol("T", 2, 64, 5))
+    assert sizes.decide("gt", t // 2, t) is False
+    assert sizes.decide("le", t // 2 + 1, t) is True
+    assert sizes.decide("ge", (t + 1) // 2, t // 2) is True
+    assert sizes.decide("lt", t - 2 * (t // 2), 2) is True
+    assert sizes.decide("gt", t // 2, 16) is None  # T // 2 is 1 .. 32: not decided
+
+    def halves(x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[1]
+        return x[:, n // 2 :: 2].sum(1) + x[:, (n + 1) // 2 :].sum(1) + x.narrow(1, n // 2, n - n // 2).sum(1)
+
+    jitted = symscalar.jit(halves, dynamic_dims={"x": (None, Dim("T", min=2, max=64))})
+    for n in (2, 3, 5, 8, 17, 64):
+        x = torch.randn(3, n, dtype=torch.float64)
+        assert torch.equal(jitted(x), halves(x)), n
+    assert jitted.cache_info().misses == 1
+
+
 class _Attention(nn.Module):
     """A module reading T from its input: positions from a parameter, a causal mask from a
     buffer, an attention mask declared with the same B and T."""
