@@ -391,6 +391,10 @@ def native_layer_norm_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: D
     return F.layer_norm(a, a.shape[1:], w, b, s)
 
 
+def batch_norm_eval_fn(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> Any:
+    return F.batch_norm(a, m.detach(), v.detach().abs() + 0.5, w, b, training=False, eps=EPS)
+
+
 def cumsum_fn(a: torch.Tensor, s: DynamicFloat) -> Any:
     return torch.cumsum(a * s, 1)
 
@@ -497,6 +501,11 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
         (x(2, 3, 4), x(3, 4), x(3, 4), S),
         (r"fd\.ops\.welford\(tv\d+, dims=\[1, 2\]\)", "fd.ops.rsqrt("),
     ),  # var_mean prints as welford
+    "batch_norm_eval": (
+        batch_norm_eval_fn,
+        (x(2, 3, 4, 5), x(3), x(3), x(3), x(3)),
+        ("fd.ops.rsqrt(", r"fd\.ops\.broadcast\(tv\d+, is_broadcast_dim=\[True, False, True, True\]"),
+    ),
     "linear_no_bias": (linear_no_bias_fn, (x(4, 5), x(2, 5)), ("fd.ops.linear(",)),
     "clone": (clone_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
     "contiguous": (contiguous_fn, (x(*A),), ("fd.ops.mul(",)),  # nvFuser prints the copy (set) as an alias
@@ -559,7 +568,7 @@ def test_every_lowered_primitive_has_a_case() -> None:
     # their backward primitives (torch's backward kernels in the torch backend)
     for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "sigmoid", "tanh", "silu", "softmax"):
         covered |= _prims_in(grad_traces(_case_trace(name))[1])
-    for name in ("log_softmax", "native_layer_norm"):
+    for name in ("log_softmax", "native_layer_norm", "batch_norm_eval"):
         covered |= _prims_in(grad_traces(_case_trace(name))[1])
     assert lowered - covered == set(), "lowered primitives without a test case"
 

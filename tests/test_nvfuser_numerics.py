@@ -654,7 +654,7 @@ def test_every_emitted_op_has_a_semantic_test() -> None:
 
 S_VALUES = (0.3125, 1.75, -0.625)
 # Cases whose tensors are not all batch-generic in dim 0: (batch-generic args by position)
-FIXED_SHAPES = {"first_set": (), "matmul": (0,), "addmm": (1,), "native_layer_norm": (0,)}
+FIXED_SHAPES = {"first_set": (), "matmul": (0,), "addmm": (1,), "native_layer_norm": (0,), "batch_norm_eval": (0,)}
 # Cases whose BACKWARD holds a size as a static value, so a new batch size builds one new
 # (correctly keyed) backward fusion: never a stale result, but a recompile per batch size.
 REBUILDS_FOR_NEW_BATCH = {
@@ -1051,6 +1051,9 @@ BACKWARD_ONLY: dict[str, str] = {
         "tests/test_soundness_16bit_backward.py)"
         for name in ("sigmoid", "tanh", "silu", "softmax", "log_softmax", "layer_norm")
     },
+    "batch_norm_eval_backward": "batch_norm_eval's vjp (torch's backward kernel on the torch backend): in the "
+    "backward fusions of the batch_norm_eval case (its own vjp, a double backward, by gradgradcheck in "
+    "tests/test_batch_norm_eval_bits.py)",
 }
 
 

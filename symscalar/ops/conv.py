@@ -8,13 +8,15 @@ static: it decides the output shape. nvFuser has no convolution or windowed pool
 these run in torch (the lowering tests' allow-list says so). Their backward primitives have no
 vjp: a second derivative through them raises symscalar's "no gradient rule" error.
 
-``batch_norm`` in training mode with a static ``eps`` normalizes with torch's kernels too
+``batch_norm`` with a static ``eps`` normalizes with torch's kernels too, in training mode
 (``native_batch_norm`` and its backward: gradients eager's to the bit, which bfloat16 needs,
-see ``_batch_norm_impl``); in evaluation mode, or with a dynamic ``eps``, it is a composite of
-reductions and elementwise ops (it fuses, and its gradient comes from the parts). ``momentum``
-may be dynamic. In training mode it updates the running statistics as eager does, through
+see ``_batch_norm_impl``) and in evaluation mode (``_batch_norm_eval_impl``: eager folds the
+statistics into a scale and a shift); with a dynamic ``eps`` it is a composite of reductions
+and elementwise ops (its gradient comes from the parts). ``momentum`` may be dynamic. In
+training mode it updates the running statistics as eager does, through
 ``TraceBuilder.write_back``: the new values are outputs of the program, written into the
-buffers after every call.
+buffers after every call. On nvFuser the evaluation-mode kernels lower (they fuse); the
+training-mode ones run in torch.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from symscalar.ops.define import (
     StaticInt,
     StaticShape,
     Tensor,
+    TensorProxy,
     TensorVar,
     TraceBuilder,
     UnsupportedOperationError,
@@ -40,8 +43,10 @@ from symscalar.ops.define import (
     defop,
     implements,
     is_static,
+    register_nvfuser,
     register_vjp,
     torch_meta,
+    upcast,
 )
 from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.shape import zero_pad_p
@@ -424,6 +429,135 @@ batch_norm_stats_p = Primitive(
 )
 
 
+# Evaluation mode with a static eps runs eager's kernel too: it folds the statistics into one
+# scale and shift per channel (``x * (w / sqrt(var + eps)) + (b - mean * w / sqrt(var + eps))``),
+# where the composite's ``(x - mean) * rsqrt(var + eps) * w + b`` was a float32 ulp off, enough
+# to make a model that alternates training and evaluation steps drift from eager's parameters.
+# Its gradients come from eager's backward kernel (``train=False``); the second derivative from
+# the formula, which is linear in the incoming gradient (``_batch_norm_eval_backward_vjp``).
+def _batch_norm_eval_impl(x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, *, eps: float) -> Any:
+    return aten.native_batch_norm(x, weight, bias, running_mean, running_var, False, 0.0, eps)[0]
+
+
+def _batch_norm_eval_backward_impl(
+    ct: Any, x: Any, weight: Any, running_mean: Any, running_var: Any, *, eps: float, mask: tuple[bool, bool, bool]
+) -> Any:
+    grads = aten.native_batch_norm_backward(
+        ct, x, weight, running_mean, running_var, None, None, False, eps, list(mask)
+    )
+    return tuple(g for g, wanted in zip(grads, mask) if wanted)
+
+
+def _batch_norm_eval_vjp(
+    ct: Any, out: Any, x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, *, eps: float
+) -> Any:
+    mask = (True, weight is not None, bias is not None)
+    grads = iter(batch_norm_eval_backward_p.bind(ct, x, weight, running_mean, running_var, eps=eps, mask=mask))
+    return (*(next(grads) if wanted else None for wanted in mask), None, None)
+
+
+def _batch_norm_eval_backward_vjp(
+    cts: Any,
+    outs: Any,
+    ct: Any,
+    x: Any,
+    weight: Any,
+    running_mean: Any,
+    running_var: Any,
+    *,
+    eps: float,
+    mask: tuple[bool, bool, bool],
+) -> Any:
+    """The derivatives of the evaluation-mode gradients (double backward), from the formula
+    the kernel computes: with s = rsqrt(var + eps) per channel, grad_x = ct * w * s, grad_w =
+    sum(ct * (x - mean) * s) and grad_b = sum(ct) over every dim but the channel dim."""
+    cts = iter(cts)
+    a = next(cts)
+    bw = next(cts) if mask[1] else None
+    bb = next(cts) if mask[2] else None
+    stat_shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    dims = (0, *range(2, x.ndim))
+    scale = torch.rsqrt(_upcast(running_var).reshape(stat_shape) + eps)
+    ct_bar = grad_x = grad_w = None
+    if a is not None:
+        g = _upcast(a) * scale
+        ct_bar = g * _upcast(weight).reshape(stat_shape) if weight is not None else g
+        if weight is not None:
+            grad_w = (g * _upcast(ct)).sum(dims)
+    if bw is not None:
+        b = _upcast(bw).reshape(stat_shape) * scale
+        xhat = (_upcast(x) - _upcast(running_mean).reshape(stat_shape)) * b
+        ct_bar = xhat if ct_bar is None else ct_bar + xhat
+        grad_x = _upcast(ct) * b
+    if bb is not None:
+        b = _upcast(bb).reshape(stat_shape)
+        ct_bar = b.expand(tuple(ct.shape)) if ct_bar is None else ct_bar + b
+    return (
+        None if ct_bar is None else ct_bar.to(ct.dtype),
+        None if grad_x is None else grad_x.to(x.dtype),
+        None if grad_w is None else grad_w.to(weight.dtype),
+        None,
+        None,
+    )
+
+
+batch_norm_eval_p = Primitive("batch_norm_eval", _batch_norm_eval_impl, torch_meta(_batch_norm_eval_impl))
+batch_norm_eval_backward_p = Primitive(
+    "batch_norm_eval_backward",
+    _batch_norm_eval_backward_impl,
+    torch_meta(_batch_norm_eval_backward_impl),
+    multiple_results=True,
+)
+register_vjp(batch_norm_eval_p, _batch_norm_eval_vjp)
+register_vjp(batch_norm_eval_backward_p, _batch_norm_eval_backward_vjp)
+
+
+def _per_channel(fd: Any, t: Any, ndim: int) -> Any:
+    """A (C,) tensor in float32 (16-bit: as the kernels compute), broadcast along dim 1."""
+    return fd.ops.broadcast(upcast(fd, t), [i != 1 for i in range(ndim)])
+
+
+# On nvFuser the evaluation-mode kernels are one fusion with their neighbours (inference of a
+# CNN is mostly this): the arithmetic of torch's kernels, in float32 for 16-bit inputs.
+def _batch_norm_eval_nvfuser(
+    fd: Any, x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, *, eps: float
+) -> Any:
+    n = x.ndim
+    scale = fd.ops.rsqrt(fd.ops.add(_per_channel(fd, running_var, n), eps))
+    if weight is not None:
+        scale = fd.ops.mul(scale, _per_channel(fd, weight, n))
+    out = fd.ops.mul(fd.ops.sub(upcast(fd, x), _per_channel(fd, running_mean, n)), scale)
+    return fd.ops.add(out, _per_channel(fd, bias, n)) if bias is not None else out
+
+
+def _batch_norm_eval_backward_nvfuser(
+    fd: Any,
+    ct: Any,
+    x: Any,
+    weight: Any,
+    running_mean: Any,
+    running_var: Any,
+    *,
+    eps: float,
+    mask: tuple[bool, bool, bool],
+) -> Any:
+    n = x.ndim
+    dims = [0, *range(2, n)]
+    s = fd.ops.rsqrt(fd.ops.add(_per_channel(fd, running_var, n), eps))
+    g = upcast(fd, ct)
+    outs = [fd.ops.mul(g, fd.ops.mul(s, _per_channel(fd, weight, n)) if weight is not None else s)]
+    if mask[1]:
+        xhat = fd.ops.mul(fd.ops.sub(upcast(fd, x), _per_channel(fd, running_mean, n)), s)
+        outs.append(fd.ops.sum(fd.ops.mul(g, xhat), dims))
+    if mask[2]:
+        outs.append(fd.ops.sum(g, dims))
+    return tuple(outs)
+
+
+register_nvfuser(batch_norm_eval_p, _batch_norm_eval_nvfuser)
+register_nvfuser(batch_norm_eval_backward_p, _batch_norm_eval_backward_nvfuser)
+
+
 @defop(torch=(F.batch_norm,))
 def batch_norm(
     input: Tensor,
@@ -459,18 +593,19 @@ def batch_norm(
             )
         native_eps = float(eps) if is_static(eps) and type(eps) in (int, float) else None
         native_momentum = float(momentum) if is_static(momentum) and type(momentum) in (int, float) else None
-        kernel_stats = running_mean is not None and running_var is not None and native_momentum is not None
-        if kernel_stats and native_momentum is not None:
+        stats_written = running_mean is None or running_var is None
+        if running_mean is not None and running_var is not None and native_momentum is not None:
             new_mean, new_var = batch_norm_stats_p.bind(
                 input.detach(), running_mean, running_var, momentum=native_momentum
             )
             _write_running_stats(running_mean, running_var, new_mean, new_var)
-        if (running_mean is None or kernel_stats) and native_eps is not None:
+            stats_written = True
+        if stats_written and native_eps is not None:
             return batch_norm_p.bind(input, weight, bias, eps=native_eps)[0]
         mean = xf.mean(dims, keepdim=True)
         centered = xf - mean
         var = (centered * centered).mean(dims, keepdim=True)
-        if running_mean is not None and running_var is not None and not kernel_stats:  # a dynamic momentum
+        if running_mean is not None and running_var is not None and not stats_written:  # a dynamic momentum
             _update_running_stats(
                 running_mean,
                 running_var,
@@ -482,6 +617,9 @@ def batch_norm(
             return batch_norm_p.bind(input, weight, bias, eps=native_eps)[0]
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
+    elif is_static(eps) and type(eps) in (int, float):
+        _refuse_differentiable_stats(running_mean, running_var)
+        return batch_norm_eval_p.bind(input, weight, bias, running_mean, running_var, eps=float(eps))
     else:
         centered = xf - _upcast(running_mean).reshape(stat_shape)
         var = _upcast(running_var).reshape(stat_shape)
@@ -491,6 +629,16 @@ def batch_norm(
     if bias is not None:
         out = out + bias.reshape(stat_shape)
     return out.to(input.dtype)
+
+
+def _refuse_differentiable_stats(running_mean: Tensor, running_var: Tensor) -> None:
+    for name, stats in (("running_mean", running_mean), ("running_var", running_var)):
+        if isinstance(stats, TensorProxy) and stats.requires_grad:
+            raise UnsupportedOperationError(
+                f"batch_norm in evaluation mode with a {name} that requires grad: eager's native_batch_norm is "
+                f"not differentiable with respect to {name} (eager refuses it too). Pass {name}.detach(), or "
+                "keep the statistics in buffers (nn.BatchNorm's running_mean and running_var)."
+            )
 
 
 def _bessel(count: Any) -> Any:

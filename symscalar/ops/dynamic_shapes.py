@@ -27,6 +27,8 @@ from symscalar.ops.conv import (
     avg_pool2d_backward_p,
     avg_pool2d_p,
     batch_norm_backward_p,
+    batch_norm_eval_backward_p,
+    batch_norm_eval_p,
     batch_norm_p,
     batch_norm_stats_p,
     convolution_backward_p,
@@ -210,6 +212,15 @@ _batched(adaptive_avg_pool2d_backward_p, (1,))
 _batched(batch_norm_p, (0, None, None))  # (out, mean, invstd): the statistics are per channel
 _batched(batch_norm_backward_p, (1, None, None))
 _batched(batch_norm_stats_p, (None, None))  # the new running statistics, per channel
+# evaluation mode is elementwise over every dim: any of them but the channel dim may be dynamic
+register_shape_rule(batch_norm_eval_p, _same)
+register_shape_rule(
+    batch_norm_eval_backward_p,
+    lambda ct, x, weight, running_mean, running_var, *, eps, mask: [
+        tuple(x.shape),
+        *(tuple(running_mean.shape) for wanted in mask[1:] if wanted),
+    ],
+)
 
 
 # advanced indexing (transformers' ``position_ids[batch_idx, q_idx]``): the index tensors'
