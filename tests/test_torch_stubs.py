@@ -44,7 +44,8 @@ def test_every_torch_stub_is_in_the_package(overlays: dict[str, str]) -> None:
     package holds all of them (py.typed says partial: the .py modules come from torch)."""
     root = torch_stubs.torch_dir()
     assert overlays["py.typed"] == "partial\n"
-    assert set(overlays) - {"py.typed"} == {p.relative_to(root).as_posix() for p in root.rglob("*.pyi")}
+    annotated = {relative.removesuffix(".py") + ".pyi" for relative in torch_stubs.ANNOTATED}
+    assert set(overlays) - {"py.typed"} - annotated == {p.relative_to(root).as_posix() for p in root.rglob("*.pyi")}
     assert set(torch_stubs.OVERLAID) <= set(overlays)
 
 
@@ -82,6 +83,30 @@ def test_only_non_static_number_parameters_are_widened(relative: str, overlays: 
     assert widened, f"nothing widened in {relative}"
     if relative != "_C/_nn.pyi":
         assert kept_static, f"no static parameter met in {relative}"
+
+
+@pytest.mark.parametrize("relative", sorted(torch_stubs.ANNOTATED))
+def test_annotated_modules_change_only_the_listed_signatures(relative: str, overlays: dict[str, str]) -> None:
+    """A Python module of torch whose functions leave static parameters unannotated becomes a
+    stub that is the module itself, except that each listed function's parameters and return
+    are annotated (its body is torch's): a checker reads every other line as before."""
+    owner, signatures = torch_stubs.ANNOTATED[relative]
+    original = ast.parse((torch_stubs.torch_dir() / relative).read_text())
+    copy = ast.parse(overlays[relative.removesuffix(".py") + ".pyi"])
+    added = [n for n in copy.body if ast.dump(n) not in {ast.dump(m) for m in original.body}]
+    assert [ast.unparse(n) for n in added if not isinstance(n, ast.ClassDef)] == [
+        "from collections.abc import Sequence as _Sequence"
+    ]
+    changed = set()
+    for before, after in zip(functions(original, owner), functions(copy, owner), strict=True):
+        assert before.name == after.name
+        if ast.dump(before) == ast.dump(after):
+            continue
+        changed.add(after.name)
+        parameters = [*after.args.posonlyargs, *after.args.args, *after.args.kwonlyargs][1:]
+        assert all(p.annotation is not None for p in parameters) and after.returns is not None, after.name
+        assert [ast.dump(n) for n in after.body] == [ast.dump(n) for n in before.body], after.name
+    assert changed == set(signatures)
 
 
 def test_relative_imports_become_absolute(overlays: dict[str, str]) -> None:

@@ -44,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 import mypy.api
 import pytest
@@ -295,28 +296,43 @@ def test_pyright_holds_the_core_rule() -> None:
 
 
 def unannotated_static_parameters() -> list[str]:
-    """Static parameters of torch spellings that torch's own source leaves unannotated (Python
-    methods such as ``Tensor.split``): Pyright, without a plugin, sees ``Any`` there."""
+    """Static parameters of torch spellings that torch's own source leaves unannotated or
+    ``Any`` (Python functions such as ``Tensor.split``, rather than C ones typed by torch's
+    stubs): ``Any`` to a checker without the plugin, unless symscalar's stubs annotate them.
+    A parameter is matched to the op's by name, else by position (the plugin's rule)."""
     found = []
-    for name, (_, static, _) in sorted(STATIC_PARAMS.items()):
-        owner, _, method = name.rpartition(".")
-        if owner != "torch.Tensor" or not static:
-            continue
-        fn = getattr(torch.Tensor, method, None)
-        if not inspect.isfunction(fn):
-            continue  # a C method: typed by torch's stubs
-        params = inspect.signature(fn).parameters
-        found += [f"{name}({p})" for p in static if p in params and params[p].annotation is inspect.Parameter.empty]
+    for name, (params, static, positional) in sorted(STATIC_PARAMS.items()):
+        owner, _, function = name.rpartition(".")
+        namespace = {"torch.Tensor": torch.Tensor, "torch": torch, "torch.functional": torch.functional}.get(owner)
+        fn = getattr(namespace, function, None)
+        if not static or not inspect.isfunction(fn):
+            continue  # a C function: typed by torch's stubs
+        offset = 1 if owner == "torch.Tensor" else 0
+        for index, p in enumerate(list(inspect.signature(fn).parameters.values())[offset:]):
+            at = index + offset
+            is_static = p.name in static if p.name in params else at < positional and params[at] in static
+            if is_static and p.annotation in (inspect.Parameter.empty, Any, "Any"):
+                found.append(f"{name}({p.name})")
     return found
 
 
-def test_unannotated_torch_spellings_are_documented() -> None:
-    """docs/mypy.md names each torch spelling where the core rule needs the plugin."""
+def test_unannotated_torch_spellings_are_annotated_by_the_stubs() -> None:
+    """Every static parameter torch leaves unannotated is annotated in symscalar's torch stubs
+    (``torch_stubs.ANNOTATED``), so plain mypy and Pyright refuse a dynamic value there as the
+    run time does (``typecheck_cases/unannotated_torch.py``); and every entry there is still
+    needed."""
     found = unannotated_static_parameters()
-    assert found, "torch annotates every static parameter now: update docs/mypy.md"
-    docs = (ROOT / "docs" / "mypy.md").read_text()
-    missing = [f for f in found if f"`{f.removeprefix('torch.')}`" not in docs]
-    assert not missing, f"docs/mypy.md should name: {missing}"
+    assert "torch.Tensor.split(split_size)" in found and "torch.Tensor.unflatten(sizes)" in found
+    annotated = {
+        f"torch.Tensor.{function}"
+        for relative, (owner, signatures) in torch_stubs.ANNOTATED.items()
+        if owner == "Tensor"
+        for function in signatures
+    }
+    missing = sorted(f for f in found if f.partition("(")[0] not in annotated)
+    assert not missing, f"add these to symscalar.torch_stubs.ANNOTATED: {missing}"
+    unneeded = sorted(a for a in annotated if not any(f.startswith(a + "(") for f in found))
+    assert not unneeded, f"torch annotates these now: drop them from torch_stubs.ANNOTATED: {unneeded}"
 
 
 def test_enough_cases() -> None:

@@ -349,12 +349,12 @@ def torch_split_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFl
 
 @symscalar.jit
 def method_split_split_size_or_sections(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return x.split(n)[0]  # E: torch.Tensor.split: parameter "split_size_or_sections" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]
+    return x.split(n)[0]  # E: torch.Tensor.split: parameter "split_size_or_sections" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 1 to "split" of "Tensor" has incompatible type "DynamicInt"; expected "int | SymInt | Sequence[int | SymInt]"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def method_split_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return x.split(1, n)[0]  # E: torch.Tensor.split: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # pyright-E: reportArgumentType
+    return x.split(1, n)[0]  # E: torch.Tensor.split: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "split" of "Tensor" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit

@@ -355,12 +355,12 @@ def method_repeat_repeats(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: Dy
 
 @symscalar.jit
 def method_unflatten_dim(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
-    return x.unflatten(n, (2, 2))  # E: torch.Tensor.unflatten: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]
+    return x.unflatten(n, (2, 2))  # E: torch.Tensor.unflatten: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 1 to "unflatten" of "Tensor" has incompatible type "DynamicInt"; expected "int | str"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def method_unflatten_sizes(x: torch.Tensor, w: torch.Tensor, n: DynamicInt, b: DynamicBool) -> Any:
-    return x.unflatten(3, (n, 4))  # E: torch.Tensor.unflatten: parameter "sizes" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]
+    return x.unflatten(3, (n, 4))  # E: torch.Tensor.unflatten: parameter "sizes" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "unflatten" of "Tensor" has incompatible type "tuple[DynamicInt, int]"; expected "Sequence[int | SymInt] | Sequence[tuple[str, int]]"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
