@@ -10,7 +10,8 @@
   four busy intra-op threads.
 
 torch is imported inside the hooks, not here: the xdist controller loads this file too and
-never runs a test, so it should not pay for `import torch`.
+never runs a test; it imports symscalar (and so torch) once, before the workers start, only so
+that the warnings workers report can be unpickled from several threads (`pytest_configure`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch  # noqa: PLC0415 - not at the top: the xdist controller needs no torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workerinput["workercount"])))
+    elif config.getoption("numprocesses", None):
+        # The xdist controller imports the module of a warning a worker reports, in the receiver
+        # thread of that worker's gateway: two workers reporting symscalar warnings at once
+        # import symscalar in two threads, and the second sees a partially initialized module
+        # (seen once in CI: "cannot import name 'Traced' from partially initialized module
+        # 'symscalar.types'"). Imported here, before any worker starts, those are lookups.
+        import symscalar  # noqa: F401, PLC0415 - the controller's one import, before the workers
 
 
 def pytest_ignore_collect(collection_path: pathlib.Path, config: pytest.Config) -> bool | None:
