@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import types as pytypes
 import warnings
+from operator import is_
 from typing import Any
 
 import torch
@@ -97,6 +98,7 @@ class Snapshot:
     have changed, so it is compared item by item on every call."""
 
     key: Any
+    plan: Any = None  # ``_plan``: compared by identity first, the key only where an item is another object
 
 
 def _content_key(value: Any) -> Any:
@@ -128,7 +130,7 @@ def _holds_mutable(value: Any) -> bool:
 def freeze(value: Any) -> Any:
     """What an entry keeps of a guardable value: the value, or a ``Snapshot`` of its contents
     where it holds a list, dict or set (kept by reference, it would always compare equal)."""
-    return Snapshot(_content_key(value)) if _holds_mutable(value) else value
+    return Snapshot(_content_key(value), _plan(value)) if _holds_mutable(value) else value
 
 
 def same_value(now: Any, then: Any) -> bool:
@@ -136,8 +138,79 @@ def same_value(now: Any, then: Any) -> bool:
     way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN), item
     by item against a ``Snapshot``."""
     if type(then) is Snapshot:
-        return guardable(now) and bool(_content_key(now) == then.key)
+        return (then.plan is not None and _unchanged(now, then.plan)) or _matches(now, then.key)
     return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
+
+
+def _plan(value: Any) -> tuple[type, Any, tuple[tuple[int, Any], ...]] | None:
+    """What ``_unchanged`` compares a snapshotted value with: its exact type, its items (kept:
+    an item that ``is`` one of them is that value, of that type), and the plans of the items
+    changed in place themselves (lists, dicts, sets, tuples holding one), by position. None
+    where it holds a ``functools.partial`` (compared by its key alone)."""
+    kind = type(value)
+    if kind in (set, frozenset):  # items are hashable: no list or dict inside, a partial may be
+        if any(_holds_mutable(item) for item in value):
+            return None
+        return kind, (frozenset(map(id, value)), tuple(value)), ()
+    if kind is dict:
+        if any(_holds_mutable(k) for k in value):  # a partial as a key
+            return None
+        items: Any = (tuple(value), tuple(value.values()))
+        values = items[1]
+    elif kind in (list, tuple):
+        items = values = tuple(value)
+    else:
+        return None
+    nested = []
+    for i, item in enumerate(values):
+        if _holds_mutable(item):
+            plan = _plan(item)
+            if plan is None:
+                return None
+            nested.append((i, plan))
+    return kind, items, tuple(nested)
+
+
+def _unchanged(now: Any, plan: tuple[type, Any, tuple[tuple[int, Any], ...]]) -> bool:
+    """``now`` holds, in order, the very objects it held when snapshotted (``_plan``), so its
+    contents key is the snapshot's: the common case of a call, tested by identity at C speed.
+    False says only that the key must be compared."""
+    kind, items, nested = plan
+    if type(now) is not kind:
+        return False
+    if kind is set or kind is frozenset:
+        ids = items[0]
+        return len(now) == len(ids) and all(map(ids.__contains__, map(id, now)))
+    if kind is dict:
+        keys, values = items
+        if len(now) != len(keys) or not (all(map(is_, now, keys)) and all(map(is_, now.values(), values))):
+            return False
+        held = list(now.values()) if nested else values
+    else:
+        if len(now) != len(items) or not all(map(is_, now, items)):
+            return False
+        held = now
+    return all(_unchanged(held[i], p) for i, p in nested)
+
+
+def _matches(now: Any, key: Any) -> bool:
+    """``guardable(now) and _content_key(now) == key``, walking ``now`` once and building no key
+    for its lists, tuples and dicts (the containers an entry compares on every call: a config's
+    dicts of plans, a model's sets of module names), stopping at the first difference."""
+    kind = type(now)
+    if kind is tuple or kind is list:
+        if type(key) is not tuple or len(key) != 2 or key[0] is not kind or len(now) > _MAX_TUPLE:
+            return False
+        items = key[1]
+        return len(now) == len(items) and all(_matches(x, k) for x, k in zip(now, items))
+    if kind is dict:
+        if type(key) is not tuple or len(key) != 2 or key[0] is not dict or len(now) > _MAX_TUPLE:
+            return False
+        pairs = key[1]
+        return len(now) == len(pairs) and all(
+            _matches(k, kk) and _matches(v, vk) for (k, v), (kk, vk) in zip(now.items(), pairs)
+        )
+    return guardable(now) and bool(_content_key(now) == key)  # a leaf, set or partial: small
 
 
 @dataclasses.dataclass(frozen=True)
