@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from typing import Any
 
 import numpy as np
 import pytest

@@ -133,7 +133,7 @@ class _Context:
 
     def __init__(self, items: tuple[tuple[str, bool, Any], ...]) -> None:
         self.items = items
-        self._key = tuple((n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items)
+        self._key = tuple([(n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items])
         self._hash = hash(self._key)
 
     def __eq__(self, other: object) -> bool:
@@ -149,11 +149,23 @@ class _Context:
         return f"_Context({self.items!r})"
 
 
+# the exact types of most attributes of a cache (its layers' flags, sizes, dtype, device; their
+# tensors): one set lookup per attribute on the per-call key walk, before the isinstance tests
+_EXACT_STATIC = frozenset({type(None), bool, int, float, str, torch.dtype, torch.device})
+_EXACT_CHILDREN = frozenset({torch.Tensor, list, tuple, dict})
+
+
 def _flatten(obj: Any) -> tuple[list[Any], Any]:
     children: list[Any] = []
     context: list[tuple[str, bool, Any]] = []
     for name, value in vars(obj).items():
-        if isinstance(value, _STATIC) and not isinstance(value, torch.Tensor):
+        kind = type(value)
+        if kind in _EXACT_STATIC:
+            context.append((name, False, value))
+        elif kind in _EXACT_CHILDREN:
+            context.append((name, True, None))
+            children.append(value)
+        elif isinstance(value, _STATIC) and not isinstance(value, torch.Tensor):
             context.append((name, False, value))
         elif isinstance(value, (torch.Tensor, TensorProxy, list, tuple, dict)) or type(value) in STATE_CLASSES:
             context.append((name, True, None))

@@ -142,7 +142,12 @@ def same_value(now: Any, then: Any) -> bool:
     return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
 
 
-def _plan(value: Any) -> tuple[type, Any, tuple[tuple[int, Any], ...]] | None:
+# (exact type, items, (position, plan) of the items changed in place themselves); the type as Any: a
+# test of ``type(now)`` against it must not narrow ``now``
+_Plan = tuple[Any, Any, tuple[tuple[int, Any], ...]]
+
+
+def _plan(value: Any) -> _Plan | None:
     """What ``_unchanged`` compares a snapshotted value with: its exact type, its items (kept:
     an item that ``is`` one of them is that value, of that type), and the plans of the items
     changed in place themselves (lists, dicts, sets, tuples holding one), by position. None
@@ -171,7 +176,7 @@ def _plan(value: Any) -> tuple[type, Any, tuple[tuple[int, Any], ...]] | None:
     return kind, items, tuple(nested)
 
 
-def _unchanged(now: Any, plan: tuple[type, Any, tuple[tuple[int, Any], ...]]) -> bool:
+def _unchanged(now: Any, plan: _Plan) -> bool:
     """``now`` holds, in order, the very objects it held when snapshotted (``_plan``), so its
     contents key is the snapshot's: the common case of a call, tested by identity at C speed.
     False says only that the key must be compared."""
