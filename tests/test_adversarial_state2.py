@@ -170,6 +170,8 @@ _CHANGES_IN_PLACE = [  # (value, a change keeping its identity)
     ({"a": ([1], 2)}, lambda v: v["a"][0].append(2)),
     ([{"x": 1}], lambda v: v[0].update(x=1.0)),
     ([{1}], lambda v: v[0].add(2)),
+    ({"a": {1}}, lambda v: v["a"].add(2)),
+    ((([1],),), lambda v: v[0][0].append(2)),
     ({_PARTIAL}, lambda v: next(iter(v)).keywords.update(negative_slope=0.2)),
     ({(1, _PARTIAL): 1}, lambda v: next(iter(v))[1].keywords.update(negative_slope=0.3)),
     ([_PARTIAL], lambda v: v[0].keywords.update(negative_slope=0.4)),

@@ -98,7 +98,10 @@ class Snapshot:
     have changed, so it is compared item by item on every call."""
 
     key: Any
-    plan: Any = None  # ``_plan``: compared by identity first, the key only where an item is another object
+    # the value snapshotted and the containers it holds (``_containers``), compared by identity
+    # first, the key only where one holds another object; neither is part of the snapshot's equality
+    origin: Any = dataclasses.field(default=None, compare=False)
+    containers: Any = dataclasses.field(default=None, compare=False)
 
 
 def _content_key(value: Any) -> Any:
@@ -130,7 +133,7 @@ def _holds_mutable(value: Any) -> bool:
 def freeze(value: Any) -> Any:
     """What an entry keeps of a guardable value: the value, or a ``Snapshot`` of its contents
     where it holds a list, dict or set (kept by reference, it would always compare equal)."""
-    return Snapshot(_content_key(value), _plan(value)) if _holds_mutable(value) else value
+    return Snapshot(_content_key(value), value, _containers(value)) if _holds_mutable(value) else value
 
 
 def same_value(now: Any, then: Any) -> bool:
@@ -138,64 +141,57 @@ def same_value(now: Any, then: Any) -> bool:
     way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN), item
     by item against a ``Snapshot``."""
     if type(then) is Snapshot:
-        return (then.plan is not None and _unchanged(now, then.plan)) or _matches(now, then.key)
+        containers = then.containers
+        return (containers is not None and _unchanged(now, then.origin, containers)) or _matches(now, then.key)
     return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
 
 
-# (exact type, items, (position, plan) of the items changed in place themselves); the type as Any: a
-# test of ``type(now)`` against it must not narrow ``now``
-_Plan = tuple[Any, Any, tuple[tuple[int, Any], ...]]
+def _containers(value: Any) -> tuple[tuple[Any, Any, Any], ...] | None:
+    """The containers changed in place (lists, dicts, sets) that a snapshotted value holds, itself
+    among them, each with the items it holds now (kept: an item that ``is`` one of them is that
+    value, of that type), for ``_unchanged``; None where it holds a ``functools.partial`` (its
+    keywords, a dict, are compared by the key alone)."""
+    found: list[tuple[Any, Any, Any]] = []
+
+    def add(v: Any) -> bool:
+        kind = type(v)
+        if kind is functools.partial:
+            return False
+        if kind in (set, frozenset) or kind is dict:
+            if any(_holds_mutable(k) for k in v):  # a partial as an item or a key
+                return False
+        if kind in (set, frozenset):
+            if kind is set:
+                found.append((v, frozenset(map(id, v)), tuple(v)))
+            return True
+        items = tuple(v.values()) if kind is dict else tuple(v)
+        if kind is not tuple:
+            found.append((v, tuple(v) if kind is dict else items, items if kind is dict else None))
+        return all(add(item) for item in items if _holds_mutable(item))
+
+    return tuple(found) if add(value) else None
 
 
-def _plan(value: Any) -> _Plan | None:
-    """What ``_unchanged`` compares a snapshotted value with: its exact type, its items (kept:
-    an item that ``is`` one of them is that value, of that type), and the plans of the items
-    changed in place themselves (lists, dicts, sets, tuples holding one), by position. None
-    where it holds a ``functools.partial`` (compared by its key alone)."""
-    kind = type(value)
-    if kind in (set, frozenset):  # items are hashable: no list or dict inside, a partial may be
-        if any(_holds_mutable(item) for item in value):
-            return None
-        return kind, (frozenset(map(id, value)), tuple(value)), ()
-    if kind is dict:
-        if any(_holds_mutable(k) for k in value):  # a partial as a key
-            return None
-        items: Any = (tuple(value), tuple(value.values()))
-        values = items[1]
-    elif kind in (list, tuple):
-        items = values = tuple(value)
-    else:
-        return None
-    nested = []
-    for i, item in enumerate(values):
-        if _holds_mutable(item):
-            plan = _plan(item)
-            if plan is None:
-                return None
-            nested.append((i, plan))
-    return kind, items, tuple(nested)
-
-
-def _unchanged(now: Any, plan: _Plan) -> bool:
-    """``now`` holds, in order, the very objects it held when snapshotted (``_plan``), so its
-    contents key is the snapshot's: the common case of a call, tested by identity at C speed.
-    False says only that the key must be compared."""
-    kind, items, nested = plan
-    if type(now) is not kind:
+def _unchanged(now: Any, origin: Any, containers: tuple[tuple[Any, Any, Any], ...]) -> bool:
+    """``now`` is the object snapshotted, and each container it holds (``_containers``: a tuple
+    holds the same objects forever) holds, in order, the very objects it held then: so its
+    contents key is the snapshot's. The common case of a call, tested by identity at C speed,
+    without walking down the value; False says only that the key must be compared."""
+    if now is not origin:
         return False
-    if kind is set or kind is frozenset:
-        ids = items[0]
-        return len(now) == len(ids) and all(map(ids.__contains__, map(id, now)))
-    if kind is dict:
-        keys, values = items
-        if len(now) != len(keys) or not (all(map(is_, now, keys)) and all(map(is_, now.values(), values))):
+    for container, items, values in containers:
+        if len(container) != len(items):
             return False
-        held = list(now.values()) if nested else values
-    else:
-        if len(now) != len(items) or not all(map(is_, now, items)):
+        kind = type(container)
+        if kind is list:
+            if not all(map(is_, container, items)):
+                return False
+        elif kind is dict:
+            if not (all(map(is_, container, items)) and all(map(is_, container.values(), values))):
+                return False
+        elif not all(map(items.__contains__, map(id, container))):  # a set: its items' ids
             return False
-        held = now
-    return all(_unchanged(held[i], p) for i, p in nested)
+    return True
 
 
 def _matches(now: Any, key: Any) -> bool:
