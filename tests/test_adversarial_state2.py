@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import symscalar
+from symscalar._jit import pystate
 
 
 class _Lora(nn.Module):
@@ -89,6 +91,106 @@ def test_lists_dicts_and_sets_changed_in_place_between_calls_are_seen(nested: bo
             edit(m.inner if nested else m)  # type: ignore[operator]
         torch.testing.assert_close(jitted(x), eager(x), rtol=0, atol=0)
     assert jitted.cache_info()[:2] == (1, 4)  # unmerged: the first program again
+
+
+_SNAPSHOTTED = [
+    [1, 2],
+    [1, 2.0],
+    [1, True],
+    [0.0],
+    [-0.0],
+    [float("nan")],
+    (1, [2]),
+    [(1, 2)],
+    [[1], [2]],
+    [[1], [2, 3]],
+    {"a": 1},
+    {"a": 1.0},
+    {"b": 1},
+    {"a": 1, "b": 2},
+    {"b": 2, "a": 1},
+    {"a": [1]},
+    {"a": (1,)},
+    {1: "a"},
+    {1.0: "a"},
+    {"a": {"b": None}},
+    [set()],
+    [{1}],
+    [frozenset({1})],
+    [torch.Size([2])],
+    [(2,)],
+    [np.float64(0.5)],
+    [0.5],
+    [torch.float32],
+    [F.relu],
+    [functools.partial(F.leaky_relu, negative_slope=0.1)],
+    [functools.partial(F.leaky_relu, negative_slope=0.2)],
+    [nn.GELU],
+    list(range(64)),
+    list(range(65)),
+    [torch.zeros(1)],
+    {"a": torch.zeros(1)},
+    [nn.Linear(1, 1)],
+    [[1] * 65],
+    [],
+    {},
+    (),
+]
+
+
+def test_a_snapshot_compares_as_its_contents_key() -> None:
+    """``same_value`` against a snapshotted list, dict or set walks the value once; it answers
+    what comparing the value's contents key answers (types, signed zeros, NaN, order, nesting,
+    values that cannot be checked), for every pair of a table of values."""
+    for then in _SNAPSHOTTED:
+        if not pystate.guardable(then):
+            continue
+        frozen = pystate.freeze(then)
+        assert type(frozen) is pystate.Snapshot or not isinstance(then, (list, dict))
+        if type(frozen) is not pystate.Snapshot:
+            continue
+        for now in _SNAPSHOTTED:
+            expected = pystate.guardable(now) and pystate._content_key(now) == frozen.key
+            assert pystate.same_value(now, frozen) == expected, (now, then)
+        assert pystate.same_value(copy.deepcopy(then), frozen)
+
+
+def _set_first(items: Any, value: Any) -> None:
+    items[next(iter(items)) if isinstance(items, dict) else 0] = value
+
+
+_PARTIAL = functools.partial(F.leaky_relu, negative_slope=0.1)
+_CHANGES_IN_PLACE = [  # (value, a change keeping its identity)
+    ([1, 2], lambda v: _set_first(v, 1.0)),
+    ([1, 2], lambda v: _set_first(v, True)),
+    ([0.0], lambda v: _set_first(v, -0.0)),
+    ([1, 2], lambda v: v.reverse()),
+    ({"a": 1, "b": 2}, lambda v: v.update(a=v.pop("a"))),  # reordered
+    ({"a": [1]}, lambda v: v["a"].append(2)),
+    ({"a": ([1], 2)}, lambda v: v["a"][0].append(2)),
+    ([{"x": 1}], lambda v: v[0].update(x=1.0)),
+    ([{1}], lambda v: v[0].add(2)),
+    ({"a": {1}}, lambda v: v["a"].add(2)),
+    ((([1],),), lambda v: v[0][0].append(2)),
+    ({_PARTIAL}, lambda v: next(iter(v)).keywords.update(negative_slope=0.2)),
+    ({(1, _PARTIAL): 1}, lambda v: next(iter(v))[1].keywords.update(negative_slope=0.3)),
+    ([_PARTIAL], lambda v: v[0].keywords.update(negative_slope=0.4)),
+    ([1, 2], lambda v: _set_first(v, 1)),  # an equal int: the same contents
+    ({"a": 1.5}, lambda v: _set_first(v, float("1.5"))),
+]
+
+
+@pytest.mark.parametrize("index", range(len(_CHANGES_IN_PLACE)))
+def test_a_snapshot_sees_a_change_in_place(index: int) -> None:
+    """The snapshotted value itself changed in place (an item replaced by an equal one of
+    another type, reordered, a nested list, set or partial's keywords changed): ``same_value``
+    answers what comparing the contents key answers, never the stale identity of the items."""
+    value, change = _CHANGES_IN_PLACE[index]
+    value = copy.deepcopy(value)
+    frozen = pystate.freeze(value)
+    assert type(frozen) is pystate.Snapshot and pystate.same_value(value, frozen)
+    change(value)
+    assert pystate.same_value(value, frozen) == (pystate._content_key(value) == frozen.key)
 
 
 def test_a_global_list_changed_in_place_is_seen() -> None:

@@ -115,6 +115,60 @@ def test_a_tensor_sharing_memory_with_an_updated_state_tensor_is_refused(view: b
         forward(cache, keys, x)
 
 
+def _update_and_ignore(cache: Any, keys: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    cache.update(x, x, 0)
+    return x.sum()
+
+
+def _read_update_and_read(cache: Any, keys: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    before = cache.layers[0].keys.sum()  # the old values read: the update runs out of place, written back
+    cache.update(x, x, 0)
+    return before + keys.sum()
+
+
+def _read_update_and_ignore(cache: Any, keys: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    before = cache.layers[0].keys.sum()
+    cache.update(x, x, 0)
+    return before + x.sum()
+
+
+def _cache_state(cache: Any) -> list[torch.Tensor]:
+    return [t.clone() for layer in cache.layers for t in (layer.keys, layer.values, layer.cumulative_length)]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_update_and_read, _update_and_ignore, _read_update_and_read, _read_update_and_ignore],
+    ids=["in-place-read", "in-place-not-read", "written-back-read", "written-back-not-read"],
+)
+@pytest.mark.parametrize("view", [False, True], ids=["tensor", "view"])
+@pytest.mark.parametrize("hit", [False, True], ids=["miss", "hit"])
+def test_a_state_tensor_passed_again_is_refused_before_any_change_or_is_eagers(fn: Any, view: bool, hit: bool) -> None:
+    """A static layer's keys (or a view of them) passed as another argument too, which the
+    function reads or not, updated in place by the program or written back after it, on the
+    call that traces or on a cache hit: the call is refused before it changed the cache, or it
+    returns eager's result and leaves eager's cache. (Written back, eager's read of the argument
+    after the update sees it, the program's would not.)"""
+    x = torch.ones(1, 2, 1, 4)
+    forward = symscalar.jit(fn)
+    if hit:  # the same shapes, unshared: the call below finds this entry
+        unshared = _static_cache()
+        forward(unshared, torch.zeros_like(unshared.layers[0].keys[:, :1] if view else unshared.layers[0].keys), x)
+    eager, cache = _static_cache(), _static_cache()
+    expected = fn(eager, eager.layers[0].keys[:, :1] if view else eager.layers[0].keys, x)
+    before = _cache_state(cache)
+    try:
+        got = forward(cache, cache.layers[0].keys[:, :1] if view else cache.layers[0].keys, x)
+    except symscalar.UnsupportedOperationError as e:
+        assert "memory" in str(e)
+        for now, then in zip(_cache_state(cache), before, strict=True):  # refused before any change
+            assert torch.equal(now, then)
+        return
+    torch.testing.assert_close(got, expected)
+    for now, then in zip(_cache_state(cache), _cache_state(eager), strict=True):
+        assert torch.equal(now, then)
+
+
 def _update_and_return(cache: Any, x: torch.Tensor) -> torch.Tensor:
     keys, _ = cache.update(x, x, 0)
     return keys

@@ -130,8 +130,12 @@ def compile_entry(
         if autocast.autocast_state():  # part of the key: calls that find this entry have it too
             run = _autocast_off(run)
     # every state tensor the call updates, in place or written back, against every tensor the program
-    # reads (captured ones too): eager's update would be seen through the other; refused before any update
-    updated = tuple(j for j, v in enumerate(trace.inputs) if v in {old for old, _ in mutable.updated})
+    # reads (captured ones too): eager's update would be seen through the other; refused before any update.
+    # The one check of shared memory per call: the write-back relies on it (each updated tensor is an input)
+    olds = {old for old, _ in mutable.updated}
+    updated = tuple(j for j, v in enumerate(trace.inputs) if v in olds)
+    if len(updated) != len(olds):
+        raise RuntimeError(f"symscalar internal error: a state tensor {qualname(fn)} updates is not a program input")
     if updated:
         run = unshared(run, trace, updated, qualname(fn))
     if builder.grad.inference_values:

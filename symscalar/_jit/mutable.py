@@ -133,7 +133,7 @@ class _Context:
 
     def __init__(self, items: tuple[tuple[str, bool, Any], ...]) -> None:
         self.items = items
-        self._key = tuple((n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items)
+        self._key = tuple([(n, c, type(v), float.__repr__(v) if type(v) is float else v) for n, c, v in items])
         self._hash = hash(self._key)
 
     def __eq__(self, other: object) -> bool:
@@ -149,11 +149,23 @@ class _Context:
         return f"_Context({self.items!r})"
 
 
+# the exact types of most attributes of a cache (its layers' flags, sizes, dtype, device; their
+# tensors): one set lookup per attribute on the per-call key walk, before the isinstance tests
+_EXACT_STATIC = frozenset({type(None), bool, int, float, str, torch.dtype, torch.device})
+_EXACT_CHILDREN = frozenset({torch.Tensor, list, tuple, dict})
+
+
 def _flatten(obj: Any) -> tuple[list[Any], Any]:
     children: list[Any] = []
     context: list[tuple[str, bool, Any]] = []
     for name, value in vars(obj).items():
-        if isinstance(value, _STATIC) and not isinstance(value, torch.Tensor):
+        kind = type(value)
+        if kind in _EXACT_STATIC:
+            context.append((name, False, value))
+        elif kind in _EXACT_CHILDREN:
+            context.append((name, True, None))
+            children.append(value)
+        elif isinstance(value, _STATIC) and not isinstance(value, torch.Tensor):
             context.append((name, False, value))
         elif isinstance(value, (torch.Tensor, TensorProxy, list, tuple, dict)) or type(value) in STATE_CLASSES:
             context.append((name, True, None))
@@ -434,9 +446,6 @@ class WriteBack:
             target = objects[c.node].__dict__[c.name]
             return target if c.index is None else target[c.index]
 
-        copies = [c for c in changes if c.how == "copy"]  # a list's items too: one tensor twice in a list
-        n_copies = len(copies)
-
         def run_and_write_back(*args: Any) -> Any:
             noted = _noted.objects
             objects = noted[-n:]
@@ -460,9 +469,9 @@ class WriteBack:
                 ) from e
             if out is miss:  # the miss path keys the call again
                 return out
+            # the tensors updated in place ("copy") were checked against each other and every other
+            # tensor the program reads before it ran (state_updates.unshared: each is a program input)
             result, states = out
-            if n_copies:
-                _check_unshared([_target(objects, c) for c in copies], copies, objects, args)
             for c in changes:
                 attributes = objects[c.node].__dict__
                 if c.how == "del":
@@ -563,39 +572,3 @@ def _refuse_repeated(objects: list[Any]) -> None:
         "cache and one of its layers): symscalar.jit traces a separate copy of each, and eager's update through "
         "one would be seen through the other. Pass each state object once."
     )
-
-
-def _target(objects: list[Any], c: _Change) -> Any:
-    target = objects[c.node].__dict__[c.name]
-    return target if c.index is None else target[c.index]
-
-
-def _check_unshared(targets: list[Any], copies: list[_Change], objects: list[Any], args: tuple[Any, ...]) -> None:
-    """The tensors a program updates in place must not share memory with each other or with
-    another tensor argument: eager's update of one would be seen through the other, the
-    program's (out of place) would not."""
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    passed = [a.untyped_storage().data_ptr() for a in tensors if a.untyped_storage().nbytes()]
-    if len(set(passed)) == len(passed) and {id(a) for a in tensors}.issuperset(map(id, targets)):
-        return  # the targets are arguments (program inputs), and no two arguments share memory
-    ptrs = {t.untyped_storage().data_ptr() for t in targets}
-    if len(ptrs) == len(targets):
-        if all(passed.count(p) <= 1 for p in ptrs):
-            return
-        raise UnsupportedOperationError(
-            "a tensor passed to this call shares memory with a tensor of a state object the call updates in place "
-            "(a cache tensor, or a view of one, passed as another argument too): eager's update would be seen "
-            "through the other argument, the program's would not. Pass a copy (.clone()) or read it from the "
-            "state object after the call."
-        )
-    seen: dict[int, str] = {}
-    for t, c in zip(targets, copies):
-        item = "" if c.index is None else f"[{c.index}]"
-        at = f"{type(objects[c.node]).__name__}.{c.name}{item} (state object {c.node})"
-        ptr = t.untyped_storage().data_ptr()
-        if ptr in seen:
-            raise UnsupportedOperationError(
-                f"{seen[ptr]} and {at} share memory; the jitted call updates both in place, and eager would see the "
-                "first update through the second. Give each cache layer tensors of its own (a fresh cache)."
-            )
-        seen[ptr] = at

@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import types as pytypes
 import warnings
+from operator import is_
 from typing import Any
 
 import torch
@@ -97,6 +98,10 @@ class Snapshot:
     have changed, so it is compared item by item on every call."""
 
     key: Any
+    # the value snapshotted and the containers it holds (``_containers``), compared by identity
+    # first, the key only where one holds another object; neither is part of the snapshot's equality
+    origin: Any = dataclasses.field(default=None, compare=False)
+    containers: Any = dataclasses.field(default=None, compare=False)
 
 
 def _content_key(value: Any) -> Any:
@@ -128,7 +133,7 @@ def _holds_mutable(value: Any) -> bool:
 def freeze(value: Any) -> Any:
     """What an entry keeps of a guardable value: the value, or a ``Snapshot`` of its contents
     where it holds a list, dict or set (kept by reference, it would always compare equal)."""
-    return Snapshot(_content_key(value)) if _holds_mutable(value) else value
+    return Snapshot(_content_key(value), value, _containers(value)) if _holds_mutable(value) else value
 
 
 def same_value(now: Any, then: Any) -> bool:
@@ -136,8 +141,77 @@ def same_value(now: Any, then: Any) -> bool:
     way static values are (``200`` is not ``200.0``, ``-0.0`` is not ``0.0``, NaN is NaN), item
     by item against a ``Snapshot``."""
     if type(then) is Snapshot:
-        return guardable(now) and bool(_content_key(now) == then.key)
+        containers = then.containers
+        return (containers is not None and _unchanged(now, then.origin, containers)) or _matches(now, then.key)
     return type(now) is type(then) and bool(tree.static_key(now) == tree.static_key(then))
+
+
+def _containers(value: Any) -> tuple[tuple[Any, Any, Any], ...] | None:
+    """The containers changed in place (lists, dicts, sets) that a snapshotted value holds, itself
+    among them, each with the items it holds now (kept: an item that ``is`` one of them is that
+    value, of that type), for ``_unchanged``; None where it holds a ``functools.partial`` (its
+    keywords, a dict, are compared by the key alone)."""
+    found: list[tuple[Any, Any, Any]] = []
+
+    def add(v: Any) -> bool:
+        kind = type(v)
+        if kind is functools.partial:
+            return False
+        if kind in (set, frozenset) or kind is dict:
+            if any(_holds_mutable(k) for k in v):  # a partial as an item or a key
+                return False
+        if kind in (set, frozenset):
+            if kind is set:
+                found.append((v, frozenset(map(id, v)), tuple(v)))
+            return True
+        items = tuple(v.values()) if kind is dict else tuple(v)
+        if kind is not tuple:
+            found.append((v, tuple(v) if kind is dict else items, items if kind is dict else None))
+        return all(add(item) for item in items if _holds_mutable(item))
+
+    return tuple(found) if add(value) else None
+
+
+def _unchanged(now: Any, origin: Any, containers: tuple[tuple[Any, Any, Any], ...]) -> bool:
+    """``now`` is the object snapshotted, and each container it holds (``_containers``: a tuple
+    holds the same objects forever) holds, in order, the very objects it held then: so its
+    contents key is the snapshot's. The common case of a call, tested by identity at C speed,
+    without walking down the value; False says only that the key must be compared."""
+    if now is not origin:
+        return False
+    for container, items, values in containers:
+        if len(container) != len(items):
+            return False
+        kind = type(container)
+        if kind is list:
+            if not all(map(is_, container, items)):
+                return False
+        elif kind is dict:
+            if not (all(map(is_, container, items)) and all(map(is_, container.values(), values))):
+                return False
+        elif not all(map(items.__contains__, map(id, container))):  # a set: its items' ids
+            return False
+    return True
+
+
+def _matches(now: Any, key: Any) -> bool:
+    """``guardable(now) and _content_key(now) == key``, walking ``now`` once and building no key
+    for its lists, tuples and dicts (the containers an entry compares on every call: a config's
+    dicts of plans, a model's sets of module names), stopping at the first difference."""
+    kind = type(now)
+    if kind is tuple or kind is list:
+        if type(key) is not tuple or len(key) != 2 or key[0] is not kind or len(now) > _MAX_TUPLE:
+            return False
+        items = key[1]
+        return len(now) == len(items) and all(_matches(x, k) for x, k in zip(now, items))
+    if kind is dict:
+        if type(key) is not tuple or len(key) != 2 or key[0] is not dict or len(now) > _MAX_TUPLE:
+            return False
+        pairs = key[1]
+        return len(now) == len(pairs) and all(
+            _matches(k, kk) and _matches(v, vk) for (k, v), (kk, vk) in zip(now.items(), pairs)
+        )
+    return guardable(now) and bool(_content_key(now) == key)  # a leaf, set or partial: small
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,8 +33,6 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import torch
-
 from symscalar.errors import UnsupportedOperationError
 from symscalar.ops.indexing import index_put_p, scatter_p
 from symscalar.trace import Eqn, Primitive, TensorVar, Trace, Var, is_var
@@ -116,27 +114,38 @@ def _chain(
 def unshared(run: Callable[..., Any], trace: Trace, donated: tuple[int, ...], label: str) -> Callable[..., Any]:
     """``run`` (the rewritten ``trace``), refusing a call where a tensor it updates (``donated``:
     the positions of those it updates in place, and of those written back after it, so that the
-    call is refused before it changed any) shares memory with another of its inputs."""
+    call is refused before it changed any) shares memory with another of its inputs. The only
+    check of shared memory on a call with state arguments (``WriteBack`` relies on it): each
+    input's storage is looked up once, and the exact test (empty tensors share nothing) runs
+    only where two pointers are equal."""
     others = tuple(j for j, v in enumerate(trace.inputs) if isinstance(v, TensorVar) and j not in donated)
-    storage = torch.Tensor.untyped_storage
 
     def run_unshared(*args: Any) -> Any:
-        ptrs = [storage(args[j]).data_ptr() for j in donated]
-        updated = set(ptrs)
-        updated.discard(0)  # an empty tensor has no memory to share
-        if len(updated) < len(ptrs) - ptrs.count(0) or not updated.isdisjoint(
-            {storage(args[j]).data_ptr() for j in others}
+        updated = {args[j].untyped_storage().data_ptr() for j in donated}
+        if len(updated) < len(donated) or not updated.isdisjoint(
+            [args[j].untyped_storage().data_ptr() for j in others]
         ):
-            raise UnsupportedOperationError(
-                f"{label}: tensors of a state object passed to it (a KV cache layer's keys or values), which the "
-                "call updates in place, share memory with each other or with another tensor the call reads (an "
-                "argument, a parameter or buffer): eager would see each update through the other tensor. Give each "
-                "cache layer tensors of its own (a fresh cache, or .clone() the shared tensor)."
-            )
+            _check_unshared(args, donated, others, label)
         return run(*args)
 
     run_unshared.__source__ = getattr(run, "__source__", None)  # type: ignore[attr-defined]
     return run_unshared
+
+
+def _check_unshared(args: Sequence[Any], donated: tuple[int, ...], others: tuple[int, ...], label: str) -> None:
+    """Refuse the call (see ``unshared``) unless the pointers that are equal are of empty tensors."""
+    ptrs = [args[j].untyped_storage().data_ptr() for j in donated]
+    updated = set(ptrs)
+    updated.discard(0)  # an empty tensor has no memory to share
+    if len(updated) < len(ptrs) - ptrs.count(0) or not updated.isdisjoint(
+        {args[j].untyped_storage().data_ptr() for j in others}
+    ):
+        raise UnsupportedOperationError(
+            f"{label}: tensors of a state object passed to it (a KV cache layer's keys or values), which the "
+            "call updates in place, share memory with each other or with another tensor the call reads (an "
+            "argument, a parameter or buffer): eager would see each update through the other tensor. Give each "
+            "cache layer tensors of its own (a fresh cache, or .clone() the shared tensor)."
+        )
 
 
 def refuse_returned_views(
