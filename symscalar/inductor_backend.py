@@ -12,7 +12,7 @@ How a trace is lowered (``lower``):
    result) run in Python before the graph, as in the torch backend, so a ``symscalar.check``
    raises its own error and a scalar output is computed exactly.
 2. **Graph.** The remaining equations are run symbolically with ``make_fx`` (fake tensors,
-   static shapes): each equation's torch lowering (``Primitive.impl``) records the aten calls
+   static shapes unless the trace has dynamic dims, below): each equation's torch lowering (``Primitive.impl``) records the aten calls
    it makes, so the graph holds exactly the kernels the torch backend would call. make_fx
    rather than our own FX emitter because the lowerings are torch code already: one
    definition per op, and the graph is aten-level by construction. Every dynamic scalar the
@@ -29,6 +29,13 @@ How a trace is lowered (``lower``):
    separate traces, each compiled as an inference graph; on CPU with ``cpp_wrapper``
    (``CPU_OPTIONS``), since gcc, once per generated file, is most of the compile time. Inductor's FX graph cache is on
    (``TORCHINDUCTOR_CACHE_DIR``): a second process compiling the same trace loads the kernels.
+
+**Dynamic dims** (``jit(dynamic_dims=...)``): the graph is traced with ``make_fx`` on fake
+inputs of one ShapeEnv whose declared dims are symbols (``_symbolic_inputs``), under torch's
+size-oblivious reasoning, so one compile serves every size; a size read as a scalar is a SymInt
+of the graph, read from an input's size. Inductor's guards (``s_T != 1`` where a torch
+decomposition branched on the hint) and the inputs' layouts are checked on every call; a call
+that fails them runs the torch backend's program, and ``explain()`` names the sizes.
 
 Ops Inductor has no lowering for run as extern aten calls (Inductor's own fallback). A trace
 that cannot be lowered at all (a lowering that reads a dynamic value in Python, a
