@@ -12,14 +12,14 @@ How a trace is lowered (``lower``):
    result) run in Python before the graph, as in the torch backend, so a ``symscalar.check``
    raises its own error and a scalar output is computed exactly.
 2. **Graph.** The remaining equations are run symbolically with ``make_fx`` (fake tensors,
-   static shapes unless the trace has dynamic dims, below): each equation's torch lowering (``Primitive.impl``) records the aten calls
-   it makes, so the graph holds exactly the kernels the torch backend would call. make_fx
-   rather than our own FX emitter because the lowerings are torch code already: one
-   definition per op, and the graph is aten-level by construction. Every dynamic scalar the
-   graph reads is a **0-d tensor input** (float64 / int64 / bool) turned into a Python scalar
-   by ``.item()`` inside the graph: an unbacked symbol to Inductor, so the compiled code is
-   generic in the value and a new value never recompiles. Static values are literals of the
-   equations: constants of the graph.
+   static shapes unless the trace has dynamic dims, below): each equation's torch lowering
+   (``Primitive.impl``) records the aten calls it makes, so the graph holds exactly the kernels
+   the torch backend would call. make_fx rather than our own FX emitter because the lowerings
+   are torch code already: one definition per op, and the graph is aten-level by construction.
+   Every dynamic scalar the graph reads is a **0-d tensor input** (float64 / int64 / bool)
+   turned into a Python scalar by ``.item()`` inside the graph: an unbacked symbol to Inductor,
+   so the compiled code is generic in the value and a new value never recompiles. Static values
+   are literals of the equations: constants of the graph.
 3. **Randomness.** ``uniform``/``normal`` are opaque custom ops (``symscalar::uniform``,
    ``symscalar::normal``) that call the torch lowering itself: Inductor runs them as extern
    calls, so the samples equal the torch backend's for the same RNG seed (the seed is the
@@ -295,27 +295,40 @@ def _size_bindings(
 
 @dataclasses.dataclass(frozen=True)
 class _Layout:
-    """A dense layout over symbolic sizes: the dims from innermost to outermost (``order``),
-    each stride the product of the sizes inside it, 0 along a broadcast dim (``zero``: an
-    expanded cotangent). Contiguous tensors, transposed views and expanded ones have one."""
+    """A tensor input's strides over its symbolic sizes, read off the compiling call's tensor:
+    along the dims from innermost to outermost (``order``), each stride is a constant
+    (``scale``) times the sizes of the dynamic dims inside it (``dynamic``), 0 along a broadcast
+    dim. Contiguous tensors, transposed views, expanded ones and slices along a static dim
+    (``q`` of a fused ``qkv``) have one; the program checks it on every call."""
 
     order: tuple[int, ...]
-    zero: tuple[bool, ...]
+    scale: tuple[int, ...]
+    dynamic: tuple[bool, ...]
 
     @classmethod
-    def of(cls, t: torch.Tensor) -> _Layout:
-        zero = tuple(st == 0 and sz != 1 for sz, st in zip(t.shape, t.stride()))
+    def of(cls, t: torch.Tensor, dynamic: Sequence[bool]) -> _Layout | None:
+        """The layout of ``t`` (None where a stride is no multiple of the sizes inside it)."""
         order = tuple(sorted(range(t.ndim), key=lambda d: (t.stride(d), -d)))
-        return cls(order, zero)
+        scale = [0] * t.ndim
+        inner = 1
+        for d in order:
+            if t.stride(d) == 0:
+                continue
+            if t.stride(d) % inner:
+                return None
+            scale[d] = t.stride(d) // inner
+            inner *= t.shape[d] if dynamic[d] else 1
+        return cls(order, tuple(scale), tuple(dynamic))
 
     def strides(self, shape: Sequence[Any], times: Callable[[Any, Any], Any] = lambda a, b: a * b) -> tuple[Any, ...]:
         """The strides for ``shape`` (ints, SymInts, or source text with ``times`` writing a product)."""
         strides: list[Any] = [0] * len(shape)
-        step: Any = 1
+        inner: Any = 1
         for d in self.order:
-            if not self.zero[d]:
-                strides[d] = step
-                step = times(step, shape[d])
+            if self.scale[d] == 0:
+                continue
+            strides[d] = times(self.scale[d], inner)
+            inner = times(inner, shape[d]) if self.dynamic[d] else inner
         return tuple(strides)
 
 
@@ -353,11 +366,11 @@ def _symbolic_inputs(
             example = examples[i]
             shape, strides = tuple(example.shape), tuple(example.stride())
             if sizes.is_symbolic_shape(v.shape):
-                layout = _Layout.of(example)
-                if strides != layout.strides(shape):
+                layout = _Layout.of(example, [isinstance(size, sizes.Size) for size in v.shape])
+                if layout is None or strides != layout.strides(shape):
                     raise _LoweringError(
-                        f"input {i} ({v.type_str()}) has strides {strides}: a tensor with dynamic dims is compiled "
-                        "dense (contiguous in some order of its dims, or broadcast) only; call .contiguous() on it"
+                        f"input {i} ({v.type_str()}) has strides {strides}, which are no multiples of its dynamic "
+                        "sizes: Inductor cannot compile it for every size; call .contiguous() on it"
                     )
                 layouts[i] = layout
                 shape = sizes.evaluate(v.shape, symbols)
@@ -577,8 +590,8 @@ def _stride_check(i: int, j: int, lowered: Lowered, example_args: Sequence[Any])
     layout = lowered.layouts.get(j)
     if layout is None:
         return f"a{i}.stride() != {tuple(example_args[i].stride())!r}"
-    shape = [f"a{i}.shape[{d}]" for d in range(len(layout.zero))]
-    strides = [str(s) for s in layout.strides(shape, lambda a, b: b if a == 1 else f"{a} * {b}")]
+    shape = [f"a{i}.shape[{d}]" for d in range(len(layout.order))]
+    strides = [str(s) for s in layout.strides(shape, lambda a, b: b if a == 1 else a if b == 1 else f"{a} * {b}")]
     return f"a{i}.stride() != ({', '.join(strides)}{',' if len(strides) == 1 else ''})"
 
 

@@ -277,3 +277,19 @@ def test_dynamic_dims_with_other_strides_run_the_torch_program(dynamic: Any, cal
     want = DYNAMIC_REFERENCE(x, w, 0.5)
     torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
     assert calls["torch"] == before + 1 and dynamic.cache_info().misses == 1
+
+
+def test_a_layout_read_at_one_size_gives_the_strides_at_every_size() -> None:
+    def views(b: int, t: int) -> list[torch.Tensor]:
+        qkv = torch.empty(b, t, 3 * 16)
+        q = qkv.view(b, t, 4, 12).split(4, dim=-1)[0].transpose(1, 2)  # a slice of a fused projection
+        return [torch.empty(b, t, 8), torch.empty(b, 8, t).transpose(1, 2), torch.empty(b, 1, 8).expand(b, t, 8), q]
+
+    dynamic = [[True, True, False], [True, True, False], [True, True, False], [True, False, True, False]]
+    layouts = [inductor_backend._Layout.of(v, d) for v, d in zip(views(2, 3), dynamic)]
+    # (at T = 1 torch's expand keeps the stride 8 of the size-1 dim: a call with it fails the
+    # program's stride check and runs the torch program)
+    for b, t in [(1, 4), (5, 7), (3, 2)]:
+        for layout, view in zip(layouts, views(b, t)):
+            assert layout is not None and layout.strides(view.shape) == view.stride(), (layout, view.stride())
+    assert inductor_backend._Layout.of(torch.empty(4, 6)[:, :5], [True, True]) is None  # 6 is no size
