@@ -399,6 +399,7 @@ class _Program:
         self.calls = 0
         self._run: Callable[..., Any] = self._counting
         self._lock = threading.Lock()
+        self._variants: list[Callable[..., Any]] = []  # the compiled programs, tried in order
 
     def __call__(self, *args: Any) -> Any:
         return self._run(*args)
@@ -407,11 +408,26 @@ class _Program:
         with self._lock:
             self.calls += 1
             if self.calls > self.backend.compile_after and self._run == self._counting:
-                self._run = self._compile(args)
+                self._run = self._compile(args, self._outside(0))
+                self._variants.append(self._run)
             run = self._run if self._run != self._counting else self.torch_run
         return run(*args)
 
-    def _compile(self, args: tuple[Any, ...]) -> Callable[..., Any]:
+    def _outside(self, k: int) -> Callable[..., Any]:
+        """What a call outside compiled program ``k``'s guards or layouts runs: the next one,
+        compiled for this call (its sizes the hints, its strides the layouts) while fewer than
+        the backend's ``variants`` are, else the torch program."""
+
+        def outside(*args: Any) -> Any:
+            with self._lock:
+                if len(self._variants) == k + 1 and len(self._variants) < self.backend.variants:
+                    self._variants.append(self._compile(args, self._outside(k + 1)))
+                run = self._variants[k + 1] if len(self._variants) > k + 1 else self.torch_run
+            return run(*args)
+
+        return outside
+
+    def _compile(self, args: tuple[Any, ...], outside: Callable[..., Any]) -> Callable[..., Any]:
         start = time.perf_counter()
         try:
             lowered = lower(self.trace, args)
@@ -443,7 +459,7 @@ class _Program:
             )
             return self.torch_run
         self.backend.compiles.append(CompileRecord(self.trace.name, time.perf_counter() - start, assumes=assumes))
-        return _runner(self.trace, self.render, lowered, compiled, args, self.torch_run, guard)
+        return _runner(self.trace, self.render, lowered, compiled, args, outside, guard)
 
     @property
     def __source__(self) -> str:
@@ -603,17 +619,23 @@ class InductorBackend:
     (forward, backward) run on the torch backend before it is compiled, and ``options`` are
     Inductor config patches (as ``torch.compile(options=...)``) over ``CPU_OPTIONS`` for a
     program whose tensors are all on the CPU (``{"cpp_wrapper": False}`` restores Inductor's
-    default). The object of one cache entry (``for_entry``) keeps the entry's compile log
-    (``compiles``, shown by ``explain()``).
+    default). ``variants`` (default 1) is how many Inductor programs one trace may get: a call
+    outside every compiled one's guards or input layouts (another size range with dynamic dims,
+    other strides) compiles another, for that call, until there are ``variants``; beyond, such
+    calls run on the torch backend. The object of one cache entry (``for_entry``) keeps the
+    entry's compile log (``compiles``, shown by ``explain()``).
     """
 
     name = "inductor"
     priority = -10  # "auto" never picks it (see docs/inductor.md)
 
-    def __init__(self, compile_after: int = 1, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, compile_after: int = 1, options: Mapping[str, Any] | None = None, variants: int = 1) -> None:
         if not isinstance(compile_after, int) or isinstance(compile_after, bool) or compile_after < 0:
             raise ValueError(f"compile_after must be an int >= 0 (calls before compiling), got {compile_after!r}")
+        if not isinstance(variants, int) or isinstance(variants, bool) or variants < 1:
+            raise ValueError(f"variants must be an int >= 1 (Inductor compiles per program), got {variants!r}")
         self.compile_after = compile_after
+        self.variants = variants
         self.options = dict(options or {})
         self.compiles: list[CompileRecord] = []
 
@@ -627,7 +649,7 @@ class InductorBackend:
         return False
 
     def for_entry(self) -> InductorBackend:
-        return InductorBackend(self.compile_after, self.options)
+        return InductorBackend(self.compile_after, self.options, self.variants)
 
     def last_fusions(self) -> list[Any]:
         return []

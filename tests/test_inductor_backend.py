@@ -170,6 +170,8 @@ def test_bad_backend_object_is_refused() -> None:
         symscalar.jit(lambda x: x, backend=object())  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="compile_after must be an int"):
         InductorBackend(compile_after=-1)
+    with pytest.raises(ValueError, match="variants must be an int >= 1"):
+        InductorBackend(variants=0)
 
 
 def test_cpu_programs_compile_with_the_cpp_wrapper_unless_the_user_says_otherwise() -> None:
@@ -293,3 +295,20 @@ def test_a_layout_read_at_one_size_gives_the_strides_at_every_size() -> None:
         for layout, view in zip(layouts, views(b, t)):
             assert layout is not None and layout.strides(view.shape) == view.stride(), (layout, view.stride())
     assert inductor_backend._Layout.of(torch.empty(4, 6)[:, :5], [True, True]) is None  # 6 is no size
+
+
+@pytest.mark.slow
+def test_a_call_outside_the_compiled_layouts_compiles_another_variant_up_to_the_limit() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) * x.shape[1]
+
+    jitted = symscalar.jit(f, dynamic_dims={"x": ("B", "T")}, backend=InductorBackend(compile_after=0, variants=2))
+    base = torch.randn(6, 5)
+    layouts = [base, base.t().contiguous().t(), base[:, ::2]]  # contiguous, column-major, strided
+    with torch.no_grad():
+        for x in [*layouts, *layouts]:
+            torch.testing.assert_close(jitted(x), torch.sin(x) * x.shape[1], rtol=RTOL, atol=ATOL)
+    records = jitted.explain().compiles
+    # one program per layout up to 2; the third layout (stride 2: no multiple of the sizes) runs on torch
+    assert [bool(r.fallback) for r in records] == [False, False], records
+    assert jitted.cache_info().misses == 1
