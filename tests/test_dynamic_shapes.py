@@ -203,10 +203,24 @@ def test_bad_dims_are_refused(kwargs, match):
         Dim(**kwargs)
 
 
-def test_inductor_lowering_one_calls_sizes_refuses_dynamic_dims():
-    # nvFuser lowers dynamic dims (tests/test_nvfuser_dynamic_shapes.py); Inductor does not
-    with pytest.raises(ValueError, match="supported by the torch and nvfuser backends only"):
-        symscalar.jit(lambda x: x, dynamic_dims={"x": ("B",)}, backend="inductor")
+def test_a_backend_of_another_kind_refuses_dynamic_dims():
+    # nvFuser and Inductor lower dynamic dims (tests/test_nvfuser_dynamic_shapes.py,
+    # tests/test_inductor_backend.py; Inductor's first call runs the torch program)
+    f = symscalar.jit(lambda x: x * 2, dynamic_dims={"x": ("B",)}, backend="inductor")
+    x = torch.randn(3, 2)
+    assert torch.equal(f(x), x * 2)
+
+    class Mine:
+        name = "mine"
+
+        def compile_trace(self, trace, render_outputs=None):
+            raise AssertionError("never compiled")
+
+        def for_entry(self):
+            return self
+
+    with pytest.raises(ValueError, match="supported by the torch, nvfuser and inductor backends only"):
+        symscalar.jit(lambda x: x, dynamic_dims={"x": ("B",)}, backend=Mine())
 
 
 def test_auto_backend_with_dynamic_dims_is_the_torch_backend():

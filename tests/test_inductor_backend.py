@@ -170,6 +170,8 @@ def test_bad_backend_object_is_refused() -> None:
         symscalar.jit(lambda x: x, backend=object())  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="compile_after must be an int"):
         InductorBackend(compile_after=-1)
+    with pytest.raises(ValueError, match="variants must be an int >= 1"):
+        InductorBackend(variants=0)
 
 
 def test_cpu_programs_compile_with_the_cpp_wrapper_unless_the_user_says_otherwise() -> None:
@@ -182,3 +184,131 @@ def test_cpu_programs_compile_with_the_cpp_wrapper_unless_the_user_says_otherwis
     }
     assert patches({}, [cpu, meta]) == {}  # any tensor off the CPU: Inductor's defaults
     assert patches({"max_autotune": False}, [meta]) == {"max_autotune": False}
+
+
+# ---- dynamic dims: one Inductor compile (forward, backward) with symbolic sizes for every size
+
+
+def attention_like(x: torch.Tensor, w: torch.Tensor, s: DynamicFloat) -> torch.Tensor:
+    T = x.shape[1]
+    h = torch.tanh(x @ w) * T  # a size read as a scalar: a SymInt of the graph
+    h = F.dropout(h, 0.25)  # random: the program's stream at every size
+    mask = torch.tril(torch.ones(T, T))  # a tensor built from sizes
+    scores = (h @ h.transpose(1, 2)) * (T**-0.5) * s  # T ** -0.5: a host scalar
+    return (scores.masked_fill(mask == 0, -1e9).softmax(-1) @ h).reshape(x.shape[0] * T, 8).sum(0)
+
+
+DIMS = {"x": (symscalar.Dim("B", max=16), symscalar.Dim("T", max=64))}
+SIZES = [(2, 3), (1, 1), (4, 5), (3, 1), (1, 6)]  # size 1 is a value like any other
+
+
+@pytest.fixture(scope="module")
+def calls() -> dict[str, int]:
+    return {"compiled": 0, "torch": 0}
+
+
+@pytest.fixture(scope="module")
+def dynamic(calls: dict[str, int]) -> Any:
+    """A function with dynamic dims whose compiled programs count which code ran each call."""
+    runner = inductor_backend._runner
+
+    def counting(*args: Any) -> Any:
+        *head, compiled, example, torch_run, guard = args
+
+        def run_compiled(*a: Any) -> Any:
+            calls["compiled"] += 1
+            return compiled(*a)
+
+        def run_torch(*a: Any) -> Any:
+            calls["torch"] += 1
+            return torch_run(*a)
+
+        return runner(*head, run_compiled, example, run_torch, guard)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(inductor_backend, "_runner", counting)
+        f = symscalar.jit(attention_like, dynamic_dims=DIMS, backend=InductorBackend(compile_after=0))
+        run_dynamic(f, 0, 2, 3, 0.5)  # compiles the forward and the backward
+    return f
+
+
+DYNAMIC_REFERENCE = symscalar.jit(attention_like, dynamic_dims=DIMS, backend="torch")
+
+
+def run_dynamic(f: Any, seed: int, b: int, t: int, s: float) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(b * 100 + t)
+    x = torch.randn(b, t, 8, generator=generator, requires_grad=True)
+    w = torch.randn(8, 8, generator=generator, requires_grad=True)
+    torch.manual_seed(seed)
+    out = f(x, w, s)
+    grads = torch.autograd.grad((out * torch.linspace(-1.0, 1.0, 8)).sum(), (x, w))
+    return (out.detach(), *grads)
+
+
+@pytest.mark.slow
+def test_dynamic_dims_compile_once_and_equal_the_torch_backend_at_every_size(
+    dynamic: Any, calls: dict[str, int]
+) -> None:
+    before = dict(calls)
+    for k, (b, t) in enumerate(SIZES):
+        s = 0.25 * k - 1
+        for got, want in zip(run_dynamic(dynamic, k, b, t, s), run_dynamic(DYNAMIC_REFERENCE, k, b, t, s)):
+            # a softmax over T and two matmuls, each reduction reordered by Inductor
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=5e-5)
+    compiled, on_torch = calls["compiled"] - before["compiled"], calls["torch"] - before["torch"]
+    # each call ran the compiled code or (sizes outside Inductor's guards) the torch program;
+    # B = 1 runs the compiled code (torch's matmul decomposition guards T != 1 only)
+    assert compiled + on_torch == 2 * len(SIZES) and compiled >= 2 * sum(t > 1 for _, t in SIZES)
+    assert dynamic.cache_info().misses == 1 and dynamic.cache_info().entries == 1
+    records = dynamic.explain().compiles
+    assert [r.program for r in records] == ["attention_like_forward", "attention_like_backward"], records
+    assert all(not r.fallback and r.assumes for r in records), records
+    assert ("other sizes run on the torch backend" in str(dynamic.explain())) == (on_torch > 0)
+    assert "s_B != 1" not in str(dynamic.explain())
+
+
+@pytest.mark.slow
+def test_dynamic_dims_with_other_strides_run_the_torch_program(dynamic: Any, calls: dict[str, int]) -> None:
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(8, 3, 2, generator=generator).permute(2, 1, 0).requires_grad_()  # not contiguous
+    w = torch.randn(8, 8, generator=generator, requires_grad=True)
+    before = calls["torch"]
+    torch.manual_seed(2)
+    got = dynamic(x, w, 0.5)
+    torch.manual_seed(2)
+    want = DYNAMIC_REFERENCE(x, w, 0.5)
+    torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
+    assert calls["torch"] == before + 1 and dynamic.cache_info().misses == 1
+
+
+def test_a_layout_read_at_one_size_gives_the_strides_at_every_size() -> None:
+    def views(b: int, t: int) -> list[torch.Tensor]:
+        qkv = torch.empty(b, t, 3 * 16)
+        q = qkv.view(b, t, 4, 12).split(4, dim=-1)[0].transpose(1, 2)  # a slice of a fused projection
+        return [torch.empty(b, t, 8), torch.empty(b, 8, t).transpose(1, 2), torch.empty(b, 1, 8).expand(b, t, 8), q]
+
+    dynamic = [[True, True, False], [True, True, False], [True, True, False], [True, False, True, False]]
+    layouts = [inductor_backend._Layout.of(v, d) for v, d in zip(views(2, 3), dynamic)]
+    # (at T = 1 torch's expand keeps the stride 8 of the size-1 dim: a call with it fails the
+    # program's stride check and runs the torch program)
+    for b, t in [(1, 4), (5, 7), (3, 2)]:
+        for layout, view in zip(layouts, views(b, t)):
+            assert layout is not None and layout.strides(view.shape) == view.stride(), (layout, view.stride())
+    assert inductor_backend._Layout.of(torch.empty(4, 6)[:, :5], [True, True]) is None  # 6 is no size
+
+
+@pytest.mark.slow
+def test_a_call_outside_the_compiled_layouts_compiles_another_variant_up_to_the_limit() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) * x.shape[1]
+
+    jitted = symscalar.jit(f, dynamic_dims={"x": ("B", "T")}, backend=InductorBackend(compile_after=0, variants=2))
+    base = torch.randn(6, 5)
+    layouts = [base, base.t().contiguous().t(), base[:, ::2]]  # contiguous, column-major, strided
+    with torch.no_grad():
+        for x in [*layouts, *layouts]:
+            torch.testing.assert_close(jitted(x), torch.sin(x) * x.shape[1], rtol=RTOL, atol=ATOL)
+    records = jitted.explain().compiles
+    # one program per layout up to 2; the third layout (stride 2: no multiple of the sizes) runs on torch
+    assert [bool(r.fallback) for r in records] == [False, False], records
+    assert jitted.cache_info().misses == 1

@@ -118,11 +118,9 @@ def test_lower_builds_fusions_for_a_symbolic_trace_without_running() -> None:
     assert plan.fusions and all("-1" in repr(fd) for fd in plan.fusions)
 
 
-def test_auto_picks_torch_for_dynamic_dims_and_inductor_is_refused() -> None:
+def test_auto_picks_torch_for_dynamic_dims() -> None:
     jitted = symscalar.jit(lambda x: x * 2, dynamic_dims={"x": ("B",)})
     assert jitted._symscalar_state.backend == "torch"
-    with pytest.raises(ValueError, match="torch and nvfuser backends only"):
-        symscalar.jit(lambda x: x * 2, backend="inductor", dynamic_dims={"x": ("B",)})
 
 
 def test_two_dims_equal_under_a_guard_share_one_fusion() -> None:

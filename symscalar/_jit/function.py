@@ -89,15 +89,15 @@ class FunctionState:
         # declared dynamic dims (dynamic_dims=, Dims annotations): those parameters are tensors
         self.contract = dims.contract_of(qualname(fn), self.sig, signature_of, dynamic_dims)
         if self.contract is not None:
-            # the torch and nvFuser backends run one program for every size (nvFuser: dynamic dims
-            # are -1, sizes scalar inputs); Inductor lowers with the sizes of one call, so it is
+            # every backend runs one program for every size (nvFuser: dynamic dims are -1, sizes
+            # scalar inputs; Inductor: symbolic sizes). A backend object of another kind is
             # refused. "auto" means torch: nvFuser with dynamic dims is opt-in (backend='nvfuser')
             if backend == "auto":
                 self.backend = "torch"
-            elif backend not in ("torch", "nvfuser"):
+            elif getattr(backend, "name", backend) not in ("torch", "nvfuser", "inductor"):
                 raise ValueError(
-                    f"jit({qualname(fn)}): dynamic_dims are supported by the torch and nvfuser backends only "
-                    f"(got backend={backend!r}); use backend='torch' (or declare the dims static)"
+                    f"jit({qualname(fn)}): dynamic_dims are supported by the torch, nvfuser and inductor "
+                    f"backends only (got backend={backend!r}); use backend='torch' (or declare the dims static)"
                 )
             for name in self.contract.names:
                 self.kinds[name] = Kind.TENSOR
