@@ -34,7 +34,7 @@ from symscalar.ops.conv import (
     max_pool2d_backward_p,
     max_pool2d_p,
 )
-from symscalar.ops.factories import arange_p, convert_element_type_p, full_p
+from symscalar.ops.factories import arange_p, convert_element_type_p, float_step_fraction, full_p
 from symscalar.ops.indexing import (
     broadcast_shapes,
     cumsum_p,
@@ -47,11 +47,21 @@ from symscalar.ops.indexing import (
     scatter_add_p,
     scatter_p,
     sort_p,
+    topk_p,
 )
 from symscalar.ops.join import cat, split_p
 from symscalar.ops.opaque import register_symbolic_form
 from symscalar.ops.random import multinomial_p, normal_p, random_int_p, uniform_p
-from symscalar.ops.shape import clone_p, expand_p, narrow, permute_p, reshape_p, slice_p, zero_pad_p
+from symscalar.ops.shape import (
+    clone_p,
+    expand_p,
+    narrow,
+    permute_p,
+    reshape_p,
+    slice_p,
+    unfold,
+    zero_pad_p,
+)
 from symscalar.size_ops import sym_size_p
 from symscalar.sizes import (
     Size,
@@ -71,11 +81,20 @@ def _same(x: Any, *args: Any, **params: Any) -> tuple[Any, ...]:
     return tuple(x.shape)
 
 
+def _replaced(shape: tuple[Any, ...], dim: int, size: Any) -> tuple[Any, ...]:
+    """``shape`` with dim ``dim`` (if any: a 0-d shape stays 0-d) of size ``size``."""
+    return tuple(size if i == dim else s for i, s in enumerate(shape))
+
+
 def _target(x: Any, *, shape: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(shape)
 
 
 def _length(start: Any, stop: Any, step: Any) -> Any:
+    if type(step) is float and step > 0:  # a float range's length (factories.arange checked it is exact)
+        fraction = float_step_fraction(step)
+        a, b = fraction.numerator, fraction.denominator
+        return ((stop - start) * b + a - 1) // a
     if type(step) is not int or step <= 0:
         raise SizeDecisionError(f"a range with step {step!r} over a dynamic size (only positive static steps)")
     for bound in (start, stop):
@@ -156,6 +175,8 @@ register_shape_rule(
     index_select_p, lambda x, index, *, dim: tuple(index.shape[0] if d == dim else s for d, s in enumerate(x.shape))
 )
 register_shape_rule(sort_p, lambda x, **params: [tuple(x.shape), tuple(x.shape)])
+register_size_params(topk_p, "k")  # (k = T // 2: a size)
+register_shape_rule(topk_p, lambda x, *, k, dim, **params: [_replaced(x.shape, dim, k)] * 2)
 register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
 register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
@@ -238,3 +259,5 @@ def _diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: An
 
 register_symbolic_form("torch.diff", _diff)
 register_symbolic_form("torch.Tensor.diff", _diff)
+# Tensor.unfold: a primitive with a shape rule where a dim is dynamic (an opaque view call otherwise)
+register_symbolic_form("torch.Tensor.unfold", unfold)
