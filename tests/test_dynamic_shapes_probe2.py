@@ -1,0 +1,251 @@
+"""Dynamic dims, second probe: code a user writes over a dynamic batch and sequence length, run
+side by side with eager at sizes that include 1 (B in 1, 2, 3, 8; T in 1, 2, 7, 64, 257), with
+outputs and every gradient equal to eager's bit for bit (float32 and float64) and one program.
+
+Also the ops this probe added shape rules for: ``topk`` (k static or a size), ``Tensor.unfold``
+and ``torch.arange`` with a float step next to a size; and the class of silent difference it
+found: a vjp that divided the cotangent by a dynamic count where eager multiplies by a factor it
+computes in double (var/std over a dynamic dim, 1 ulp off).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import symscalar
+from symscalar import Dim
+from symscalar.errors import UnsupportedOperationError
+
+SIZES = [(2, 7), (1, 1), (3, 64), (8, 257), (1, 2)]
+DTYPES = [torch.float32, torch.float64]
+C = 4
+DIMS = {"x": ("B", "T")}
+
+
+def _same(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    assert (got.shape, got.dtype) == (want.shape, want.dtype), (what, got.shape, want.shape)
+    assert torch.equal(got.nan_to_num(), want.nan_to_num()), (what, (got - want).abs().max())
+    assert torch.equal(got.isnan(), want.isnan()), what
+
+
+def run_side_by_side(
+    fn: Callable[..., torch.Tensor],
+    dtype: torch.dtype,
+    sizes: list[tuple[int, int]] = SIZES,
+    dynamic_dims: Any = None,
+    make: Callable[..., tuple[torch.Tensor, ...]] | None = None,
+) -> Any:
+    """Every call's output and gradients equal eager's bit for bit; returns the jitted function."""
+    jitted = symscalar.jit(fn, dynamic_dims=dynamic_dims or DIMS)
+    for b, t in sizes:
+        torch.manual_seed(b * 1000 + t)
+        args = make(b, t, dtype) if make else (torch.randn(b, t, C, dtype=dtype),)
+        mine = [a.clone().requires_grad_(a.is_floating_point()) for a in args]
+        theirs = [a.clone().requires_grad_(a.is_floating_point()) for a in args]
+        want, got = fn(*theirs), jitted(*mine)
+        _same(got, want, f"output at B={b}, T={t}")
+        cotangent = torch.randn_like(want)
+        (want * cotangent).sum().backward()
+        (got * cotangent).sum().backward()
+        for i, (g, w) in enumerate(zip(mine, theirs)):
+            if w.grad is not None:
+                _same(g.grad, w.grad, f"grad of input {i} at B={b}, T={t}")
+    return jitted
+
+
+# ---- topk, unfold, arange with a float step on dynamic dims
+
+
+TOPK = {
+    "k=1 along T": lambda x: x.topk(1, dim=1).values * 2,
+    "k static along the static dim": lambda x: x.topk(2, dim=-1, largest=False)[0],
+    "k = T // 2 + 1 along T": lambda x: x.topk(x.shape[1] // 2 + 1, dim=1)[0],
+    "k = T, torch.topk": lambda x: torch.topk(x, x.shape[1], dim=1, sorted=True).values,
+    "k = B along T (a guard B <= T)": lambda x: x.topk(x.shape[0], dim=1)[0],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(TOPK))
+def test_topk_on_dynamic_dims(name: str, dtype: torch.dtype) -> None:
+    f = run_side_by_side(TOPK[name], dtype)
+    assert f.cache_info().misses == 1
+
+
+def test_topk_k_above_a_dynamic_size_is_guarded_and_raises_as_eager() -> None:
+    f = run_side_by_side(lambda x: x.topk(3, dim=1)[0], torch.float64, [(2, 7), (3, 64), (1, 3)])
+    assert f.cache_info().guards == 1  # s_T >= 3: at T = 2 the guard fails and the retrace raises
+    with pytest.raises(RuntimeError, match="topk"):
+        f(torch.randn(2, 2, C))
+
+
+UNFOLD = [(1, 1, 1), (1, 2, 1), (1, 3, 2), (1, 2, 2), (1, 4, 3), (1, 1, 2), (2, 2, 1), (0, 1, 1), (-2, 3, 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args", UNFOLD, ids=str)
+def test_tensor_unfold_on_dynamic_dims(args: tuple[int, int, int], dtype: torch.dtype) -> None:
+    sizes = [(b, t) for b, t in SIZES if (b, t, C)[args[0] % 3] >= args[1]]  # (eager raises at the others)
+    f = run_side_by_side(lambda x: x.unfold(*args) * 1.5, dtype, sizes)
+    assert f.cache_info().misses == 1
+
+
+def test_unfold_of_unfold_reduced_as_eager() -> None:
+    """Eager's view and strides (a reduction over the windows adds in eager's order)."""
+    f = run_side_by_side(lambda x: x.unfold(1, 2, 1).unfold(1, 2, 2).sum((-1, -2)), torch.float32, [(2, 7), (3, 64)])
+    assert f.cache_info().misses == 1
+
+
+def test_unfold_wider_than_the_dim_raises_as_eager() -> None:
+    f = symscalar.jit(lambda x: x.unfold(1, 3, 1), dynamic_dims=DIMS)
+    f(torch.randn(2, 5, C))
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1"):
+        f(torch.randn(2, 2, C))
+    [guard] = f.explain().guards
+    assert "unfold" in guard.asked_by
+
+
+ARANGE = {
+    0.5: lambda x: torch.arange(0, x.shape[1], 0.5, dtype=x.dtype)[None, :, None] + x.repeat_interleave(2, 1),
+    0.25: lambda x: x.sum((1, 2), keepdim=True) * torch.arange(1, 2 * x.shape[1] + 1, 0.25, dtype=x.dtype).mean(),
+    1.5: lambda x: x.mean(1, keepdim=True) * torch.arange(0, x.shape[1], 1.5, dtype=x.dtype).sum(),
+    0.375: lambda x: x * torch.arange(0, x.shape[1] * 3, 0.375).sum().to(x.dtype),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("step", list(ARANGE))
+def test_arange_with_a_float_step_to_a_size(step: float, dtype: torch.dtype) -> None:
+    f = run_side_by_side(ARANGE[step], dtype)
+    assert f.cache_info().misses == 1
+    assert f.cache_info().guards <= 1  # (end - start) * b < 2**53 where no max decides it
+
+
+def test_arange_with_a_float_step_and_a_declared_max_needs_no_guard() -> None:
+    f = run_side_by_side(ARANGE[0.5], torch.float64, dynamic_dims={"x": ("B", Dim("T", max=4096))})
+    assert (f.cache_info().misses, f.cache_info().guards) == (1, 0)
+
+
+def test_arange_with_a_step_that_is_no_binary_fraction_is_refused_clearly() -> None:
+    f = symscalar.jit(lambda x: x.sum(-1) + torch.arange(0, x.shape[1], 0.1)[: x.shape[1]], dynamic_dims=DIMS)
+    with pytest.raises(UnsupportedOperationError, match=r"arange\(0, s_T, 0.1\).*not a short binary fraction"):
+        f(torch.randn(2, 7, C))
+
+
+# ---- var/std over a dynamic dim: eager's (2 / dof) * grad, inf at dof == 0
+
+
+VAR = {
+    "var": lambda x: x.var(1),
+    "var population": lambda x: x.var(1, unbiased=False),
+    "std": lambda x: x.std(1),
+    "var_mean": lambda x: torch.var_mean(x, (0, 1))[0],
+    "std over B, T": lambda x: x.std((0, 1), keepdim=True) * x,
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(VAR))
+def test_var_std_gradients_over_dynamic_dims_are_eagers_bits(name: str, dtype: torch.dtype) -> None:
+    f = run_side_by_side(VAR[name], dtype)  # T = 1: dof 0 (inf, nan as eager)
+    assert f.cache_info().misses == 1
+
+
+# ---- what a user writes over (B, T): bit for bit, one program
+
+
+def _causal_attention(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    scores = x @ x.transpose(1, 2)
+    return scores.masked_fill(~mask, float("-inf")).softmax(-1) @ x
+
+
+def _masked_mean(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    lengths = torch.arange(x.shape[0]) % T + 1
+    mask = (torch.arange(T)[None, :] < lengths[:, None]).to(x.dtype)
+    return (x * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+
+
+def _reversed_gather(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    index = (torch.arange(T) * 3 % T).view(1, T, 1).expand(x.shape[0], T, C)
+    return x.gather(1, index) + x[:, torch.arange(T).flip(0)]
+
+
+def _scatter_reversed(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    index = (T - 1 - torch.arange(T)).view(1, T, 1).expand(x.shape[0], T, C)
+    return torch.zeros_like(x).scatter_add(1, index, x * 2)
+
+
+def _positions(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    return F.layer_norm(x + torch.arange(T, dtype=x.dtype).view(1, T, 1) / T, (C,)).sum(1) / math.sqrt(C)
+
+
+USER = {
+    "causal mask from T": _causal_attention,
+    "attention is_causal": lambda x: F.scaled_dot_product_attention(
+        x[:, None], x[:, None] * 0.5, x[:, None], is_causal=True
+    )[:, 0],
+    "masked mean over lengths": _masked_mean,
+    "chunk the features": lambda x: x.chunk(2, dim=-1)[0] * x.chunk(2, dim=-1)[1].sigmoid(),
+    "reshape with -1 and B * T": lambda x: (
+        x.reshape(-1, C).mul(2).view(x.shape[0], x.shape[1] * C).reshape(x.shape[0], -1, 2)
+    ),
+    "unsqueeze / squeeze of static dims": lambda x: x.unsqueeze(1).mul(3).squeeze(1).unsqueeze(-1).squeeze(-1),
+    "expand a mean over T": lambda x: x * x.mean(1, keepdim=True).expand(-1, x.shape[1], -1) + x.mean(1, keepdim=True),
+    "mean over dynamic dims (1/numel)": lambda x: x.mean(1) * x.mean((0, 1)),
+    "numel and shape[0] as scalars": lambda x: x / x.numel() + x.sum() / x.shape[0],
+    "cumsum over T / arange": lambda x: x.cumsum(1) / torch.arange(1, x.shape[1] + 1, dtype=x.dtype)[:, None],
+    "gather / index with arange(T)": _reversed_gather,
+    "scatter_add with arange(T)": _scatter_reversed,
+    "repeat_interleave along T": lambda x: x.repeat_interleave(2, dim=1).sum(-1),
+    "einsum over T, S": lambda x: torch.einsum("btc,bsc->bts", x, x).tanh(),
+    "halves of T": lambda x: x[:, x.shape[1] // 2 :].sum(1) - x[:, : x.shape[1] - x.shape[1] // 2].sum(1),
+    "positions / T into layer_norm": _positions,
+    "stack along a new dim and flatten": lambda x: torch.stack([x, x * 2], dim=2).flatten(1, 2),
+    "cat a static row and cumsum": lambda x: torch.cat([x, x[:, :1] * 0 + 1], dim=1).cumsum(1),
+    "new_zeros / new_ones of (B, T)": lambda x: (
+        x + x.new_zeros(x.shape[0], x.shape[1], C) + x.new_ones((x.shape[0], x.shape[1], 1)) * x.shape[1]
+    ),
+    "sliding windows (unfold) mean": lambda x: x.unfold(1, 1, 1).mean(-1) + x.topk(1, dim=1).values,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(USER))
+def test_user_code_over_dynamic_dims(name: str, dtype: torch.dtype) -> None:
+    f = run_side_by_side(USER[name], dtype)
+    assert (f.cache_info().misses, f.cache_info().guards) == (1, 0)
+
+
+def _pair(b: int, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(b, t, C, dtype=dtype), torch.randint(0, C, (b, t))
+
+
+LOSSES = {
+    "cross_entropy over B * T": lambda x, y: F.cross_entropy(x.flatten(0, 1), y.flatten()),
+    "cross_entropy ignore_index": lambda x, y: F.cross_entropy(x.flatten(0, 1), y.flatten(), ignore_index=0),
+    "cross_entropy label_smoothing, class dim 1": lambda x, y: F.cross_entropy(
+        x.transpose(1, 2), y, label_smoothing=0.2
+    ),
+    "nll_loss of log_softmax": lambda x, y: F.nll_loss(x.log_softmax(-1).flatten(0, 1), y.flatten()),
+    "soft targets": lambda x, y: F.cross_entropy(x.transpose(1, 2), x.detach().softmax(-1).transpose(1, 2)),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_losses_over_dynamic_dims(name: str, dtype: torch.dtype) -> None:
+    f = run_side_by_side(LOSSES[name], dtype, dynamic_dims={"x": ("B", "T"), "y": ("B", "T")}, make=_pair)
+    assert f.cache_info().misses == 1
