@@ -249,3 +249,41 @@ LOSSES = {
 def test_losses_over_dynamic_dims(name: str, dtype: torch.dtype) -> None:
     f = run_side_by_side(LOSSES[name], dtype, dynamic_dims={"x": ("B", "T"), "y": ("B", "T")}, make=_pair)
     assert f.cache_info().misses == 1
+
+
+# ---- attention's kernel choice by value: eager takes its CPU flash kernel where the mask's dims
+# equal the scores' (or are 1) and q, k, v agree at this call, whatever the dims are named
+
+
+def _tril_mask_attention(x: torch.Tensor) -> torch.Tensor:
+    T = x.shape[1]
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    q = x.unsqueeze(1)
+    return F.scaled_dot_product_attention(q, q * 0.5, q, attn_mask=mask).squeeze(1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention_with_a_mask_built_from_a_dynamic_size(dtype: torch.dtype) -> None:
+    f = run_side_by_side(_tril_mask_attention, dtype)
+    assert (f.cache_info().misses, f.cache_info().guards) == (1, 0)
+
+
+def _cross_attention(x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(x[:, None], y[:, None], y[:, None], attn_mask=mask)[:, 0]
+
+
+def _cross_inputs(b: int, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    s = t % 5 + 2
+    mask = torch.rand(t, s) > 0.3
+    mask[:, 0] = True
+    return torch.randn(b, t, C, dtype=dtype), torch.randn(b, s, C, dtype=dtype), mask
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_attention_over_dims_of_other_names_equal_at_the_call(dtype: torch.dtype) -> None:
+    """Batch ``B`` of the queries and ``B2`` of the keys, a mask of its own ``(T2, S2)``: equal
+    at each call, so eager's flash kernel, under the guards that say so."""
+    dims = {"x": ("B", "T"), "y": ("B2", "S"), "mask": ("T2", "S2")}
+    f = run_side_by_side(_cross_attention, dtype, dynamic_dims=dims, make=_cross_inputs)
+    assert f.cache_info().misses == 1
+    assert sorted(g.condition() for g in f.explain().guards) == ["s_B == s_B2", "s_S == s_S2", "s_T == s_T2"]
