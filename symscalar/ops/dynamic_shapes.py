@@ -10,10 +10,15 @@ checked against the concrete meta at the traced sizes.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
+from symscalar import size_guards
+from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
     layer_norm_backward_p,
@@ -50,7 +55,7 @@ from symscalar.ops.indexing import (
     topk_p,
 )
 from symscalar.ops.join import cat, split_p
-from symscalar.ops.opaque import register_symbolic_form
+from symscalar.ops.opaque import register_opaque_shape_rule, register_symbolic_form
 from symscalar.ops.random import multinomial_p, normal_p, random_int_p, uniform_p
 from symscalar.ops.shape import (
     clone_p,
@@ -261,3 +266,49 @@ register_symbolic_form("torch.diff", _diff)
 register_symbolic_form("torch.Tensor.diff", _diff)
 # Tensor.unfold: a primitive with a shape rule where a dim is dynamic (an opaque view call otherwise)
 register_symbolic_form("torch.Tensor.unfold", unfold)
+
+
+# -- opaque calls of eager's own kernels (forward and backward: eager's bits) on dynamic dims,
+# with the shape rule of their results (ops/opaque.py checks it at the traced sizes and the
+# results at every call).
+def _pointwise_loss(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The rule of a loss over ``input`` and ``target`` elementwise: a 0-d result when reduced,
+    else their shape, which must be one shape at every size (equal, or equal under a guard)."""
+    signature = inspect.signature(func)
+
+    def rule(*args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        reduction = given.get("reduction", "mean")
+        if given.get("size_average") is not None or given.get("reduce") is not None:
+            reduction = torch.nn._reduction.legacy_get_string(given.get("size_average"), given.get("reduce"), False)
+        if reduction != "none":
+            return [()]
+        shape, other = tuple(given["input"].shape), tuple(given["target"].shape)
+        if not size_guards.equal_shapes(shape, other, f"{func.__name__}'s target"):
+            raise UnsupportedOperationError(
+                f"{func.__name__}(reduction='none') of input {list(shape)} and target {list(other)}: on dynamic dims "
+                "symscalar needs one shape for both (declare their dims with the same names)."
+            )
+        return [shape]
+
+    return rule
+
+
+for _loss in (
+    F.mse_loss,
+    F.l1_loss,
+    F.smooth_l1_loss,
+    F.huber_loss,
+    F.binary_cross_entropy,
+    F.binary_cross_entropy_with_logits,
+    F.kl_div,
+    F.soft_margin_loss,
+):
+    register_opaque_shape_rule(f"torch.nn.functional.{_loss.__name__}", _pointwise_loss(_loss))
+register_opaque_shape_rule("torch.nn.functional.normalize", lambda input, *args, **kwargs: [tuple(input.shape)])
+for _name in ("torch.cummax", "torch.Tensor.cummax", "torch.cummin", "torch.Tensor.cummin"):
+    register_opaque_shape_rule(_name, lambda input, *args, **kwargs: [tuple(input.shape)] * 2)
+for _name in ("torch.logcumsumexp", "torch.Tensor.logcumsumexp"):
+    register_opaque_shape_rule(_name, lambda input, *args, **kwargs: [tuple(input.shape)])

@@ -46,11 +46,11 @@ from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.frontend import data_dependent_shape_error, public_name, register_fallback
 from symscalar.ops.common import Tensor
 from symscalar.ops.define import TensorProxy, TraceBuilder, static_message
-from symscalar.sizes import is_symbolic_shape
+from symscalar.sizes import hint, is_symbolic_shape, register_shape_rule, register_size_params
 from symscalar.trace import DISCONNECTED, Atom, Primitive, TensorVar, register_vjp
 from symscalar.types import NumberProxy, current_tracer
 
-__all__ = ["torch_call_p", "torch_view_call_p", "opaque_handler", "run_recipe"]
+__all__ = ["torch_call_p", "torch_view_call_p", "opaque_handler", "run_recipe", "register_opaque_shape_rule"]
 
 # An example value of each dynamic number type, and a second one (shape invariance check).
 _EXAMPLE: dict[type, tuple[Any, Any]] = {int: (2, 3), float: (2.0, 0.75), bool: (True, False)}
@@ -313,6 +313,10 @@ def _derivative_on(
 
 register_vjp(torch_call_p, _opaque_vjp)
 register_vjp(torch_view_call_p, _opaque_vjp)
+# On dynamic dims (a call with a registered shape rule, ``register_opaque_shape_rule``), the
+# shapes ``expect`` holds are sizes: the lowering checks the results against them at each call.
+register_size_params(torch_call_p, "expect")  # (torch_view_call_p shares the meta: the key)
+register_shape_rule(torch_call_p, lambda *atoms, call, expect: [tuple(e[0]) for e in expect])
 # No nvFuser lowering: an opaque call is a torch step between fusions.
 
 
@@ -358,7 +362,8 @@ def _storage_id(t: torch.Tensor) -> int:
 
 def _meta_value(v: Any, which: int, requires_grad: bool = False, device: str = "meta") -> Any:
     if isinstance(v, TensorProxy):
-        t = (torch.empty if device == "meta" else torch.zeros)(tuple(v.shape), dtype=v.dtype, device=device)
+        shape = hint(tuple(v._var.shape))  # (dynamic dims: at the traced sizes)
+        t = (torch.empty if device == "meta" else torch.zeros)(shape, dtype=v.dtype, device=device)
         return t.requires_grad_(True) if requires_grad and _differentiable(t) else t
     if isinstance(v, NumberProxy):
         known = _known_value(v)
@@ -502,11 +507,24 @@ def _no_meta(name: str, error: Exception) -> UnsupportedOperationError:
 # torch function name -> the same function written with symscalar's ops, used where an operand
 # has dynamic dims (an opaque call's meta sees one call's sizes); see ops/dynamic_shapes.py.
 _SYMBOLIC_FORMS: dict[str, Callable[..., Any]] = {}
+# Torch callables whose opaque call takes dynamic dims, with the shape rule of their results.
+_OPAQUE_SHAPE_RULES: dict[str, Callable[..., Any]] = {}
 
 
 def register_symbolic_form(name: str, form: Callable[..., Any]) -> None:
     """Trace ``name`` (``"torch.diff"``) as ``form`` when an operand has dynamic dims."""
     _SYMBOLIC_FORMS[name] = form
+
+
+def register_opaque_shape_rule(name: str, rule: Callable[..., Any]) -> None:
+    """Let the opaque call of ``name`` (``"torch.nn.functional.mse_loss"``) take operands with
+    dynamic dims: ``rule(*args, **kwargs)``, called with the call's own arguments (tensors'
+    shapes are sizes), gives the shape of each result (a list, in pytree order). The call still
+    runs eager's kernels forward and backward, so eager's bits; the rule is checked against
+    torch's meta kernel at the traced sizes, and every result against it at each call."""
+    if name in _OPAQUE_SHAPE_RULES:
+        raise ValueError(f"{name} has an opaque shape rule already")
+    _OPAQUE_SHAPE_RULES[name] = rule
 
 
 def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -527,7 +545,7 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     symbolic = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
     if symbolic and name in _SYMBOLIC_FORMS:  # written with ops that have shape rules
         return _SYMBOLIC_FORMS[name](*args, **kwargs)
-    if symbolic:  # torch's meta kernels see one call's sizes: the result's shape rule is unknown
+    if symbolic and name not in _OPAQUE_SHAPE_RULES:  # torch's meta kernels see one call's sizes
         raise UnsupportedOperationError(
             f"{name} on a tensor with declared dynamic dims ({symbolic[0]!r}) is not supported by symscalar: it "
             "runs as an opaque torch call, whose result shape is known only for one call's sizes, so the "
@@ -585,6 +603,8 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     view = any(_storage_id(r) in recorder.operands for r in flat)
     device = _device(operands, kwargs)
     expect = tuple((tuple(r.shape), r.dtype, device) for r in flat)
+    if symbolic:
+        expect = _symbolic_expect(name, _OPAQUE_SHAPE_RULES[name](*args, **kwargs), expect)
     call = ("call", name, arg_template, kwarg_template)
     prim = torch_view_call_p if view else torch_call_p
     outs = list(prim.bind(*operands, call=call, expect=expect))
@@ -593,6 +613,18 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             outs[i] = out.detach()
     del meta_inputs
     return pytree.tree_unflatten(outs, spec)
+
+
+def _symbolic_expect(name: str, shapes: Sequence[Any], expect: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``expect`` with the shapes of the call's shape rule, which must agree with torch's meta
+    kernel at the traced sizes."""
+    shapes = [tuple(shape) for shape in shapes]
+    if len(shapes) != len(expect) or any(hint(s) != e[0] for s, e in zip(shapes, expect)):
+        raise UnsupportedOperationError(
+            f"{name} on dynamic dims: its shape rule gives {shapes} (at the traced sizes {hint(shapes)}) but "
+            f"torch's meta kernel gives {[list(e[0]) for e in expect]}. Declare the dims static."
+        )
+    return tuple((shape, *rest) for shape, (_, *rest) in zip(shapes, expect))
 
 
 def _check_invariant(
