@@ -322,3 +322,45 @@ def test_a_pointwise_loss_of_two_shapes_is_refused_clearly() -> None:
     f = symscalar.jit(lambda x, y: F.mse_loss(x, y, reduction="none"), dynamic_dims={"x": ("B", "T"), "y": ("B", "S")})
     with pytest.raises(UnsupportedOperationError, match=r"mse_loss.*one shape for both"):
         f(torch.randn(2, 7, C), torch.randn(2, 1, C))  # (eager broadcasts S = 1)
+
+
+# ---- convolution and 1-d pooling over a dynamic length
+
+
+def _w(dtype: torch.dtype, k: int) -> torch.Tensor:
+    return torch.linspace(-1, 1, 3 * C * k, dtype=dtype).view(3, C, k)
+
+
+SEQUENCE_CNN = {
+    "conv1d k3 padding 1": lambda x: F.conv1d(x.transpose(1, 2), _w(x.dtype, 3), padding=1),
+    "conv1d k4 padding same (asymmetric)": lambda x: F.conv1d(x.transpose(1, 2), _w(x.dtype, 4), padding="same"),
+    "conv1d k2 dilation 2 padding 1 stride 3, bias": lambda x: F.conv1d(
+        x.transpose(1, 2), _w(x.dtype, 2), torch.ones(3, dtype=x.dtype), padding=1, dilation=2, stride=3
+    ),
+    "conv2d over (T, C)": lambda x: F.conv2d(x.unsqueeze(1), _w(x.dtype, 3)[:1, :2].reshape(1, 1, 2, 3), padding=1),
+    "max_pool1d 3 stride 2 padding 1": lambda x: F.max_pool1d(x.transpose(1, 2), 3, 2, 1),
+    "max_pool1d with indices": lambda x: F.max_pool1d(x.transpose(1, 2), 1, return_indices=True)[0],
+    "avg_pool1d 1": lambda x: F.avg_pool1d(x.transpose(1, 2), 1),
+    "adaptive_avg_pool1d to 1": lambda x: F.adaptive_avg_pool1d(x.transpose(1, 2), 1).squeeze(-1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(SEQUENCE_CNN))
+def test_convolution_and_pooling_over_a_dynamic_length(name: str, dtype: torch.dtype) -> None:
+    f = run_side_by_side(SEQUENCE_CNN[name], dtype)
+    assert (f.cache_info().misses, f.cache_info().guards) == (1, 0)
+
+
+def test_a_kernel_longer_than_a_dynamic_length_is_guarded_and_raises_as_eager() -> None:
+    f = run_side_by_side(lambda x: F.conv1d(x.transpose(1, 2), _w(x.dtype, 5)), torch.float64, [(2, 7), (3, 64)])
+    [guard] = f.explain().guards
+    assert guard.condition() == "s_T >= 5"
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
+        f(torch.randn(2, 3, C, dtype=torch.float64))
+
+
+def test_pooling_with_ceil_mode_over_a_dynamic_length_is_refused_clearly() -> None:
+    f = symscalar.jit(lambda x: F.max_pool1d(x.transpose(1, 2), 2, ceil_mode=True), dynamic_dims=DIMS)
+    with pytest.raises(UnsupportedOperationError, match="ceil_mode=True over a dynamic dim"):
+        f(torch.randn(2, 7, C))

@@ -34,6 +34,7 @@ from symscalar.ops.conv import (
     batch_norm_backward_p,
     batch_norm_p,
     batch_norm_stats_p,
+    conv_output_size,
     convolution_backward_p,
     convolution_p,
     max_pool2d_backward_p,
@@ -225,8 +226,31 @@ def _hinted(a: Any) -> Any:
     return a
 
 
-_batched(convolution_p, (0,))
-_batched(convolution_backward_p, (1, None, None))  # (grad x, grad w[, grad bias])
+def _static_channels(x: Any, *params: Any) -> None:
+    """Only the batch and spatial dims of a convolution's input may be dynamic."""
+    shapes = [x.shape[1:2], *(p.shape for p in params if p is not None)]
+    if any(isinstance(s, Size) for shape in shapes for s in shape):
+        raise SizeDecisionError(f"a convolution's channels and weight must be static, got {list(x.shape)}")
+
+
+def _convolution(x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int) -> tuple[Any, ...]:
+    """A convolution over dynamic batch and spatial dims (static channels and weight): each
+    spatial dim's output length is ``(n + 2 p - d (k - 1) - 1) // s + 1`` (the frontend records
+    the guard that it is at least 1 where eager would raise)."""
+    _static_channels(x, w, b)
+    spatial = tuple(
+        conv_output_size(n, k, p, s, d) for n, k, p, s, d in zip(x.shape[2:], w.shape[2:], padding, stride, dilation)
+    )
+    return (x.shape[0], w.shape[0], *spatial)
+
+
+def _convolution_backward(ct: Any, x: Any, w: Any, *, bias: bool, **geometry: Any) -> list[tuple[Any, ...]]:
+    _static_channels(x, w)
+    return [tuple(x.shape), tuple(w.shape)] + ([(w.shape[0],)] if bias else [])
+
+
+register_shape_rule(convolution_p, _convolution)
+register_shape_rule(convolution_backward_p, _convolution_backward)
 _batched(max_pool2d_p, (0, 0))
 _batched(max_pool2d_backward_p, (1,))
 _batched(avg_pool2d_p, (0,))
@@ -312,3 +336,51 @@ for _name in ("torch.cummax", "torch.Tensor.cummax", "torch.cummin", "torch.Tens
     register_opaque_shape_rule(_name, lambda input, *args, **kwargs: [tuple(input.shape)] * 2)
 for _name in ("torch.logcumsumexp", "torch.Tensor.logcumsumexp"):
     register_opaque_shape_rule(_name, lambda input, *args, **kwargs: [tuple(input.shape)])
+
+
+def _one(value: Any) -> int:
+    """A 1-d pooling's int or one-element geometry."""
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if len(items) != 1 or type(items[0]) is not int:
+        raise UnsupportedOperationError(f"a 1-d pooling over a dynamic dim needs static int geometry, got {value!r}")
+    return items[0]
+
+
+def _pool1d(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+    **options: Any,
+) -> list[tuple[Any, ...]]:
+    """``F.max_pool1d``/``F.avg_pool1d`` over a dynamic length: ``(n + 2p - d (k - 1) - 1) // s + 1``
+    (eager's rule without ``ceil_mode``, whose last window depends on the size otherwise)."""
+    if ceil_mode:
+        raise UnsupportedOperationError(
+            "a 1-d pooling with ceil_mode=True over a dynamic dim: whether eager keeps the last window depends on "
+            "the size. Pad the input to a multiple of the stride instead (F.pad), or declare the dim static."
+        )
+    k = _one(kernel_size)
+    s = k if stride is None or stride == [] or stride == () else _one(stride)
+    length = conv_output_size(input.shape[-1], k, _one(padding), s, _one(dilation))
+    shape = (*input.shape[:-1], length)
+    return [shape, shape] if return_indices else [shape]
+
+
+register_opaque_shape_rule("torch.nn.functional.max_pool1d", _pool1d)
+register_opaque_shape_rule(
+    "torch.nn.functional.max_pool1d_with_indices",
+    lambda *args, **kwargs: _pool1d(*args, **kwargs)[:1] * 2,  # (values, indices) always
+)
+register_opaque_shape_rule(
+    "torch.nn.functional.avg_pool1d",
+    lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True: _pool1d(
+        input, kernel_size, stride, padding, 1, ceil_mode
+    ),
+)
+register_opaque_shape_rule(
+    "torch.nn.functional.adaptive_avg_pool1d", lambda input, output_size: [(*input.shape[:-1], _one(output_size))]
+)
