@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 import symscalar
-from symscalar import Dim
+from symscalar import Dim, sizes
 from symscalar.errors import UnsupportedOperationError
 
 SIZES = [(2, 7), (1, 1), (3, 64), (8, 257), (1, 2)]
@@ -192,6 +192,15 @@ def _positions(x: torch.Tensor) -> torch.Tensor:
     return F.layer_norm(x + torch.arange(T, dtype=x.dtype).view(1, T, 1) / T, (C,)).sum(1) / math.sqrt(C)
 
 
+def _pad_to_a_multiple(x: torch.Tensor) -> torch.Tensor:
+    B, T = x.shape[0], x.shape[1]
+    return F.pad(x, (0, 0, 0, (8 - T % 8) % 8)).view(B, -1, 8, C).sum(2)
+
+
+def _pad_by_a_remainder(x: torch.Tensor) -> torch.Tensor:
+    return F.pad(x, (0, 0, 0, -x.shape[1] % 4)).reshape(x.shape[0], -1, 4 * C)
+
+
 USER = {
     "causal mask from T": _causal_attention,
     "attention is_causal": lambda x: F.scaled_dot_product_attention(
@@ -218,6 +227,8 @@ USER = {
     "new_zeros / new_ones of (B, T)": lambda x: (
         x + x.new_zeros(x.shape[0], x.shape[1], C) + x.new_ones((x.shape[0], x.shape[1], 1)) * x.shape[1]
     ),
+    "pad T to a multiple of 8, view (B, -1, 8, C)": _pad_to_a_multiple,
+    "pad T by -T % 4, reshape (B, -1, 4 * C)": _pad_by_a_remainder,
     "sliding windows (unfold) mean": lambda x: x.unfold(1, 1, 1).mean(-1) + x.topk(1, dim=1).values,
 }
 
@@ -364,3 +375,20 @@ def test_pooling_with_ceil_mode_over_a_dynamic_length_is_refused_clearly() -> No
     f = symscalar.jit(lambda x: F.max_pool1d(x.transpose(1, 2), 2, ceil_mode=True), dynamic_dims=DIMS)
     with pytest.raises(UnsupportedOperationError, match="ceil_mode=True over a dynamic dim"):
         f(torch.randn(2, 7, C))
+
+
+# ---- the normal form: remainders are ``a - c * (a // c)``, multiples of c leave a quotient
+
+
+def test_remainders_and_quotients_normalize_and_agree_with_python() -> None:
+    t = sizes.Symbol("T", 1, None, 5)
+    T = sizes.Size.of(t)
+    assert (T + 8 * 3) // 8 == T // 8 + 3 and (T + 9) // 8 == (T + 1) // 8 + 1
+    assert (T + (8 - T % 8) % 8) % 8 == 0 and (T + (-T) % 8) % 8 == 0  # padded to a multiple of 8
+    assert sizes.decide("ge", T % 8, 0) and sizes.decide("le", T % 8, 7) and sizes.decide("lt", (-T) % 3, 3)
+    forms = [T % 8, (-T) % 8, (8 - T % 8) % 8, (T + 9) // 8, (9 * T + 3) // 8, (T - 3) % 2, (T * T + 1) % 4]
+    for value in range(1, 40):
+        python = [value % 8, -value % 8, (8 - value % 8) % 8, (value + 9) // 8, (9 * value + 3) // 8]
+        python += [(value - 3) % 2, (value * value + 1) % 4]
+        assert [sizes.evaluate(f, {t: value}) for f in forms] == python
+        assert [eval(repr(f), {"s_T": value}) for f in forms] == python  # noqa: S307 - the printed form
