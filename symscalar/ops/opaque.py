@@ -75,6 +75,11 @@ _DYNAMIC_ANNOTATIONS = frozenset(
     + ["Optional[list[float]]", "Optional[List[float]]", "list[float]", "List[float]"]
 )
 
+# Torch callables whose CPU kernel depends on grad mode: eager's torch.lstm takes another kernel
+# under no_grad (1 ulp off at batch 1), and a program's forward runs without grad mode; their
+# opaque call runs in the grad mode eager had (on detached operands: no graph is built).
+_GRAD_MODE_KERNELS = frozenset(["torch.lstm", "torch.gru", "torch.rnn_tanh", "torch.rnn_relu"])
+
 # Torch callables an opaque call must not stand for, with the reason.
 _REFUSED: dict[str, str] = {
     "as_strided": "its result depends on the memory layout of its operand, which the backend chooses",
@@ -125,14 +130,14 @@ def _placeholders(template: Any) -> int:
 
 
 def _call_parts(recipe: tuple[Any, ...]) -> tuple[str, tuple[Any, ...], tuple[tuple[str, Any], ...]]:
-    _, name, args, kwargs = recipe
+    _, name, args, kwargs, *_ = recipe  # (then ("grad", positions): _GRAD_MODE_KERNELS)
     return name, args, kwargs
 
 
 def _arity(recipe: tuple[Any, ...]) -> int:
     """How many operands (equation arguments) ``recipe`` takes."""
     if recipe[0] == "call":
-        _, _, args, kwargs = recipe
+        _, args, kwargs = _call_parts(recipe)
         return _placeholders(args) + _placeholders(tuple(v for _, v in kwargs))
     return int(recipe[2]) + _arity(recipe[1])
 
@@ -141,11 +146,25 @@ def run_recipe(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...
     """Run ``recipe`` on ``values`` (its operands): the flat tuple of its results."""
     if recipe[0] == "call":
         name, args, kwargs = _call_parts(recipe)
+        if recipe[4:] and not torch.is_grad_enabled():  # eager's kernel in eager's grad mode (_GRAD_MODE_KERNELS)
+            return _run_as_with_grad(recipe, values)
         position = [0]
         call_args = _fill(args, values, position)
         call_kwargs = {k: _fill(v, values, position) for k, v in kwargs}
         return tuple(pytree.tree_leaves(_resolve(name)(*call_args, **call_kwargs)))
     return _run_vjp(recipe, values)
+
+
+def _run_as_with_grad(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
+    """``recipe`` (``('call', ..., ('grad', positions))``) as eager ran it: in grad mode, the
+    operands at ``positions`` requiring grad (fresh leaves: the graph is dropped)."""
+    positions = recipe[4][1]
+    leaves = [
+        v.detach().requires_grad_(i in positions) if isinstance(v, torch.Tensor) else v for i, v in enumerate(values)
+    ]
+    with torch.enable_grad():
+        results = run_recipe(recipe[:4], leaves)
+    return tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in results)
 
 
 def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
@@ -605,7 +624,9 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     expect = tuple((tuple(r.shape), r.dtype, device) for r in flat)
     if symbolic:
         expect = _symbolic_expect(name, _OPAQUE_SHAPE_RULES[name](*args, **kwargs), expect)
-    call = ("call", name, arg_template, kwarg_template)
+    call: tuple[Any, ...] = ("call", name, arg_template, kwarg_template)
+    if name in _GRAD_MODE_KERNELS and torch.is_grad_enabled():
+        call = (*call, ("grad", tuple(i for i, wanted in enumerate(requires_grad) if wanted)))
     prim = torch_view_call_p if view else torch_call_p
     outs = list(prim.bind(*operands, call=call, expect=expect))
     for i, (out, meta) in enumerate(zip(outs, flat)):
