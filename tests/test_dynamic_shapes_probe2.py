@@ -392,3 +392,73 @@ def test_remainders_and_quotients_normalize_and_agree_with_python() -> None:
         python += [(value - 3) % 2, (value * value + 1) % 4]
         assert [sizes.evaluate(f, {t: value}) for f in forms] == python
         assert [eval(repr(f), {"s_T": value}) for f in forms] == python  # noqa: S307 - the printed form
+
+
+# ---- modules over (B, T): recurrent layers (eager's kernels) and batch norm over a length
+
+
+class _Recurrent(torch.nn.Module):
+    def __init__(self, layer: torch.nn.Module) -> None:
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, state = self.layer(x)
+        last = state[0] if isinstance(state, tuple) else state
+        return out.sum(-1, keepdim=True) * x + last.sum(0)[:, None, :1]
+
+
+class _SequenceCNN(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv1d(C, C, 3, padding=1)
+        self.norm = torch.nn.BatchNorm1d(C)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(F.gelu(self.conv(x.transpose(1, 2)))).transpose(1, 2)
+
+
+MODULES = {
+    "GRU, 2 layers, bidirectional": lambda: _Recurrent(torch.nn.GRU(C, 3, 2, batch_first=True, bidirectional=True)),
+    "LSTM": lambda: _Recurrent(torch.nn.LSTM(C, 5, batch_first=True)),
+    "RNN tanh": lambda: _Recurrent(torch.nn.RNN(C, 2, batch_first=True)),
+    "Conv1d, GELU, BatchNorm1d over T (training)": _SequenceCNN,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(MODULES))
+def test_modules_over_dynamic_dims(name: str, dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    eager = MODULES[name]().to(dtype)
+    mine = MODULES[name]().to(dtype)
+    mine.load_state_dict(eager.state_dict())
+    jitted = symscalar.jit(mine, dynamic_dims=DIMS)
+    for b, t in [(2, 7), (3, 64), (1, 2), (8, 33)]:
+        x = torch.randn(b, t, C, dtype=dtype)
+        mx, ex = x.clone().requires_grad_(), x.clone().requires_grad_()
+        got, want = jitted(mx), eager(ex)
+        _same(got, want, f"output at {(b, t)}")
+        cotangent = torch.randn_like(want)
+        (got * cotangent).sum().backward()
+        (want * cotangent).sum().backward()
+        _same(mx.grad, ex.grad, f"input grad at {(b, t)}")
+        for (key, p), q in zip(eager.named_parameters(), mine.parameters()):
+            _same(q.grad, p.grad, f"grad of {key} at {(b, t)}")
+        for (key, s), r in zip(eager.state_dict().items(), mine.state_dict().values()):
+            assert torch.equal(r, s), key  # running statistics
+        eager.zero_grad()
+        mine.zero_grad()
+    assert jitted.cache_info().misses == 1
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_lstm_at_batch_1_takes_eagers_kernel_in_eagers_grad_mode(grad: bool) -> None:
+    """Eager's CPU ``torch.lstm`` takes another kernel under ``no_grad`` (1 ulp apart at batch 1);
+    a program's forward runs without grad mode, so the opaque call restores eager's."""
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(C, 5, batch_first=True)
+    jitted = symscalar.jit(lambda x: lstm(x)[0])
+    x = torch.randn(1, 7, C)
+    with torch.set_grad_enabled(grad):
+        assert torch.equal(jitted(x), lstm(x)[0])

@@ -197,8 +197,8 @@ register_shape_rule(sdpa_flash_cpu_p, lambda q, k, v, mask, scale, **params: [tu
 
 # -- the vision primitives (ops/conv.py) over a dynamic batch dim: a result's dim 0 is its
 # input's, every other dim comes from the static geometry (the concrete meta). A dynamic
-# channel or spatial dim is refused (its output size is arithmetic on the geometry that no
-# rule here tracks yet).
+# channel or spatial dim of a 2-d pooling is refused (its output size is arithmetic on the
+# geometry that no rule here tracks yet); convolution and batch norm have their own rules.
 def _batched(prim: Any, like: tuple[int | None, ...]) -> None:
     """Register the rule of ``prim``: result ``i`` has the dim 0 of operand ``like[i]`` (None:
     a static result, e.g. a weight's gradient) and the concrete meta's other dims."""
@@ -257,9 +257,24 @@ _batched(avg_pool2d_p, (0,))
 _batched(avg_pool2d_backward_p, (1,))
 _batched(adaptive_avg_pool2d_p, (0,))
 _batched(adaptive_avg_pool2d_backward_p, (1,))
-_batched(batch_norm_p, (0, None, None))  # (out, mean, invstd): the statistics are per channel
-_batched(batch_norm_backward_p, (1, None, None))
-_batched(batch_norm_stats_p, (None, None))  # the new running statistics, per channel
+
+
+def _channels(x: Any) -> Any:
+    """A batch norm's channel count (dim 1), which must be static; the other dims may be dynamic."""
+    if isinstance(x.shape[1], Size):
+        raise SizeDecisionError(f"a batch norm's channel dim (dim 1) must be static, got {list(x.shape)}")
+    return x.shape[1]
+
+
+def _batch_norm_backward(ct: Any, x: Any, weight: Any, mean: Any, invstd: Any, *, mask: Any, **params: Any) -> Any:
+    channels = (_channels(x),)
+    return [shape for shape, wanted in zip((tuple(x.shape), channels, channels), mask) if wanted]
+
+
+# (out, mean, invstd): the statistics are per channel; the new running statistics too
+register_shape_rule(batch_norm_p, lambda x, *params, **geometry: [tuple(x.shape), *[(_channels(x),)] * 2])
+register_shape_rule(batch_norm_backward_p, _batch_norm_backward)
+register_shape_rule(batch_norm_stats_p, lambda x, mean, var, **params: [(_channels(x),)] * 2)
 
 
 # advanced indexing (transformers' ``position_ids[batch_idx, q_idx]``): the index tensors'
@@ -384,3 +399,28 @@ register_opaque_shape_rule(
 register_opaque_shape_rule(
     "torch.nn.functional.adaptive_avg_pool1d", lambda input, output_size: [(*input.shape[:-1], _one(output_size))]
 )
+
+
+def _recurrent(
+    input: Any,
+    hx: Any,
+    params: Any,
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> list[tuple[Any, ...]]:
+    """``torch.gru``/``lstm``/``rnn_tanh``/``rnn_relu`` (what ``nn.GRU``... call) over a dynamic
+    batch and length: the output ``(batch, seq, directions * hidden)`` (``batch_first``) or
+    ``(seq, batch, ...)``, and the final states shaped as the initial ones."""
+    states = tuple(hx) if isinstance(hx, (tuple, list)) else (hx,)
+    if input.ndim != 3:
+        raise UnsupportedOperationError(f"a recurrent layer's input must be 3-d here, got {list(input.shape)}")
+    hidden = states[0].shape[-1] * (2 if bidirectional else 1)
+    return [(input.shape[0], input.shape[1], hidden), *(tuple(h.shape) for h in states)]  # (either order)
+
+
+for _name in ("torch.gru", "torch.lstm", "torch.rnn_tanh", "torch.rnn_relu"):
+    register_opaque_shape_rule(_name, _recurrent)
