@@ -224,6 +224,9 @@ USER = {
     "positions / T into layer_norm": _positions,
     "stack along a new dim and flatten": lambda x: torch.stack([x, x * 2], dim=2).flatten(1, 2),
     "cat a static row and cumsum": lambda x: torch.cat([x, x[:, :1] * 0 + 1], dim=1).cumsum(1),
+    "linspace(0, 1, T) and eye(T) (eager's factories)": lambda x: (
+        torch.eye(x.shape[1], dtype=x.dtype) @ x * torch.linspace(0, 1, x.shape[1], dtype=x.dtype)[:, None]
+    ),
     "new_zeros / new_ones of (B, T)": lambda x: (
         x + x.new_zeros(x.shape[0], x.shape[1], C) + x.new_ones((x.shape[0], x.shape[1], 1)) * x.shape[1]
     ),

@@ -68,7 +68,7 @@ from symscalar.ops.shape import (
     unfold,
     zero_pad_p,
 )
-from symscalar.size_ops import sym_size_p
+from symscalar.size_ops import size_of, sym_size_p
 from symscalar.sizes import (
     Size,
     SizeDecisionError,
@@ -424,3 +424,19 @@ def _recurrent(
 
 for _name in ("torch.gru", "torch.lstm", "torch.rnn_tanh", "torch.rnn_relu"):
     register_opaque_shape_rule(_name, _recurrent)
+
+
+def _size_argument(value: Any) -> Any:
+    """A factory's size argument as a size: an int, or a size symbol's normal form."""
+    size = size_of(value) if isinstance(value, NumberProxy) else value
+    if type(size) is not int and not isinstance(size, Size):
+        raise UnsupportedOperationError(f"a factory's size must be an int or a size of a dynamic dim, got {value!r}")
+    return size
+
+
+# factories of a size (torch.linspace(0, 1, T)): eager's kernel, the size an operand of the call
+for _name in ("torch.linspace", "torch.logspace"):
+    register_opaque_shape_rule(_name, lambda start, end, steps, *args, **kwargs: [(_size_argument(steps),)])
+register_opaque_shape_rule(
+    "torch.eye", lambda n, m=None, **kwargs: [(_size_argument(n), _size_argument(n if m is None else m))]
+)

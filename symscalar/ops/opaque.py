@@ -46,6 +46,7 @@ from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.frontend import data_dependent_shape_error, public_name, register_fallback
 from symscalar.ops.common import Tensor
 from symscalar.ops.define import TensorProxy, TraceBuilder, static_message
+from symscalar.size_ops import size_of
 from symscalar.sizes import hint, is_symbolic_shape, register_shape_rule, register_size_params
 from symscalar.trace import DISCONNECTED, Atom, Primitive, TensorVar, register_vjp
 from symscalar.types import NumberProxy, current_tracer
@@ -385,6 +386,9 @@ def _meta_value(v: Any, which: int, requires_grad: bool = False, device: str = "
         t = (torch.empty if device == "meta" else torch.zeros)(shape, dtype=v.dtype, device=device)
         return t.requires_grad_(True) if requires_grad and _differentiable(t) else t
     if isinstance(v, NumberProxy):
+        size = size_of(v)
+        if size is not None:  # a size symbol: its value at the traced sizes (shapes follow it)
+            return hint(size)
         known = _known_value(v)
         if which == 0 and known is not None:
             return known
@@ -561,7 +565,9 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     operands: list[Any] = []
     arg_template = tuple(_template(a, operands, name) for a in args)
     kwarg_template = tuple((k, _template(v, operands, name)) for k, v in kwargs.items())
-    symbolic = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    symbolic: list[Any] = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    if name in _OPAQUE_SHAPE_RULES:  # a size symbol in an int parameter (torch.linspace(0, 1, T)): the rule's
+        symbolic += [v for v in operands if isinstance(v, NumberProxy) and size_of(v) is not None]
     if symbolic and name in _SYMBOLIC_FORMS:  # written with ops that have shape rules
         return _SYMBOLIC_FORMS[name](*args, **kwargs)
     if symbolic and name not in _OPAQUE_SHAPE_RULES:  # torch's meta kernels see one call's sizes
@@ -573,7 +579,7 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         )
     for where, proxy in _dynamic_leaves(args, kwargs):
         param, allowed = _param(func, name, where, len(args), kwargs)
-        if not allowed:
+        if not allowed and not (symbolic and size_of(proxy) is not None):  # (a size: the shape rule's)
             raise StaticValueRequiredError(static_message(name, param, proxy))
     tracer = current_tracer.get()
     requires_grad = [
@@ -615,7 +621,7 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             "traced tensors would be baked into the compiled program. Keep the computation in tensors, or run it "
             "outside the jitted function."
         )
-    if any(proxy is not None for _, proxy in _dynamic_leaves(args, kwargs)):
+    if not symbolic and any(proxy is not None for _, proxy in _dynamic_leaves(args, kwargs)):
         _check_invariant(name, func, template, operands, requires_grad, flat, args, kwargs)
     if torch._C._is_any_autocast_enabled():
         _check_autocast(name, func, template, operands, requires_grad, flat)
