@@ -321,6 +321,11 @@ OPAQUE = {
     "bce with logits": lambda x, y: F.binary_cross_entropy_with_logits(x, y.detach().sigmoid()),
     "kl_div batchmean": lambda x, y: F.kl_div(x.log_softmax(-1), y.softmax(-1), reduction="batchmean"),
     "normalize over T": lambda x, y: F.normalize(x, dim=1) + y,
+    "tile and repeat": lambda x, y: x.tile((1, 2, 1)) + y.repeat(1, 2, 1),
+    "vector_norm, Tensor.norm over T": lambda x, y: torch.linalg.vector_norm(x, dim=1) + y.norm(dim=(0, 1)),
+    "cosine_similarity": lambda x, y: F.cosine_similarity(x, y, dim=-1),
+    "pairwise_distance": lambda x, y: F.pairwise_distance(x, y, keepdim=True),
+    "glu along a static dim": lambda x, y: F.glu(x, -1) * y[..., :2],
     "cummax / cummin / logcumsumexp": lambda x, y: x.cummax(1).values + torch.cummin(y, 1)[0] + x.logcumsumexp(1),
 }
 
@@ -465,3 +470,9 @@ def test_lstm_at_batch_1_takes_eagers_kernel_in_eagers_grad_mode(grad: bool) -> 
     x = torch.randn(1, 7, C)
     with torch.set_grad_enabled(grad):
         assert torch.equal(jitted(x), lstm(x)[0])
+
+
+def test_glu_along_a_dynamic_dim_is_refused_clearly() -> None:
+    f = symscalar.jit(lambda x: F.glu(x, 1), dynamic_dims=DIMS)
+    with pytest.raises(UnsupportedOperationError, match="glu along the dynamic dim 1"):
+        f(torch.randn(2, 6, C))

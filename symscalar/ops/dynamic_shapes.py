@@ -440,3 +440,72 @@ for _name in ("torch.linspace", "torch.logspace"):
 register_opaque_shape_rule(
     "torch.eye", lambda n, m=None, **kwargs: [(_size_argument(n), _size_argument(n if m is None else m))]
 )
+
+
+def _tile(input: Any, dims: Any) -> list[tuple[Any, ...]]:
+    """``Tensor.tile``: each dim times its repeat count (static ints; missing leading counts 1)."""
+    counts = tuple(dims)
+    if not all(type(c) is int for c in counts):
+        raise UnsupportedOperationError(f"tile: the repeat counts must be static ints, got {list(counts)}")
+    shape = (1,) * (len(counts) - input.ndim) + tuple(input.shape)
+    counts = (1,) * (len(shape) - len(counts)) + counts
+    return [tuple(s * c for s, c in zip(shape, counts))]
+
+
+def _norm_rule(
+    input: Any,
+    ord: Any = 2,  # noqa: A002 - torch's name
+    dim: Any = None,
+    keepdim: bool = False,
+    **kwargs: Any,
+) -> list[Any]:
+    """``torch.linalg.vector_norm`` (and ``Tensor.norm(p, dim, keepdim)``): a reduction over
+    ``dim`` (static ints; None: every dim)."""
+    dims = range(input.ndim) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    reduced = {d % input.ndim for d in dims}
+    if keepdim:
+        return [tuple(1 if i in reduced else s for i, s in enumerate(input.shape))]
+    return [tuple(s for i, s in enumerate(input.shape) if i not in reduced)]
+
+
+def _one_shape(x1: Any, x2: Any, op: str) -> tuple[Any, ...]:
+    """The one shape of two operands on dynamic dims (equal, or equal under a size guard)."""
+    shape, other = tuple(x1.shape), tuple(x2.shape)
+    if not size_guards.equal_shapes(shape, other, op):
+        raise UnsupportedOperationError(
+            f"{op} of {list(shape)} and {list(other)} on dynamic dims: symscalar needs one shape for both "
+            "(declare their dims with the same names)."
+        )
+    return shape
+
+
+def _cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> list[tuple[Any, ...]]:
+    shape = _one_shape(x1, x2, "cosine_similarity")
+    return [tuple(s for i, s in enumerate(shape) if i != dim % len(shape))]
+
+
+def _glu(input: Any, dim: int = -1) -> list[tuple[Any, ...]]:
+    d = dim % input.ndim
+    if isinstance(input.shape[d], Size):
+        raise UnsupportedOperationError(
+            f"glu along the dynamic dim {d} ({input.shape[d]!r}): its halves need an even size, which one program "
+            "cannot assume. Split along a static dim, or declare the dim static."
+        )
+    return [tuple(s // 2 if i == d else s for i, s in enumerate(input.shape))]
+
+
+for _name in ("torch.tile", "torch.Tensor.tile"):
+    register_opaque_shape_rule(_name, _tile)
+register_opaque_shape_rule("torch.linalg.vector_norm", _norm_rule)
+register_opaque_shape_rule("torch.nn.functional.cosine_similarity", _cosine_similarity)
+register_opaque_shape_rule("torch.nn.functional.glu", _glu)
+for _name in ("torch.norm", "torch.Tensor.norm"):
+    register_opaque_shape_rule(_name, _norm_rule)  # (p, dim, keepdim: the same positions)
+
+
+def _pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> list[Any]:
+    shape = _one_shape(x1, x2, "pairwise_distance")[:-1]
+    return [(*shape, 1) if keepdim else shape]
+
+
+register_opaque_shape_rule("torch.nn.functional.pairwise_distance", _pairwise_distance)
