@@ -336,7 +336,7 @@ class Size:
         c = _positive_constant(other, "//")
         if c == 1:
             return self
-        whole, rest = self._reduced(c)
+        whole, rest = _reduced(self, c)
         if not isinstance(rest, Size):
             return whole + rest // c
         return whole + _norm({(_Opaque("//", rest, c),): 1})
@@ -350,23 +350,10 @@ class Size:
                 raise _undecided(f"{self!r} % {other!r}", "a modulus that is not exact in the normal form")
             return 0
         c = _positive_constant(other, "%")
-        _, rest = self._reduced(c)
+        _, rest = _reduced(self, c)
         if not isinstance(rest, Size):
             return rest % c
         return rest - c * (rest // c)
-
-    def _reduced(self, c: int) -> tuple[Any, Any]:
-        """``(q, r)`` with ``self == c * q + r``, q and r integer-valued: the multiples of ``c``
-        taken out of the constant (r's constant in ``[0, c)``) and out of each coefficient of
-        magnitude ``c`` or more, so that ``(a + c * k) // c == k + a // c`` normalizes."""
-        whole: dict[tuple[Any, ...], int] = {}
-        rest: dict[tuple[Any, ...], int] = {}
-        for monomial, coeff in self.terms:
-            if monomial == () or abs(coeff) >= c:
-                whole[monomial], rest[monomial] = divmod(coeff, c)
-            else:
-                rest[monomial] = coeff
-        return _norm(whole), _norm(rest)
 
     def __rfloordiv__(self, other: Any) -> Any:
         raise _undecided(f"{other!r} // {self!r}", "a division by a dynamic size")
@@ -460,6 +447,20 @@ def _as_terms(value: Any) -> dict[tuple[Any, ...], int] | None:
     if type(value) is int:
         return {(): value}
     return None
+
+
+def _reduced(size: Size, c: int) -> tuple[Any, Any]:
+    """``(q, r)`` with ``size == c * q + r``, q and r integer-valued: the multiples of ``c``
+    taken out of the constant (r's constant in ``[0, c)``) and out of each coefficient of
+    magnitude ``c`` or more, so that ``(a + c * k) // c == k + a // c`` normalizes."""
+    whole: dict[tuple[Any, ...], int] = {}
+    rest: dict[tuple[Any, ...], int] = {}
+    for monomial, coeff in size.terms:
+        if monomial == () or abs(coeff) >= c:
+            whole[monomial], rest[monomial] = divmod(coeff, c)
+        else:
+            rest[monomial] = coeff
+    return _norm(whole), _norm(rest)
 
 
 def _norm(terms: Mapping[tuple[Any, ...], int]) -> Any:

@@ -588,17 +588,14 @@ def _flash_cpu_form(q: Any, k: Any, v: Any, *, grouped: bool = False) -> bool:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    """Whether two sizes are equal as eager's kernel choice sees them, by value: two dynamic dims
-    equal at this call but not provably (``s_B`` of the queries, ``s_B2`` of the keys) are equal
-    under a size guard, so the program takes the kernel eager takes at every size it runs."""
+    """Whether two sizes are equal as eager's kernel choice sees them, by value: dynamic dims equal at
+    this call (``s_B``, ``s_B2``; a mask's ``s_T``) under a size guard, so the program takes eager's kernel."""
     return size_guards.same_size(a, b, "attention's kernel choice")
 
 
 def _flash_cpu_mask(mask: Any, q: Any, k: Any) -> bool:
     """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, each dim 1
-    or the scores' (batch, heads, queries, keys) dim, no gradient needed. Eager decides by value,
-    so a dynamic dim of the mask matches the scores' by ``_equal`` (``torch.tril(torch.ones(T, T))``
-    over a dynamic T takes the flash kernel as in eager, not the composed attention: other bits)."""
+    or the scores' (batch, heads, queries, keys) dim by value (``_equal``), no gradient needed."""
     scores = (*q.shape[:-1], k.shape[-2])
     return (
         mask.ndim in (2, 4)
