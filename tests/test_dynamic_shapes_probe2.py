@@ -310,6 +310,13 @@ def _two(b: int, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor
     return torch.randn(b, t, C, dtype=dtype), torch.randn(b, t, C, dtype=dtype)
 
 
+def _meshes(x: torch.Tensor) -> torch.Tensor:
+    B, T = x.shape[0], x.shape[1]
+    i, j = torch.meshgrid(torch.arange(B), torch.arange(T), indexing="ij")
+    u, v = torch.meshgrid(torch.arange(T), torch.arange(B), indexing="xy")
+    return x * (i + j * 2 + u - v).to(x.dtype)[..., None]
+
+
 OPAQUE = {
     "mse_loss": lambda x, y: F.mse_loss(x, y),
     "mse_loss sum": lambda x, y: F.mse_loss(x, y, reduction="sum"),
@@ -325,6 +332,8 @@ OPAQUE = {
     "vector_norm, Tensor.norm over T": lambda x, y: torch.linalg.vector_norm(x, dim=1) + y.norm(dim=(0, 1)),
     "cosine_similarity": lambda x, y: F.cosine_similarity(x, y, dim=-1),
     "pairwise_distance": lambda x, y: F.pairwise_distance(x, y, keepdim=True),
+    "poisson_nll_loss": lambda x, y: F.poisson_nll_loss(x, y.detach().exp()),
+    "meshgrid ij and xy of arange(T), arange(B)": lambda x, y: _meshes(x) + y,
     "glu along a static dim": lambda x, y: F.glu(x, -1) * y[..., :2],
     "cummax / cummin / logcumsumexp": lambda x, y: x.cummax(1).values + torch.cummin(y, 1)[0] + x.logcumsumexp(1),
 }

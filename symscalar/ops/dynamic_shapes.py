@@ -344,6 +344,7 @@ for _loss in (
     F.binary_cross_entropy_with_logits,
     F.kl_div,
     F.soft_margin_loss,
+    F.poisson_nll_loss,
 ):
     register_opaque_shape_rule(f"torch.nn.functional.{_loss.__name__}", _pointwise_loss(_loss))
 register_opaque_shape_rule("torch.nn.functional.normalize", lambda input, *args, **kwargs: [tuple(input.shape)])
@@ -509,3 +510,17 @@ def _pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keep
 
 
 register_opaque_shape_rule("torch.nn.functional.pairwise_distance", _pairwise_distance)
+
+
+def _meshgrid(*tensors: Any, indexing: str | None = None) -> list[tuple[Any, ...]]:
+    """``torch.meshgrid`` of 1-d tensors: each result has their lengths (the first two swapped
+    with ``indexing="xy"``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    sizes = [t.shape[0] if t.ndim else 1 for t in tensors]
+    if indexing == "xy" and len(sizes) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    return [tuple(sizes)] * len(tensors)
+
+
+register_opaque_shape_rule("torch.functional.meshgrid", _meshgrid)
