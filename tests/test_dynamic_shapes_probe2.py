@@ -360,6 +360,9 @@ def _w(dtype: torch.dtype, k: int) -> torch.Tensor:
 
 
 SEQUENCE_CNN = {
+    "interpolate to size 2 * T, linear": lambda x: F.interpolate(x.transpose(1, 2), size=2 * x.shape[1], mode="linear"),
+    "interpolate to size T + 3, nearest": lambda x: F.interpolate(x.transpose(1, 2), size=x.shape[1] + 3),
+    "interpolate bilinear to (2 * T, 8)": lambda x: F.interpolate(x[:, None], (2 * x.shape[1], 8), mode="bilinear"),
     "conv1d k3 padding 1": lambda x: F.conv1d(x.transpose(1, 2), _w(x.dtype, 3), padding=1),
     "conv1d k4 padding same (asymmetric)": lambda x: F.conv1d(x.transpose(1, 2), _w(x.dtype, 4), padding="same"),
     "conv1d k2 dilation 2 padding 1 stride 3, bias": lambda x: F.conv1d(
@@ -485,3 +488,17 @@ def test_glu_along_a_dynamic_dim_is_refused_clearly() -> None:
     f = symscalar.jit(lambda x: F.glu(x, 1), dynamic_dims=DIMS)
     with pytest.raises(UnsupportedOperationError, match="glu along the dynamic dim 1"):
         f(torch.randn(2, 6, C))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scale", [2.0, 1.5, 0.5])
+def test_interpolate_by_a_binary_fraction_scale(scale: float, dtype: torch.dtype) -> None:
+    sizes = [(b, t) for b, t in SIZES if t * scale >= 1]  # (eager raises for an empty output)
+    f = run_side_by_side(lambda x: F.interpolate(x.transpose(1, 2), scale_factor=scale, mode="linear"), dtype, sizes)
+    assert (f.cache_info().misses, f.cache_info().guards) == (1, 1)  # s_T * a < 2**53: no max declared
+
+
+def test_interpolate_by_a_scale_that_is_no_binary_fraction_is_refused_clearly() -> None:
+    f = symscalar.jit(lambda x: F.interpolate(x.transpose(1, 2), scale_factor=0.3), dynamic_dims=DIMS)
+    with pytest.raises(UnsupportedOperationError, match="not a positive short binary fraction"):
+        f(torch.randn(2, 10, C))

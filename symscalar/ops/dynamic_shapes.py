@@ -10,7 +10,9 @@ checked against the concrete meta at the traced sizes.
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -524,3 +526,39 @@ def _meshgrid(*tensors: Any, indexing: str | None = None) -> list[tuple[Any, ...
 
 
 register_opaque_shape_rule("torch.functional.meshgrid", _meshgrid)
+
+
+def _scaled(size: Any, scale: Any) -> Any:
+    """``floor(size * scale)`` as eager computes it in double: for a dynamic size and a scale
+    that is the binary fraction ``a / b``, ``(size * a) // b``, exact while ``size * a < 2**53``
+    (decided by the ranges or a size guard)."""
+    if not isinstance(size, Size):
+        return math.floor(size * scale)
+    fraction = fractions.Fraction(scale)
+    a, b = fraction.numerator, fraction.denominator
+    if type(scale) is not float or a <= 0 or b >= 2**53:
+        raise UnsupportedOperationError(
+            f"interpolate: the scale {scale!r} of the dynamic dim {size!r} is not a positive short binary fraction "
+            f"(it is {a} / {b} in binary), so eager's floor(size * scale), rounded in double, is not a formula of the "
+            "sizes. Pass size= (e.g. size=3 * T // 10), a scale such as 0.5 or 1.5, or declare the dim static."
+        )
+    asked = f"interpolate's output size floor({size!r} * {scale!r}) (exact for {size!r} * {a} < 2**53)"
+    if not size_guards.guarded("lt", size * a, 2**53, asked):
+        raise UnsupportedOperationError(f"{asked}: the size is too large; declare the dim static")
+    return (size * a) // b
+
+
+def _interpolate(
+    input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest", *args: Any, **kwargs: Any
+) -> list[tuple[Any, ...]]:
+    """``F.interpolate`` over dynamic dims: the spatial dims of ``size`` (ints or sizes), or each
+    spatial dim scaled by ``scale_factor``; batch and channels kept."""
+    spatial = input.ndim - 2
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        return [(*input.shape[:2], *(_size_argument(s) for s in sizes))]
+    scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+    return [(*input.shape[:2], *(_scaled(n, s) for n, s in zip(input.shape[2:], scales)))]
+
+
+register_opaque_shape_rule("torch.nn.functional.interpolate", _interpolate)

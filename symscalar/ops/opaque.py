@@ -318,12 +318,13 @@ def _derivative_on(
     call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], candidates: Sequence[int], device: str
 ) -> Sequence[Any]:
     values = [_meta_value(v, 0, device=device) for v in args]
-    probe_cts = [_meta_value(c, 0, device=device) for c in cts]
     with torch.enable_grad():
         for i in candidates:
             values[i] = values[i].requires_grad_(True)
         outs = [o for o in run_recipe(call, values) if _differentiable(o)]
-        pairs = [(o, c) for o, c in zip(outs, probe_cts) if c is not None and o.requires_grad]
+        # probe cotangents shaped as these results (a size operand of the backward is a plain number
+        # here: the results' shapes follow its example value, not the cotangents')
+        pairs = [(o, torch.zeros_like(o)) for o, c in zip(outs, cts) if c is not None and o.requires_grad]
         if not pairs:
             return [None] * len(candidates)
         return torch.autograd.grad(
