@@ -360,6 +360,8 @@ def _w(dtype: torch.dtype, k: int) -> torch.Tensor:
 
 
 SEQUENCE_CNN = {
+    "F.unfold k3 padding 1 stride 2 over (T, C)": lambda x: F.unfold(x[:, None], 3, padding=1, stride=2),
+    "F.unfold (3, 2) dilation 2 padding 2": lambda x: F.unfold(x[:, None], (3, 2), dilation=2, padding=2),
     "interpolate to size 2 * T, linear": lambda x: F.interpolate(x.transpose(1, 2), size=2 * x.shape[1], mode="linear"),
     "interpolate to size T + 3, nearest": lambda x: F.interpolate(x.transpose(1, 2), size=x.shape[1] + 3),
     "interpolate bilinear to (2 * T, 8)": lambda x: F.interpolate(x[:, None], (2 * x.shape[1], 8), mode="bilinear"),

@@ -562,3 +562,26 @@ def _interpolate(
 
 
 register_opaque_shape_rule("torch.nn.functional.interpolate", _interpolate)
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    if len(items) != 2 or not all(type(v) is int for v in items):
+        raise UnsupportedOperationError(f"F.unfold over dynamic dims needs static int geometry, got {value!r}")
+    return items[0], items[1]
+
+
+def _im2col(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> list[Any]:
+    """``F.unfold`` of ``(B, C, H, W)``: ``(B, C * kh * kw, L)``, ``L`` the number of windows,
+    the product of a convolution's output lengths over H and W."""
+    if input.ndim != 4 or isinstance(input.shape[1], Size):
+        raise UnsupportedOperationError(
+            f"F.unfold over dynamic dims needs a 4-d input of static channels, got {list(input.shape)}"
+        )
+    geometry = zip(input.shape[2:], _pair(kernel_size), _pair(padding), _pair(stride), _pair(dilation))
+    windows = math.prod(conv_output_size(n, k, p, s, d) for n, k, p, s, d in geometry)
+    kh, kw = _pair(kernel_size)
+    return [(input.shape[0], input.shape[1] * kh * kw, windows)]
+
+
+register_opaque_shape_rule("torch.nn.functional.unfold", _im2col)
