@@ -336,19 +336,24 @@ class Size:
         c = _positive_constant(other, "//")
         if c == 1:
             return self
-        if all(coeff % c == 0 for _, coeff in self.terms):
-            return _norm({m: coeff // c for m, coeff in self.terms})
-        return _norm({(_Opaque("//", self, c),): 1})
+        whole, rest = _reduced(self, c)
+        if not isinstance(rest, Size):
+            return whole + rest // c
+        return whole + _norm({(_Opaque("//", rest, c),): 1})
 
     def __mod__(self, other: Any) -> Any:
+        """``a % c`` is ``a - c * (a // c)`` in the normal form (one atom, the quotient), so that
+        sums of remainders simplify: ``T + (-T) % 8`` is ``-8 * ((-T) // 8)``, a multiple of 8
+        (``x.view(B, -1, 8)`` after padding T to a multiple of 8 traces)."""
         if isinstance(other, Size):
             if self._exact_quotient(other) is None:
                 raise _undecided(f"{self!r} % {other!r}", "a modulus that is not exact in the normal form")
             return 0
         c = _positive_constant(other, "%")
-        if all(coeff % c == 0 for _, coeff in self.terms):
-            return 0
-        return _norm({(_Opaque("%", self, c),): 1})
+        _, rest = _reduced(self, c)
+        if not isinstance(rest, Size):
+            return rest % c
+        return rest - c * (rest // c)
 
     def __rfloordiv__(self, other: Any) -> Any:
         raise _undecided(f"{other!r} // {self!r}", "a division by a dynamic size")
@@ -442,6 +447,20 @@ def _as_terms(value: Any) -> dict[tuple[Any, ...], int] | None:
     if type(value) is int:
         return {(): value}
     return None
+
+
+def _reduced(size: Size, c: int) -> tuple[Any, Any]:
+    """``(q, r)`` with ``size == c * q + r``, q and r integer-valued: the multiples of ``c``
+    taken out of the constant (r's constant in ``[0, c)``) and out of each coefficient of
+    magnitude ``c`` or more, so that ``(a + c * k) // c == k + a // c`` normalizes."""
+    whole: dict[tuple[Any, ...], int] = {}
+    rest: dict[tuple[Any, ...], int] = {}
+    for monomial, coeff in size.terms:
+        if monomial == () or abs(coeff) >= c:
+            whole[monomial], rest[monomial] = divmod(coeff, c)
+        else:
+            rest[monomial] = coeff
+    return _norm(whole), _norm(rest)
 
 
 def _norm(terms: Mapping[tuple[Any, ...], int]) -> Any:

@@ -57,8 +57,17 @@ def test_cnn_batch_sweep_one_program(name: str) -> None:
     assert jitted.cache_info().misses == 2  # train and eval: one program each
 
 
-def test_dynamic_spatial_dims_are_refused_with_the_fix() -> None:
-    conv = nn.Conv2d(3, 4, 3)
+def test_a_convolution_over_dynamic_spatial_dims_is_one_program() -> None:
+    conv = nn.Conv2d(3, 4, 3, stride=2, padding=1).double()
     jitted = symscalar.jit(conv, dynamic_dims={"input": ("B", None, "H", "W")})
+    for shape in [(2, 3, 8, 8), (1, 3, 1, 5), (3, 3, 17, 6)]:
+        x = torch.randn(shape, dtype=torch.float64)
+        assert torch.equal(jitted(x), conv(x))
+    assert jitted.cache_info().misses == 1
+
+
+def test_pooling_over_dynamic_spatial_dims_is_refused_with_the_fix() -> None:
+    pool = nn.MaxPool2d(2)
+    jitted = symscalar.jit(pool, dynamic_dims={"input": ("B", None, "H", "W")})
     with pytest.raises(symscalar.DynamicValueError, match=r"only the batch dim \(dim 0\) may be dynamic"):
         jitted(torch.randn(2, 3, 8, 8))

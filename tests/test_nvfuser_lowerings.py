@@ -644,6 +644,11 @@ UNLOWERED = {
     "inputs and fed to the fusions as a scalar input",
     "sort": "nvFuser's argsort need not order ties (and NaNs) as torch's sort does",
     "topk": "nvFuser's topk need not order ties (and NaNs) as torch's topk does",
+    **dict.fromkeys(
+        ("unfold", "unfold_backward"),
+        "Tensor.unfold on dynamic dims: eager's overlapping-window view and its unfold_backward kernel "
+        "(nvFuser has no windowed view)",
+    ),
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_BINARY.values()},
     **{p.name: "host-only: scalar arithmetic feeds fusions as a scalar input" for p in SCALAR_UNARY.values()},
 }

@@ -569,32 +569,39 @@ def _flash_cpu_form(q: Any, k: Any, v: Any, *, grouped: bool = False) -> bool:
         all(t.ndim == 4 and t.device.type == "cpu" for t in (q, k, v))
         and q.dtype in _FLASH_CPU_DTYPES
         and q.dtype == k.dtype == v.dtype
-        and q.shape[0] == k.shape[0] == v.shape[0]
-        and k.shape[1] == v.shape[1]
+        and _equal(q.shape[0], k.shape[0])
+        and _equal(k.shape[0], v.shape[0])
+        and _equal(k.shape[1], v.shape[1])
         and (
-            q.shape[1] == k.shape[1]
+            _equal(q.shape[1], k.shape[1])
             or (
                 grouped
                 and all(isinstance(s, int) and s > 0 for s in (q.shape[1], k.shape[1]))
                 and q.shape[1] % k.shape[1] == 0
             )
         )
-        and k.shape[2] == v.shape[2]
-        and q.shape[3] == k.shape[3] == v.shape[3]
+        and _equal(k.shape[2], v.shape[2])
+        and _equal(q.shape[3], k.shape[3])
+        and _equal(k.shape[3], v.shape[3])
         and not any(sizes.may_equal(s, 0) for s in (*q.shape, *k.shape))  # (a dynamic dim may be 0)
     )
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """Whether two sizes are equal as eager's kernel choice sees them, by value: dynamic dims equal at
+    this call (``s_B``, ``s_B2``; a mask's ``s_T``) under a size guard, so the program takes eager's kernel."""
+    return size_guards.same_size(a, b, "attention's kernel choice")
+
+
 def _flash_cpu_mask(mask: Any, q: Any, k: Any) -> bool:
-    """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, static
-    sizes broadcasting to the scores' (batch, heads, queries, keys), no gradient needed."""
+    """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, each dim 1
+    or the scores' (batch, heads, queries, keys) dim by value (``_equal``), no gradient needed."""
     scores = (*q.shape[:-1], k.shape[-2])
     return (
         mask.ndim in (2, 4)
         and mask.dtype in (torch.bool, torch.float32, q.dtype)
         and not (mask.requires_grad and torch.is_grad_enabled())
-        and all(isinstance(s, int) for s in (*mask.shape, *scores))
-        and all(m in (1, s) for m, s in zip(mask.shape[::-1], scores[::-1]))
+        and all(m == 1 or _equal(m, s) for m, s in zip(mask.shape[::-1], scores[::-1]))
     )
 
 

@@ -51,6 +51,7 @@ from symscalar.ops.define import (
 from symscalar.ops.opaque import opaque_handler
 from symscalar.ops.shape import zero_pad_p
 from symscalar.size_ops import size_proxy
+from symscalar.sizes import Size
 
 __all__ = [
     "convolution",
@@ -130,8 +131,32 @@ def convolution(
         x = x.unsqueeze(0)
     stride_t, dilation_t = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
     x, padding_t = _conv_padding(x, weight, padding, stride_t, dilation_t)
+    _check_output_length(x, weight, padding_t, stride_t, dilation_t)
     out = convolution_p.bind(x, weight, bias, stride=stride_t, padding=padding_t, dilation=dilation_t, groups=groups)
     return out.squeeze(0) if unbatched else out
+
+
+def conv_output_size(size: Any, kernel: int, padding: int, stride: int, dilation: int) -> Any:
+    """The output length of a convolution over a dim of ``size`` (an int or a dynamic size)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _check_output_length(
+    x: Tensor, weight: Tensor, padding: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]
+) -> None:
+    """Eager raises where the padded input is shorter than the dilated kernel; over a dynamic
+    spatial dim where the ranges do not decide it, the program is for the sizes where it is not
+    (a size guard)."""
+    for i, (size, k) in enumerate(zip(x.shape[2:], weight.shape[2:])):
+        if not isinstance(size, Size):
+            continue
+        span = size + 2 * padding[i]
+        needed = dilation[i] * (k - 1) + 1
+        if size_guards.eager_raises("lt", span, needed, f"a convolution over a dynamic dim {size!r} (kernel {k})"):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({span}). Kernel size: ({needed}). "
+                "Kernel size can't be greater than actual input size"
+            )
 
 
 def _conv_padding(

@@ -8,11 +8,13 @@ dynamic number in a shape or an ``arange`` bound is then reported as static-requ
 
 from __future__ import annotations
 
+import fractions
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from symscalar import size_guards
 from symscalar.ops.define import (
     NumberLike,
     Primitive,
@@ -377,7 +379,55 @@ def arange(
         is_int = all(isinstance(v, (int, Size)) and not isinstance(v, bool) for v in (start, end, step))
         dtype = torch.int64 if is_int else torch.get_default_dtype()
     device = torch.device(device) if device is not None else torch.device("cpu")
+    if type(step) is float and any(isinstance(v, Size) for v in (start, end)):
+        _check_float_step(start, end, step, dtype)
     return arange_p.bind(start=start, end=end, step=step, dtype=dtype, device=device)
+
+
+# Eager's length of a float range is ceil(fl((end - start) / step)), computed in double.
+_EXACT_BELOW = 2**53
+
+
+def float_step_fraction(step: float) -> fractions.Fraction:
+    """``step`` as the exact fraction ``a / b`` it is in binary."""
+    return fractions.Fraction(step)
+
+
+def _check_float_step(start: Any, end: Any, step: float, dtype: torch.dtype) -> None:
+    """Whether one program gives eager's length for ``arange(start, end, step)`` at every size:
+    with int or size bounds ``D = end - start`` is an integer and the step the binary fraction
+    ``a / b``, so the exact quotient ``D * b / a`` is an integer or at least ``1 / a`` from one,
+    while double's rounding moves it by at most ``D * b / a * 2**-53``: below ``2**53 / b`` the
+    ceiling is exact, ``(D * b + a - 1) // a`` for every D. A step that is no short binary
+    fraction (0.1 is ``3602879701896397 / 2**55``) has no such bound: refused. Where the ranges
+    do not bound D, the program records the size guard ``D * b < 2**53``."""
+    fraction = float_step_fraction(step)
+    where = f"torch.arange({start!r}, {end!r}, {step!r})"
+    if not dtype.is_floating_point or fraction <= 0:
+        raise UnsupportedOperationError(
+            f"{where} with dtype={dtype} next to a dynamic size: only a positive float step of a floating "
+            "range is supported there (eager's length rule for this case is not one of sizes). Declare the dim "
+            "static, or use an integer step."
+        )
+    if not all(isinstance(v, (int, Size)) and not isinstance(v, bool) for v in (start, end)):
+        raise UnsupportedOperationError(
+            f"{where}: a float step next to a dynamic size needs int or size bounds (a float bound makes the "
+            "length a rounding of the size in double). Shift an integer range instead "
+            "(torch.arange(0, T, 0.5) + 0.25), or declare the dim static."
+        )
+    span = (end - start) * fraction.denominator
+    if not isinstance(span, Size) or fraction.denominator >= _EXACT_BELOW:
+        raise UnsupportedOperationError(
+            f"{where}: the step {step!r} is not a short binary fraction (it is {fraction.numerator} / "
+            f"{fraction.denominator} in binary), so eager's length ceil((end - start) / step), rounded in double, "
+            "is not a formula of the sizes. Use a step that is a binary fraction (0.5, 0.25, 1.5), an integer range "
+            "scaled afterwards, or declare the dim static."
+        )
+    asked = f"{where} (its length is a formula of the sizes for (end - start) * {fraction.denominator} < 2**53)"
+    if not size_guards.guarded("lt", span, _EXACT_BELOW, asked):
+        raise UnsupportedOperationError(
+            f"{where}: (end - start) * {fraction.denominator} >= 2**53; declare the dim static"
+        )
 
 
 @implements(torch.arange)

@@ -549,10 +549,11 @@ def topk(
     sorted: StaticBool = True,
 ) -> tuple[Tensor, Tensor]:
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; ``k``
-    is static (the output's shape)."""
+    is static or a size (``T // 2``): the output's shape."""
     d = canonical_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
-    if not 0 <= k <= size:
+    asked = f"topk(k={k!r}) along dim {d} of size {size!r} (eager raises where k is not in [0, size])"
+    if size_guards.eager_raises("lt", k, 0, asked) or size_guards.eager_raises("gt", k, size, asked):
         raise RuntimeError(f"topk: k ({k}) must be in [0, {size}] (the size of dim {dim})")
     values, indices = topk_p.bind(input, k=k, dim=d, largest=largest, sorted=sorted)
     return torch.return_types.topk((values, indices))

@@ -46,11 +46,12 @@ from symscalar.errors import StaticValueRequiredError, UnsupportedOperationError
 from symscalar.frontend import data_dependent_shape_error, public_name, register_fallback
 from symscalar.ops.common import Tensor
 from symscalar.ops.define import TensorProxy, TraceBuilder, static_message
-from symscalar.sizes import is_symbolic_shape
+from symscalar.size_ops import size_of
+from symscalar.sizes import hint, is_symbolic_shape, register_shape_rule, register_size_params
 from symscalar.trace import DISCONNECTED, Atom, Primitive, TensorVar, register_vjp
 from symscalar.types import NumberProxy, current_tracer
 
-__all__ = ["torch_call_p", "torch_view_call_p", "opaque_handler", "run_recipe"]
+__all__ = ["torch_call_p", "torch_view_call_p", "opaque_handler", "run_recipe", "register_opaque_shape_rule"]
 
 # An example value of each dynamic number type, and a second one (shape invariance check).
 _EXAMPLE: dict[type, tuple[Any, Any]] = {int: (2, 3), float: (2.0, 0.75), bool: (True, False)}
@@ -74,6 +75,11 @@ _DYNAMIC_ANNOTATIONS = frozenset(
     ["float", "Optional[float]", "float | None", "Number", "Optional[Number]", "complex"]
     + ["Optional[list[float]]", "Optional[List[float]]", "list[float]", "List[float]"]
 )
+
+# Torch callables whose CPU kernel depends on grad mode: eager's torch.lstm takes another kernel
+# under no_grad (1 ulp off at batch 1), and a program's forward runs without grad mode; their
+# opaque call runs in the grad mode eager had (on detached operands: no graph is built).
+_GRAD_MODE_KERNELS = frozenset(["torch.lstm", "torch.gru", "torch.rnn_tanh", "torch.rnn_relu"])
 
 # Torch callables an opaque call must not stand for, with the reason.
 _REFUSED: dict[str, str] = {
@@ -125,14 +131,14 @@ def _placeholders(template: Any) -> int:
 
 
 def _call_parts(recipe: tuple[Any, ...]) -> tuple[str, tuple[Any, ...], tuple[tuple[str, Any], ...]]:
-    _, name, args, kwargs = recipe
+    _, name, args, kwargs, *_ = recipe  # (then ("grad", positions): _GRAD_MODE_KERNELS)
     return name, args, kwargs
 
 
 def _arity(recipe: tuple[Any, ...]) -> int:
     """How many operands (equation arguments) ``recipe`` takes."""
     if recipe[0] == "call":
-        _, _, args, kwargs = recipe
+        _, args, kwargs = _call_parts(recipe)
         return _placeholders(args) + _placeholders(tuple(v for _, v in kwargs))
     return int(recipe[2]) + _arity(recipe[1])
 
@@ -141,11 +147,25 @@ def run_recipe(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...
     """Run ``recipe`` on ``values`` (its operands): the flat tuple of its results."""
     if recipe[0] == "call":
         name, args, kwargs = _call_parts(recipe)
+        if recipe[4:] and not torch.is_grad_enabled():  # eager's kernel in eager's grad mode (_GRAD_MODE_KERNELS)
+            return _run_as_with_grad(recipe, values)
         position = [0]
         call_args = _fill(args, values, position)
         call_kwargs = {k: _fill(v, values, position) for k, v in kwargs}
         return tuple(pytree.tree_leaves(_resolve(name)(*call_args, **call_kwargs)))
     return _run_vjp(recipe, values)
+
+
+def _run_as_with_grad(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
+    """``recipe`` (``('call', ..., ('grad', positions))``) as eager ran it: in grad mode, the
+    operands at ``positions`` requiring grad (fresh leaves: the graph is dropped)."""
+    positions = recipe[4][1]
+    leaves = [
+        v.detach().requires_grad_(i in positions) if isinstance(v, torch.Tensor) else v for i, v in enumerate(values)
+    ]
+    with torch.enable_grad():
+        results = run_recipe(recipe[:4], leaves)
+    return tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in results)
 
 
 def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
@@ -298,12 +318,13 @@ def _derivative_on(
     call: tuple[Any, ...], cts: Sequence[Any], args: Sequence[Any], candidates: Sequence[int], device: str
 ) -> Sequence[Any]:
     values = [_meta_value(v, 0, device=device) for v in args]
-    probe_cts = [_meta_value(c, 0, device=device) for c in cts]
     with torch.enable_grad():
         for i in candidates:
             values[i] = values[i].requires_grad_(True)
         outs = [o for o in run_recipe(call, values) if _differentiable(o)]
-        pairs = [(o, c) for o, c in zip(outs, probe_cts) if c is not None and o.requires_grad]
+        # probe cotangents shaped as these results (a size operand of the backward is a plain number
+        # here: the results' shapes follow its example value, not the cotangents')
+        pairs = [(o, torch.zeros_like(o)) for o, c in zip(outs, cts) if c is not None and o.requires_grad]
         if not pairs:
             return [None] * len(candidates)
         return torch.autograd.grad(
@@ -313,6 +334,10 @@ def _derivative_on(
 
 register_vjp(torch_call_p, _opaque_vjp)
 register_vjp(torch_view_call_p, _opaque_vjp)
+# On dynamic dims (a call with a registered shape rule, ``register_opaque_shape_rule``), the
+# shapes ``expect`` holds are sizes: the lowering checks the results against them at each call.
+register_size_params(torch_call_p, "expect")  # (torch_view_call_p shares the meta: the key)
+register_shape_rule(torch_call_p, lambda *atoms, call, expect: [tuple(e[0]) for e in expect])
 # No nvFuser lowering: an opaque call is a torch step between fusions.
 
 
@@ -358,9 +383,13 @@ def _storage_id(t: torch.Tensor) -> int:
 
 def _meta_value(v: Any, which: int, requires_grad: bool = False, device: str = "meta") -> Any:
     if isinstance(v, TensorProxy):
-        t = (torch.empty if device == "meta" else torch.zeros)(tuple(v.shape), dtype=v.dtype, device=device)
+        shape = hint(tuple(v._var.shape))  # (dynamic dims: at the traced sizes)
+        t = (torch.empty if device == "meta" else torch.zeros)(shape, dtype=v.dtype, device=device)
         return t.requires_grad_(True) if requires_grad and _differentiable(t) else t
     if isinstance(v, NumberProxy):
+        size = size_of(v)
+        if size is not None:  # a size symbol: its value at the traced sizes (shapes follow it)
+            return hint(size)
         known = _known_value(v)
         if which == 0 and known is not None:
             return known
@@ -502,11 +531,24 @@ def _no_meta(name: str, error: Exception) -> UnsupportedOperationError:
 # torch function name -> the same function written with symscalar's ops, used where an operand
 # has dynamic dims (an opaque call's meta sees one call's sizes); see ops/dynamic_shapes.py.
 _SYMBOLIC_FORMS: dict[str, Callable[..., Any]] = {}
+# Torch callables whose opaque call takes dynamic dims, with the shape rule of their results.
+_OPAQUE_SHAPE_RULES: dict[str, Callable[..., Any]] = {}
 
 
 def register_symbolic_form(name: str, form: Callable[..., Any]) -> None:
     """Trace ``name`` (``"torch.diff"``) as ``form`` when an operand has dynamic dims."""
     _SYMBOLIC_FORMS[name] = form
+
+
+def register_opaque_shape_rule(name: str, rule: Callable[..., Any]) -> None:
+    """Let the opaque call of ``name`` (``"torch.nn.functional.mse_loss"``) take operands with
+    dynamic dims: ``rule(*args, **kwargs)``, called with the call's own arguments (tensors'
+    shapes are sizes), gives the shape of each result (a list, in pytree order). The call still
+    runs eager's kernels forward and backward, so eager's bits; the rule is checked against
+    torch's meta kernel at the traced sizes, and every result against it at each call."""
+    if name in _OPAQUE_SHAPE_RULES:
+        raise ValueError(f"{name} has an opaque shape rule already")
+    _OPAQUE_SHAPE_RULES[name] = rule
 
 
 def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -524,10 +566,12 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     operands: list[Any] = []
     arg_template = tuple(_template(a, operands, name) for a in args)
     kwarg_template = tuple((k, _template(v, operands, name)) for k, v in kwargs.items())
-    symbolic = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    symbolic: list[Any] = [v for v in operands if isinstance(v, TensorProxy) and is_symbolic_shape(v._var.shape)]
+    if name in _OPAQUE_SHAPE_RULES:  # a size symbol in an int parameter (torch.linspace(0, 1, T)): the rule's
+        symbolic += [v for v in operands if isinstance(v, NumberProxy) and size_of(v) is not None]
     if symbolic and name in _SYMBOLIC_FORMS:  # written with ops that have shape rules
         return _SYMBOLIC_FORMS[name](*args, **kwargs)
-    if symbolic:  # torch's meta kernels see one call's sizes: the result's shape rule is unknown
+    if symbolic and name not in _OPAQUE_SHAPE_RULES:  # torch's meta kernels see one call's sizes
         raise UnsupportedOperationError(
             f"{name} on a tensor with declared dynamic dims ({symbolic[0]!r}) is not supported by symscalar: it "
             "runs as an opaque torch call, whose result shape is known only for one call's sizes, so the "
@@ -536,7 +580,7 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         )
     for where, proxy in _dynamic_leaves(args, kwargs):
         param, allowed = _param(func, name, where, len(args), kwargs)
-        if not allowed:
+        if not allowed and not (symbolic and size_of(proxy) is not None):  # (a size: the shape rule's)
             raise StaticValueRequiredError(static_message(name, param, proxy))
     tracer = current_tracer.get()
     requires_grad = [
@@ -578,14 +622,18 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             "traced tensors would be baked into the compiled program. Keep the computation in tensors, or run it "
             "outside the jitted function."
         )
-    if any(proxy is not None for _, proxy in _dynamic_leaves(args, kwargs)):
+    if not symbolic and any(proxy is not None for _, proxy in _dynamic_leaves(args, kwargs)):
         _check_invariant(name, func, template, operands, requires_grad, flat, args, kwargs)
     if torch._C._is_any_autocast_enabled():
         _check_autocast(name, func, template, operands, requires_grad, flat)
     view = any(_storage_id(r) in recorder.operands for r in flat)
     device = _device(operands, kwargs)
     expect = tuple((tuple(r.shape), r.dtype, device) for r in flat)
-    call = ("call", name, arg_template, kwarg_template)
+    if symbolic:
+        expect = _symbolic_expect(name, _OPAQUE_SHAPE_RULES[name](*args, **kwargs), expect)
+    call: tuple[Any, ...] = ("call", name, arg_template, kwarg_template)
+    if name in _GRAD_MODE_KERNELS and torch.is_grad_enabled():
+        call = (*call, ("grad", tuple(i for i, wanted in enumerate(requires_grad) if wanted)))
     prim = torch_view_call_p if view else torch_call_p
     outs = list(prim.bind(*operands, call=call, expect=expect))
     for i, (out, meta) in enumerate(zip(outs, flat)):
@@ -593,6 +641,18 @@ def opaque_handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             outs[i] = out.detach()
     del meta_inputs
     return pytree.tree_unflatten(outs, spec)
+
+
+def _symbolic_expect(name: str, shapes: Sequence[Any], expect: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``expect`` with the shapes of the call's shape rule, which must agree with torch's meta
+    kernel at the traced sizes."""
+    shapes = [tuple(shape) for shape in shapes]
+    if len(shapes) != len(expect) or any(hint(s) != e[0] for s, e in zip(shapes, expect)):
+        raise UnsupportedOperationError(
+            f"{name} on dynamic dims: its shape rule gives {shapes} (at the traced sizes {hint(shapes)}) but "
+            f"torch's meta kernel gives {[list(e[0]) for e in expect]}. Declare the dims static."
+        )
+    return tuple((shape, *rest) for shape, (_, *rest) in zip(shapes, expect))
 
 
 def _check_invariant(

@@ -43,7 +43,10 @@ from symscalar.ops.define import (
     unreduce,
     upcast,
 )
+from symscalar.ops.factories import full
+from symscalar.size_ops import size_proxy
 from symscalar.sizes import Size
+from symscalar.types import current_tracer
 
 __all__ = [
     "sum",
@@ -329,14 +332,19 @@ def _var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
 def _dynamic_var_grad(ct: Any, x: Any, dims: tuple[int, ...], correction: float, count: Size) -> Any:
     """``_var_grad`` over dynamic dims: ``2 / (n - correction)`` is a runtime division, which
     gives eager's inf where ``n == correction``; a negative ``n - correction`` (eager: inf) must
-    be ruled out by the declared ranges."""
+    be ruled out by the declared ranges. The factor is a Python float computed when the program
+    runs (a 0-d float64 tensor: inf, not ZeroDivisionError, at ``dof == 0``) multiplied into
+    the cotangent, as eager's ``(2.0 / dof) * grad``; dividing the cotangent by the count
+    instead rounds differently (1 ulp off eager)."""
     if type(correction) is not int or sizes.decide("ge", count, correction) is not True:
         raise UnsupportedOperationError(
             f"the gradient of var/std with correction={correction!r} over dynamic dims of {count!r} elements: "
             "eager's gradient is inf where the count is below the correction, which one program cannot give. "
             "Use an int correction the declared ranges never exceed (min=...), or declare the dims static."
         )
-    return (x - x.mean(dims, keepdim=True)) * ((_unreduce(ct, x.shape, dims) * 2.0) / (count - correction))
+    dof = size_proxy(current_tracer.get(), count - correction)
+    scale = full((), 2.0, dtype=torch.float64, device=ct.device) / dof  # (IEEE: inf where dof == 0)
+    return (x - x.mean(dims, keepdim=True)) * (_unreduce(ct, x.shape, dims) * scale)
 
 
 def _std_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], correction: float) -> Any:
