@@ -620,6 +620,15 @@ UNLOWERED = {
         "training-mode batch norm runs torch's kernels so that gradients are eager's to the bit "
         "(ops/conv.py: bfloat16 amplifies the composite's other summation order)",
     ),
+    **dict.fromkeys(
+        ("native_group_norm", "group_norm_backward"),
+        "torch's group_norm kernels, so that values and gradients are eager's to the bit (ops/composites.py: "
+        "the composite's sums round otherwise); a lowering like native_layer_norm's is future work",
+    ),
+    "baddbmm": "torch's kernel, which adds beta * input inside its accumulation (ops/attention.py); "
+    "dynamic coefficients compose lowered ops",
+    "embedding_backward": "torch's embedding_dense_backward (16-bit rows summed in float32); torch raises on an "
+    "out-of-range index, nvFuser's scatter does not check",
     "batch_norm_stats": "torch's update kernel of the running statistics, so that they are eager's to the bit "
     "(ops/conv.py: it rounds the batch statistics to the buffers' dtype and adds in double)",
     **dict.fromkeys(

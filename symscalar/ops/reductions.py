@@ -127,7 +127,10 @@ mean_p = Primitive("mean", _mean_impl, small_meta(_mean_impl, reduced_shape))
 
 def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
     # The count is a Python int from the static shape: the backward divides by a literal.
-    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
+    # Expanded first, then divided, as eager's mean_backward: the result is a full tensor, not a
+    # stride-0 view, which an elementwise kernel after it (silu_backward) would read through its
+    # broadcasting loop, whose rounding is not that of its vectorized loop
+    return _unreduce(ct, x.shape, dims).expand(x.shape) / _count(x.shape, dims)
 
 
 def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -177,6 +180,9 @@ def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
     hits = x == extremum
     if nan_hits:
         hits = hits | (x.isnan() & extremum.isnan())
+    if nan_hits:  # eager's evenly_distribute_backward on CPU: zeros, the share filled in (+0 elsewhere)
+        share = _unreduce(ct, x.shape, dims) / hits.to(ct.dtype).sum(dims, keepdim=True)
+        return (torch.where(hits, share, 0),)
     hits = hits.to(ct.dtype)
     share = _unreduce(ct, x.shape, dims) / hits.sum(dims, keepdim=True)
     return (share * hits,)
