@@ -1,8 +1,9 @@
 """The ops real models use give eager's bits, forward and gradient, in float32, float64 and bfloat16.
 
 Where symscalar composed an op that eager runs as one kernel (group_norm, baddbmm, the global
-adaptive_avg_pool2d that eager computes as a mean, embedding's backward), the rounding order
-differed: 1 ulp in float32, a bfloat16 ulp in 16-bit gradients, which then drifts over training
+adaptive_avg_pool2d that eager computes as a mean, embedding's backward), or ordered a product
+differently (the weight gradient of a matrix product whose weight is a transposed view: eager
+reads its strides), the rounding order differed: 1 ulp in float32, a bfloat16 ulp in 16-bit gradients, which then drifts over training
 steps. Those ops now run eager's kernels; the others here matched already and must stay so. The
 comparison is bit for bit (NaN where eager has NaN, the sign of zero included), with a random
 upstream gradient. The adversarial probe these cases come from is ``docs/soundness.md``'s.
@@ -69,6 +70,10 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "baddbmm_coefficients": (lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=0.125), _bmm_args),
     "embedding": (lambda w, i: F.embedding(i, w), _embedding_args),
     "embedding_padding": (lambda w, i: F.embedding(i, w, padding_idx=2), _embedding_args),
+    # a transposed view of a weight: eager's mm backward orders the product by its strides
+    "linear_transposed_weight": (lambda c, a, b: F.linear(a, b[0].t(), c[0, 0]), _bmm_args),
+    "mm_column_major": (lambda c, a, b: a[0] @ b[0].t().contiguous().t(), _bmm_args),
+    "matmul_folded_column_major": (lambda c, a, b: a @ b[0].t().contiguous().t(), _bmm_args),
     "cumsum_dtype": (lambda x: torch.cumsum(x, -1, dtype=torch.float32), _x),
     "min_all": (lambda x: x.min(), _x),
 }

@@ -61,10 +61,39 @@ matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_sh
 def _matmul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     if b.ndim == 1:  # mv: torch's grad.ger(vec) and self.t().mv(grad)
         return matmul_p.bind(ct.unsqueeze(-1), b.unsqueeze(0)), matmul_p.bind(a.mT, ct)
+    if a.ndim == 2 and b.ndim == 2 and not b.dtype.is_complex:  # eager's mm
+        return ct @ b.mT, mm_mat2_backward_p.bind(ct, a, b)
     return unbroadcast(ct @ b.mT, a.shape), unbroadcast(a.mT @ ct, b.shape)
 
 
 register_vjp(matmul_p, holomorphic(_matmul_vjp))
+
+
+# ---- the gradient of ``b`` in ``a @ b`` (2-d) as eager's mm_mat2_backward computes it: the order
+# of the product follows b's strides *when it runs* (a trace does not know them): for a
+# column-major b (``w.t()`` of a contiguous w: every nn.Linear) ``(ct^T @ a)^T``, else ``a^T @ ct``.
+# The two round differently (1 ulp in half of float32 cases), so a transposed view of a weight
+# (``x @ w.t()`` for a w stored (out, in) is column-major, ``F.linear(x, w.t())`` is not) needs it.
+def _column_major(t: torch.Tensor) -> bool:
+    return t.stride(0) == 1 and t.stride(1) == t.shape[0]
+
+
+def _mm_mat2_backward_impl(ct: Any, a: Any, b: Any) -> Any:
+    return ct.t().mm(a).t() if _column_major(b) else a.t().mm(ct)
+
+
+def _mm_mat2_backward_meta(ct: TensorVar, a: TensorVar, b: TensorVar) -> TensorVar:
+    return TensorVar(b.shape, ct.dtype, ct.device)
+
+
+mm_mat2_backward_p = Primitive("mm_mat2_backward", _mm_mat2_backward_impl, _mm_mat2_backward_meta)
+# linear in ct and in a (b gives only its strides): d/dct = a @ g, d/da = ct @ g^T
+register_vjp(mm_mat2_backward_p, lambda g, out, ct, a, b: (a @ g, ct @ g.mT, None))
+register_nvfuser(
+    mm_mat2_backward_p,
+    lambda fd, ct, a, b: _matmul_nvfuser(fd, fd.ops.permute(a, [1, 0]), ct),
+    supports=lambda ct, a, b: ct.dtype == a.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -146,7 +175,9 @@ linear_p = Primitive("linear", F.linear, small_meta(F.linear, _linear_shape))
 
 def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None) -> tuple[Any, Any, Any]:
     flat_ct = ct.reshape(-1, ct.shape[-1])
-    grad_w = flat_ct.mT @ x.reshape(-1, x.shape[-1])
+    flat_x = x.reshape(-1, x.shape[-1])
+    # eager's addmm(bias, x, w.t()) backward: ct^T @ x for a contiguous w (the usual case)
+    grad_w = flat_ct.mT @ flat_x if w.dtype.is_complex else mm_mat2_backward_p.bind(flat_ct, flat_x, w.mT).mT
     return ct @ w, grad_w, None if b is None else flat_ct.sum(0)
 
 

@@ -18,6 +18,7 @@ from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
     group_norm_backward_p,
     layer_norm_backward_p,
+    mm_mat2_backward_p,
     native_group_norm_p,
     native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
@@ -165,6 +166,7 @@ register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
 register_shape_rule(embedding_backward_p, lambda ct, indices, *, num_weights, **params: (num_weights, ct.shape[-1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
+register_shape_rule(mm_mat2_backward_p, lambda ct, a, b: tuple(b.shape))
 register_shape_rule(
     native_group_norm_p,
     lambda x, *rest, num_groups: [tuple(x.shape), (x.shape[0], num_groups), (x.shape[0], num_groups)],
