@@ -4,9 +4,10 @@ Where symscalar composed an op that eager runs as one kernel (group_norm, baddbm
 adaptive_avg_pool2d that eager computes as a mean, embedding's backward), or ordered a product
 differently (the weight gradient of a matrix product whose weight is a transposed view: eager
 reads its strides), the rounding order differed: 1 ulp in float32, a bfloat16 ulp in 16-bit
-gradients, which then drifts over training steps. Those ops now run eager's kernels; the others here matched already and must stay so. The
-comparison is bit for bit (NaN where eager has NaN, the sign of zero included), with a random
-upstream gradient. The adversarial probe these cases come from is ``docs/soundness.md``'s.
+gradients, which then drifts over training steps. Those ops now run eager's kernels; the others
+here matched already and must stay so. The comparison is bit for bit (NaN where eager has NaN,
+the sign of zero included), with a random upstream gradient. The adversarial probe these cases
+come from is described in ``docs/soundness.md``.
 """
 
 from __future__ import annotations
