@@ -625,6 +625,10 @@ UNLOWERED = {
         "torch's group_norm kernels, so that values and gradients are eager's to the bit (ops/composites.py: "
         "the composite's sums round otherwise); a lowering like native_layer_norm's is future work",
     ),
+    **dict.fromkeys(
+        ("weight_norm", "weight_norm_backward"),
+        "torch's fused _weight_norm_interface kernels, so that weight-normalized layers are eager's to the bit",
+    ),
     "baddbmm": "torch's kernel, which adds beta * input inside its accumulation (ops/attention.py); "
     "dynamic coefficients compose lowered ops",
     "embedding_backward": "torch's embedding_dense_backward (16-bit rows summed in float32); torch raises on an "

@@ -32,6 +32,10 @@ def _x(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 3, 5, 33)]
 
 
+def _weight_norm_args(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
+    return [_r(g, dtype, 3, 5, 33), _r(g, dtype, 3, 5, 33).abs() + 0.5]
+
+
 def _pair(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 4, 37), _r(g, dtype, 4, 37)]
 
@@ -75,6 +79,10 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "linear_transposed_weight": (lambda c, a, b: F.linear(a, b[0].t(), c[0, 0]), _bmm_args),
     "mm_column_major": (lambda c, a, b: a[0] @ b[0].t().contiguous().t(), _bmm_args),
     "matmul_folded_column_major": (lambda c, a, b: a @ b[0].t().contiguous().t(), _bmm_args),
+    "weight_norm_first": (lambda v, g: torch._weight_norm(v, g[:, :1, :1], 0), _weight_norm_args),
+    "weight_norm_last": (lambda v, g: torch._weight_norm(v, g[:1, :1], 2), _weight_norm_args),
+    "weight_norm_middle": (lambda v, g: torch._weight_norm(v, g[:1, :, :1], 1), _weight_norm_args),
+    "weight_norm_all": (lambda v, g: torch._weight_norm(v, g[0, 0, 0], -1), _weight_norm_args),
     "cumsum_dtype": (lambda x: torch.cumsum(x, -1, dtype=torch.float32), _x),
     "min_all": (lambda x: x.min(), _x),
 }
@@ -203,7 +211,7 @@ def _double_backward(fn: Callable[..., Any], args: list[torch.Tensor]) -> list[t
     return list(torch.autograd.grad(total, wrt, allow_unused=True))
 
 
-@pytest.mark.parametrize("name", ["group_norm", "group_norm_no_affine", "embedding_padding"])
+@pytest.mark.parametrize("name", ["group_norm", "group_norm_no_affine", "embedding_padding", "weight_norm_middle"])
 def test_double_backward_like_eager(name: str) -> None:
     """The kernels' backward primitives are differentiable (eager's double backward, to rounding:
     eager itself computes it with a composite, not the kernel)."""
@@ -252,3 +260,12 @@ def test_training_steps_stay_bit_equal(dtype: torch.dtype) -> None:
             opt.step()
         for (name, a), b in zip(eager.named_parameters(), mine.parameters()):
             assert torch.equal(a, b), f"{name} differs after step {step}"
+
+
+@pytest.mark.parametrize("name", ["weight_norm_first", "weight_norm_last"])
+def test_weight_norm_double_backward_is_right(name: str) -> None:
+    """Through eager's fused kernel torch 2.10's double backward fails gradgradcheck (eager's
+    composite passes it); symscalar's, from the kernel's formula, is the true second derivative."""
+    fn = FIXED[name][0]
+    v, g = _leaves(_weight_norm_args(torch.Generator().manual_seed(0), torch.float64))
+    assert torch.autograd.gradgradcheck(symscalar.jit(fn, backend="torch"), (v[:2, :3, :4], g[:2, :3, :4]))

@@ -557,7 +557,7 @@ native_group_norm_p = Primitive(
 
 def _group_view(t: Any, x: Any, num_groups: int) -> Any:
     """``t`` (``x``'s shape) as (N, groups, values per group): each group's values in one row."""
-    return t.reshape(x.shape[0], num_groups, -1)
+    return t.reshape(x.shape[0], num_groups, x.shape[1] // num_groups * math.prod(x.shape[2:]))
 
 
 def _per_channel(t: Any, x: Any, num_groups: int) -> Any:
@@ -568,7 +568,7 @@ def _per_channel(t: Any, x: Any, num_groups: int) -> Any:
 
 def _channel_sum(t: Any, x: Any) -> Any:
     """The sum of a (N, groups, K) tensor over the batch and spatial values of each channel."""
-    return t.reshape(x.shape[0], x.shape[1], -1).sum((0, 2))
+    return t.reshape(x.shape[0], x.shape[1], math.prod(x.shape[2:])).sum((0, 2))
 
 
 def _native_group_norm_vjp(cts: Any, outs: Any, x: Any, weight: Any, bias: Any, eps: Any, *, num_groups: int) -> Any:
@@ -583,14 +583,13 @@ def _native_group_norm_vjp(cts: Any, outs: Any, x: Any, weight: Any, bias: Any, 
         grad_x = next(grads)
         grad_w = next(grads) if weight is not None else None
         grad_b = next(grads) if bias is not None else None
-    xg = _group_view(x, x, num_groups)
-    n = xg.shape[-1]
     extra = []
     if ct_mean is not None:  # d mean / dx = 1/n
-        extra.append((ct_mean.unsqueeze(-1) / n).expand(tuple(xg.shape)))
+        shape = (x.shape[0], num_groups, x.shape[1] // num_groups * math.prod(x.shape[2:]))
+        extra.append((ct_mean.unsqueeze(-1) / shape[-1]).expand(shape))
     if ct_rstd is not None:  # d rstd / dx = -rstd^3 (x - mean) / n
-        r = rstd.unsqueeze(-1)
-        extra.append(ct_rstd.unsqueeze(-1) * (r * r * r) * (mean.unsqueeze(-1) - xg) / n)
+        xg, r = _group_view(x, x, num_groups), rstd.unsqueeze(-1)
+        extra.append(ct_rstd.unsqueeze(-1) * (r * r * r) * (mean.unsqueeze(-1) - xg) / xg.shape[-1])
     for e in extra:
         e = e.reshape(tuple(x.shape)).to(x.dtype)
         grad_x = e if grad_x is None else grad_x + e
@@ -718,13 +717,121 @@ def group_norm(
 
 
 # ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from
-# its parameters on every access, so the traced function recomputes it on every call
+# its parameters on every access, so the traced function recomputes it on every call. As eager's
+# torch._weight_norm: its fused kernel (_weight_norm_interface, forward and backward) for a norm
+# over every dim but the first or the last (float16 too, as measured on torch 2.10), otherwise
+# ``v * (g / norm_except_dim(v))`` with eager's norms. The composition of sums and sqrt used
+# before was up to 8 ulp off in 16 bits and 1 ulp in float32. The double backward is the
+# kernel's formula differentiated: the true second derivative (eager's, through the fused
+# kernel, fails gradgradcheck on torch 2.10; tests/test_op_bits.py).
+def _weight_norm_impl(v: Any, g: Any, *, dim: int) -> Any:
+    return torch.ops.aten._weight_norm_interface(v.contiguous(), g.contiguous(), dim)
+
+
+weight_norm_p = Primitive(
+    "weight_norm",
+    _weight_norm_impl,
+    small_meta(_weight_norm_impl, lambda v, g, *, dim: [tuple(v.shape), tuple(g.shape)]),
+    multiple_results=True,
+)
+
+
+def _weight_norm_backward_impl(ct: Any, v: Any, g: Any, norms: Any, *, dim: int) -> Any:
+    backward = torch.ops.aten._weight_norm_interface_backward
+    return backward(ct.contiguous(), v.contiguous(), g.contiguous(), norms.contiguous(), dim)
+
+
+def _weight_norm_backward_meta(ct: Any, v: TensorVar, g: TensorVar, norms: Any, *, dim: int) -> Any:
+    return TensorVar(v.shape, v.dtype, v.device), TensorVar(g.shape, g.dtype, g.device)
+
+
+weight_norm_backward_p = Primitive(
+    "weight_norm_backward", _weight_norm_backward_impl, _weight_norm_backward_meta, multiple_results=True
+)
+
+
+def _weight_norm_vjp(cts: Any, outs: Any, v: Any, g: Any, *, dim: int) -> tuple[Any, Any]:
+    """The kernel's backward; a cotangent of the norms (a double backward) through d||v|| / dv = v / ||v||."""
+    ct, ct_norms = cts
+    norms = outs[1]
+    grad_v = grad_g = None
+    if ct is not None:
+        grad_v, grad_g = weight_norm_backward_p.bind(ct, v, g, norms, dim=dim)
+    if ct_norms is not None:
+        extra = (ct_norms.reshape(_norm_shape(v, dim)) * v / norms.reshape(_norm_shape(v, dim))).to(v.dtype)
+        grad_v = extra if grad_v is None else grad_v + extra
+    return grad_v, grad_g
+
+
+def _norm_shape(v: Any, dim: int) -> tuple[int, ...]:
+    return tuple(s if i == dim else 1 for i, s in enumerate(v.shape))
+
+
+def _weight_norm_backward_vjp(cts: Any, outs: Any, ct: Any, v: Any, g: Any, norms: Any, *, dim: int) -> Any:
+    """The double backward, from the kernel's formula with n = ||v|| (over every dim but ``dim``)
+    and s = sum(ct * v): grad_v = (g / n) ct - (g s / n^3) v, grad_g = s / n; the norms are read as
+    given (their own derivative in v comes from weight_norm's vjp)."""
+    a, b = cts
+    dims = tuple(i for i in range(v.ndim) if i != dim)
+    shape = _norm_shape(v, dim)
+    n, gg = norms.reshape(shape), g.reshape(shape)
+
+    def total(t: Any) -> Any:
+        return t.sum(dims, keepdim=True)
+
+    s = total(ct * v)
+    d_ct = d_v = d_g = d_n = None
+    if a is not None:
+        av, ac = total(a * v), total(a * ct)
+        d_ct = (gg / n) * a - (gg * av / (n * n * n)) * v
+        d_v = -gg * (av * ct + s * a) / (n * n * n)
+        d_g = ac / n - s * av / (n * n * n)
+        d_n = -gg * ac / (n * n) + 3 * gg * s * av / (n * n * n * n)
+    if b is not None:
+        bb = b.reshape(shape)
+        d_ct = bb * v / n if d_ct is None else d_ct + bb * v / n
+        d_v = bb * ct / n if d_v is None else d_v + bb * ct / n
+        d_n = -bb * s / (n * n) if d_n is None else d_n - bb * s / (n * n)
+
+    def cast(t: Any, like: Any) -> Any:
+        return None if t is None else t.reshape(tuple(like.shape)).to(like.dtype)
+
+    return cast(d_ct, ct), cast(d_v, v), cast(d_g, g), cast(d_n, norms)
+
+
+register_vjp(weight_norm_p, _weight_norm_vjp)
+register_vjp(weight_norm_backward_p, _weight_norm_backward_vjp)
+
+
+def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
+    """eager's ``norm_except_dim(v, 2, dim)``: the 2-norm of each slice along ``dim`` (of all of
+    ``v`` for -1), shaped to broadcast against ``v``, computed as eager computes it."""
+    if dim == -1:
+        norm: Tensor = torch.linalg.vector_norm(v)
+        return norm
+    norms: Tensor
+    if dim == 0:
+        norms = v.contiguous().reshape(v.shape[0], -1).norm(2, 1)
+        return norms.reshape((v.shape[0],) + (1,) * (v.ndim - 1))
+    if dim == v.ndim - 1:
+        norms = v.contiguous().reshape(-1, v.shape[-1]).norm(2, 0)
+        return norms.reshape((1,) * (v.ndim - 1) + (v.shape[-1],))
+    norms = _norm_except_dim(v.transpose(0, dim), 0)
+    return norms.transpose(0, dim)
+
+
 @implements(torch._weight_norm)
 def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
     """``v * (g / ||v||)``, the norm over every dim but ``dim`` (over all dims for -1)."""
-    keep = None if dim == -1 else dim % max(v.ndim, 1)
-    dims = tuple(d for d in range(v.ndim) if d != keep)
-    return v * (g / torch.sqrt((v * v).sum(dims, keepdim=True)))
+    if (
+        v.ndim > 0
+        and (dim == 0 or dim == v.ndim - 1)
+        and v.dtype in _NATIVE_NORM_DTYPES
+        and g.dtype == v.dtype
+        and g.numel() == v.shape[dim]
+    ):
+        return weight_norm_p.bind(v, g, dim=dim)[0]
+    return v * (g / _norm_except_dim(v, dim))
 
 
 # ---- attention on CPU: eager's flash kernel each way. Where eager's F.scaled_dot_product_attention

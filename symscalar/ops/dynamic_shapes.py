@@ -23,6 +23,7 @@ from symscalar.ops.composites import (
     native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
+    weight_norm_backward_p,
 )
 from symscalar.ops.conv import (
     adaptive_avg_pool2d_backward_p,
@@ -167,6 +168,7 @@ register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.sha
 register_shape_rule(embedding_backward_p, lambda ct, indices, *, num_weights, **params: (num_weights, ct.shape[-1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
 register_shape_rule(mm_mat2_backward_p, lambda ct, a, b: tuple(b.shape))
+register_shape_rule(weight_norm_backward_p, lambda ct, v, g, norms, **params: [tuple(v.shape), tuple(g.shape)])
 register_shape_rule(
     native_group_norm_p,
     lambda x, *rest, num_groups: [tuple(x.shape), (x.shape[0], num_groups), (x.shape[0], num_groups)],
