@@ -36,6 +36,17 @@ def _weight_norm_args(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 3, 5, 33), _r(g, dtype, 3, 5, 33).abs() + 0.5]
 
 
+def _linear_args(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
+    return [_r(g, dtype, 2, 4, 7, 9), _r(g, dtype, 4, 4), _r(g, dtype, 4)]
+
+
+def _attention_of_three(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """nn.MultiheadAttention's path for a query, key and value that differ: three linears on
+    (sequence, batch, embedding) inputs, transposed views of batch-first ones."""
+    weights = (w.repeat(3, 1), b.repeat(3), None, None, False, 0.0, w, b)
+    return F.multi_head_attention_forward(x, x * 2, x + 1, 4, 2, *weights, need_weights=False)[0]
+
+
 def _pair(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 4, 37), _r(g, dtype, 4, 37)]
 
@@ -83,6 +94,17 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "weight_norm_last": (lambda v, g: torch._weight_norm(v, g[:1, :1], 2), _weight_norm_args),
     "weight_norm_middle": (lambda v, g: torch._weight_norm(v, g[:1, :, :1], 1), _weight_norm_args),
     "weight_norm_all": (lambda v, g: torch._weight_norm(v, g[0, 0, 0], -1), _weight_norm_args),
+    # a linear on a permuted or transposed input: eager's matmul + add, its bias gradient summed
+    # over the leading dims of the gradient as it arrives (ConvNeXt's MLP, nn.MultiheadAttention)
+    "linear_channels_last": (lambda x, w, b: F.linear(x.permute(0, 2, 3, 1), w, b).permute(0, 3, 1, 2), _linear_args),
+    "linear_transposed_input": (
+        lambda x, w, b: F.linear(x.flatten(2).transpose(1, 2), w, b).transpose(0, 1),
+        _linear_args,
+    ),
+    "multihead_attention_three_inputs": (
+        lambda x, w, b: _attention_of_three(x.flatten(2).permute(2, 0, 1), w, b),
+        _linear_args,
+    ),
     "cumsum_dtype": (lambda x: torch.cumsum(x, -1, dtype=torch.float32), _x),
     "min_all": (lambda x: x.min(), _x),
 }

@@ -159,7 +159,7 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
 # ---- linear: a primitive, so the torch backend runs eager's kernel (addmm, the bias fused)
 # and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
 # ``x^T @ ct`` would be copied by AccumulateGrad on every step)
-def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
+def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None, *, fold: bool = False) -> tuple[int, ...]:
     if (
         x.ndim < 2
         or w.ndim != 2
@@ -170,33 +170,81 @@ def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tup
     return x.shape[:-1] + w.shape[:1]
 
 
-linear_p = Primitive("linear", F.linear, small_meta(F.linear, _linear_shape))
+def _linear_impl(x: Any, w: Any, b: Any = None, *, fold: bool = False) -> Any:
+    """``F.linear`` as eager runs it where the weight requires grad (``fold``): eager's matmul then
+    folds the batch dims into rows even where that copies the input (a permuted or transposed
+    one), one mm; the torch backend runs without grad, where matmul would not fold such an input
+    but run a batched product, which rounds otherwise. (A contiguous input with a bias, and 2-d
+    ones, go to addmm either way.)"""
+    if fold and x.ndim >= 3 and not (b is not None and x.is_contiguous()):
+        out = x.reshape(-1, x.shape[-1]).mm(w.t()).view(*x.shape[:-1], w.shape[0])
+        return out if b is None else out.add_(b)
+    return F.linear(x, w, b)
 
 
-def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None) -> tuple[Any, Any, Any]:
+linear_p = Primitive("linear", _linear_impl, small_meta(_linear_impl, _linear_shape))
+
+
+def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None, *, fold: bool = False) -> tuple[Any, Any, Any]:
     flat_ct = ct.reshape(-1, ct.shape[-1])
     flat_x = x.reshape(-1, x.shape[-1])
     # eager's addmm(bias, x, w.t()) backward: ct^T @ x for a contiguous w (the usual case)
     grad_w = flat_ct.mT @ flat_x if w.dtype.is_complex else mm_mat2_backward_p.bind(flat_ct, flat_x, w.mT).mT
-    return ct @ w, grad_w, None if b is None else flat_ct.sum(0)
+    return ct @ w, grad_w, None if b is None else _linear_bias_grad(ct, x)
+
+
+# ---- the bias gradient of F.linear as eager's: eager computes a 2-d input, and a contiguous one,
+# with addmm (the bias gradient sums the gradient's rows, flattened), any other input with matmul
+# and then adds the bias (the gradient summed to the bias's shape over every leading dim as it
+# arrives: in ConvNeXt's channels-last MLP a permuted view, a different order of addition, 1 ulp
+# apart in most float32 cases). The input's contiguity is known only when the backward runs.
+def _linear_bias_grad(ct: Any, x: Any) -> Any:
+    if x.ndim <= 2 or ct.dtype.is_complex:
+        return ct.reshape(-1, ct.shape[-1]).sum(0)
+    return linear_bias_grad_p.bind(ct, x)
+
+
+def _linear_bias_grad_impl(ct: Any, x: Any) -> Any:
+    if x.is_contiguous():
+        return ct.reshape(-1, ct.shape[-1]).sum(0)
+    return ct.sum(tuple(range(ct.ndim - 1)))
+
+
+def _linear_bias_grad_meta(ct: TensorVar, x: TensorVar) -> TensorVar:
+    return TensorVar(ct.shape[-1:], ct.dtype, ct.device)
+
+
+linear_bias_grad_p = Primitive("linear_bias_grad", _linear_bias_grad_impl, _linear_bias_grad_meta)
+# a sum of ct's rows (x gives only its strides): the cotangent broadcast back
+register_vjp(linear_bias_grad_p, lambda g, out, ct, x: (g.expand(tuple(ct.shape)), None))
+register_nvfuser(
+    linear_bias_grad_p,
+    lambda fd, ct, x: fd.ops.sum(upcast(fd, ct), list(range(ct.ndim - 1)), False),
+    supports=lambda ct, x: ct.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 register_vjp(linear_p, holomorphic(_linear_vjp))
 
 
-def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None) -> Any:
+def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None, *, fold: bool = False) -> Any:
     return fd.ops.linear(x, w) if b is None else fd.ops.linear(x, w, b)
 
 
 register_nvfuser(
     linear_p,
     _linear_nvfuser,
-    supports=lambda x, w, b=None: all(
+    supports=lambda x, w, b=None, *, fold=False: all(
         t.dtype == x.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
         for t in (x, w, b)
         if t is not None
     ),
 )
+
+
+def _needs_grad(t: Any) -> bool:
+    """Whether eager's tensor would require grad here (grad mode on and ``t`` on a grad path)."""
+    return torch.is_grad_enabled() and bool(getattr(t, "requires_grad", False))
 
 
 @defop(torch=(F.linear,))
@@ -212,7 +260,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and (bias is None or tuple(bias.shape) == tuple(weight.shape[:1]))
         and all(t.dtype == input.dtype for t in tensors)
     ):
-        return linear_p.bind(input, weight) if bias is None else linear_p.bind(input, weight, bias)
+        fold = input.ndim >= 3 and _needs_grad(weight)
+        if bias is None:
+            return linear_p.bind(input, weight, fold=fold)
+        return linear_p.bind(input, weight, bias, fold=fold)
     if (  # eager flattens a 1-D input into its addmm path (the bias added in the GEMM)
         input.ndim == 1
         and weight.ndim == 2
