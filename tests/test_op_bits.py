@@ -90,6 +90,9 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "linear_transposed_weight": (lambda c, a, b: F.linear(a, b[0].t(), c[0, 0]), _bmm_args),
     "mm_column_major": (lambda c, a, b: a[0] @ b[0].t().contiguous().t(), _bmm_args),
     "matmul_folded_column_major": (lambda c, a, b: a @ b[0].t().contiguous().t(), _bmm_args),
+    # a column-major left operand (a Gram matrix, a transposed batch-1 input): mm_mat1_backward
+    "gram_matrix": (lambda c, a, b: a[0].t() @ b[0].t(), _bmm_args),
+    "linear_transposed_batch_of_one": (lambda x, w, b: F.linear(x[:1].flatten(2).transpose(1, 2), w, b), _linear_args),
     "weight_norm_first": (lambda v, g: torch._weight_norm(v, g[:, :1, :1], 0), _weight_norm_args),
     "weight_norm_last": (lambda v, g: torch._weight_norm(v, g[:1, :1], 2), _weight_norm_args),
     "weight_norm_middle": (lambda v, g: torch._weight_norm(v, g[:1, :, :1], 1), _weight_norm_args),
@@ -291,3 +294,14 @@ def test_weight_norm_double_backward_is_right(name: str) -> None:
     fn = FIXED[name][0]
     v, g = _leaves(_weight_norm_args(torch.Generator().manual_seed(0), torch.float64))
     assert torch.autograd.gradgradcheck(symscalar.jit(fn, backend="torch"), (v[:2, :3, :4], g[:2, :3, :4]))
+
+
+def test_frozen_weight_keeps_no_input_for_its_strides() -> None:
+    """The input gradient is ordered by the input's strides only where the weight gets a gradient
+    (the input is saved for it anyway): with a frozen weight the backward saves the weight alone."""
+    w, b = torch.randn(8, 16), torch.randn(8)
+    for fn in (lambda x: F.linear(x, w, b), lambda x: x @ w.t()):
+        f = symscalar.jit(fn, backend="torch")
+        f(torch.randn(4, 16, requires_grad=True)).sum().backward()
+        saved = [tuple(v.shape) for v in f.last_backward_trace().inputs[1:]]
+        assert saved in ([(8, 16)], [(16, 8)])  # the weight (or its transpose), not the input

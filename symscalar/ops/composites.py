@@ -27,6 +27,7 @@ from symscalar.ops.define import (
     TensorVar,
     broadcast_shapes,
     defop,
+    gradient_wanted,
     holomorphic,
     implements,
     is_broadcast,
@@ -62,7 +63,7 @@ def _matmul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     if b.ndim == 1:  # mv: torch's grad.ger(vec) and self.t().mv(grad)
         return matmul_p.bind(ct.unsqueeze(-1), b.unsqueeze(0)), matmul_p.bind(a.mT, ct)
     if a.ndim == 2 and b.ndim == 2 and not b.dtype.is_complex:  # eager's mm
-        return ct @ b.mT, mm_mat2_backward_p.bind(ct, a, b)
+        return _mm_mat1_grad(ct, b, a), mm_mat2_backward_p.bind(ct, a, b)
     return unbroadcast(ct @ b.mT, a.shape), unbroadcast(a.mT @ ct, b.shape)
 
 
@@ -76,6 +77,33 @@ register_vjp(matmul_p, holomorphic(_matmul_vjp))
 # (``x @ w.t()`` for a w stored (out, in) is column-major, ``F.linear(x, w.t())`` is not) needs it.
 def _column_major(t: torch.Tensor) -> bool:
     return t.stride(0) == 1 and t.stride(1) == t.shape[0]
+
+
+def _mm_mat1_grad(ct: Any, b: Any, a: Any, b_at: int = 1) -> Any:
+    """The gradient of ``a`` in ``a @ b`` (2-d), as eager's mm_mat1_backward orders it by a's
+    strides: read when the backward runs, where ``a`` is saved anyway (b, the argument at
+    ``b_at``, gets a gradient too: a frozen weight's input is not kept alive for its strides)."""
+    if gradient_wanted(b_at):
+        return mm_mat1_backward_p.bind(ct, b, a)
+    return ct @ b.mT
+
+
+def _mm_mat1_backward_impl(ct: Any, b: Any, a: Any) -> Any:
+    return b.mm(ct.t()).t() if _column_major(a) else ct.mm(b.t())
+
+
+def _mm_mat1_backward_meta(ct: TensorVar, b: TensorVar, a: TensorVar) -> TensorVar:
+    return TensorVar(a.shape, ct.dtype, ct.device)
+
+
+mm_mat1_backward_p = Primitive("mm_mat1_backward", _mm_mat1_backward_impl, _mm_mat1_backward_meta)
+# linear in ct and in b (a gives only its strides): d/dct = g @ b, d/db = g^T @ ct
+register_vjp(mm_mat1_backward_p, lambda g, out, ct, b, a: (g @ b, g.mT @ ct, None))
+register_nvfuser(
+    mm_mat1_backward_p,
+    lambda fd, ct, b, a: _matmul_nvfuser(fd, ct, fd.ops.permute(b, [1, 0])),
+    supports=lambda ct, b, a: ct.dtype == b.dtype and b.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 def _mm_mat2_backward_impl(ct: Any, a: Any, b: Any) -> Any:
@@ -189,8 +217,13 @@ def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None, *, fold: bool 
     flat_ct = ct.reshape(-1, ct.shape[-1])
     flat_x = x.reshape(-1, x.shape[-1])
     # eager's addmm(bias, x, w.t()) backward: ct^T @ x for a contiguous w (the usual case)
-    grad_w = flat_ct.mT @ flat_x if w.dtype.is_complex else mm_mat2_backward_p.bind(flat_ct, flat_x, w.mT).mT
-    return ct @ w, grad_w, None if b is None else _linear_bias_grad(ct, x)
+    if w.dtype.is_complex:
+        return ct @ w, flat_ct.mT @ flat_x, None if b is None else flat_ct.sum(0)
+    grad_w = mm_mat2_backward_p.bind(flat_ct, flat_x, w.mT).mT
+    # the input's gradient as eager's mm of the folded input: ordered by its strides where the
+    # weight gets a gradient (the folded input is saved anyway), else ct @ w
+    grad_x = _mm_mat1_grad(flat_ct, w.mT, flat_x).reshape(tuple(x.shape)) if gradient_wanted(1) else ct @ w
+    return grad_x, grad_w, None if b is None else _linear_bias_grad(ct, x)
 
 
 # ---- the bias gradient of F.linear as eager's: eager computes a 2-d input, and a contiguous one,

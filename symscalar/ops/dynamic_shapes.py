@@ -19,6 +19,7 @@ from symscalar.ops.composites import (
     group_norm_backward_p,
     layer_norm_backward_p,
     linear_bias_grad_p,
+    mm_mat1_backward_p,
     mm_mat2_backward_p,
     native_group_norm_p,
     native_layer_norm_p,
@@ -169,6 +170,7 @@ register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.sha
 register_shape_rule(embedding_backward_p, lambda ct, indices, *, num_weights, **params: (num_weights, ct.shape[-1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
 register_shape_rule(mm_mat2_backward_p, lambda ct, a, b: tuple(b.shape))
+register_shape_rule(mm_mat1_backward_p, lambda ct, b, a: tuple(a.shape))
 register_shape_rule(linear_bias_grad_p, lambda ct, x: tuple(ct.shape[-1:]))
 register_shape_rule(weight_norm_backward_p, lambda ct, v, g, norms, **params: [tuple(v.shape), tuple(g.shape)])
 register_shape_rule(
