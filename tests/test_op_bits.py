@@ -79,6 +79,11 @@ def _embedding_args(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
 FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "group_norm": (lambda x, w, b: F.group_norm(x, 2, w, b), _norm_args),
     "group_norm_no_affine": (lambda x, w, b: F.group_norm(x, 3), _norm_args),
+    # x.to(memory_format=...) was dropped from the trace: the kernel after it picks its loop by layout
+    "group_norm_channels_last": (
+        lambda x, w, b: F.group_norm(x.to(memory_format=torch.channels_last), 2, w, b),
+        _norm_args,
+    ),
     "global_avg_pool": (lambda x: F.adaptive_avg_pool2d(x, 1), _image),
     "global_avg_pool_then_silu": (lambda x: F.adaptive_avg_pool2d(F.silu(x * 1.5), (1, 1)), _image),
     "mean_then_elementwise": (lambda x: F.silu(x).mean((-1, -2)), _image),
