@@ -47,6 +47,12 @@ def _attention_of_three(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> to
     return F.multi_head_attention_forward(x, x * 2, x + 1, 4, 2, *weights, need_weights=False)[0]
 
 
+def _with_a_zero(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
+    x = (torch.rand(3, 7, 4, generator=g) + 0.5).to(dtype)
+    x[0, 2, 1] = 0
+    return [x]
+
+
 def _pair(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 4, 37), _r(g, dtype, 4, 37)]
 
@@ -113,6 +119,9 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
         lambda x, w, b: _attention_of_three(x.flatten(2).permute(2, 0, 1), w, b),
         _linear_args,
     ),
+    # eager's prod_backward: the product of the others (exclusive cumprods) once the input holds a zero anywhere
+    "prod_with_a_zero": (lambda x: x.prod(1) + x.prod(), _with_a_zero),
+    "prod_without_zeros": (lambda x: x.prod(-1), _x),
     "cumsum_dtype": (lambda x: torch.cumsum(x, -1, dtype=torch.float32), _x),
     "min_all": (lambda x: x.min(), _x),
 }
