@@ -47,6 +47,7 @@ from symscalar.trace import (
     dce,
     format_static,
     is_var,
+    wanting,
 )
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
@@ -164,10 +165,11 @@ def vjp(
                 )
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
-            if eqn.prim.multiple_results:
-                arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
-            else:
-                arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
+            with wanting(tuple(a in joined for a in eqn.args)):
+                if eqn.prim.multiple_results:
+                    arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
+                else:
+                    arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
             disconnected = {a for a, g in zip(eqn.args, arg_cts) if g is DISCONNECTED}
             reached.update(a for a in joined if a not in disconnected)
             for a, g in zip(eqn.args, arg_cts):

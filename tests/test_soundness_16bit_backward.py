@@ -43,10 +43,7 @@ MODES = {
 }
 
 # Ops whose gradients are not bit-equal, and why; their difference is bounded instead.
-DOCUMENTED = {
-    "torch._weight_norm": "eager runs the fused _weight_norm_interface kernel (norms in its own "
-    "accumulation); symscalar composes v * (g / ||v||)",
-}
+DOCUMENTED: dict[str, str] = {}
 # A handler none of whose samples can be compared here (the reason is the test's, not a bug).
 NOT_COMPARED = {
     "torch.bernoulli": "random: eager's output requires grad (zero gradients), symscalar's does not",

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from symscalar.ops.composites import matmul
 from symscalar.ops.define import (
     NumberLike,
+    Primitive,
     StaticInt,
     StaticShape,
     Tensor,
@@ -40,6 +41,9 @@ from symscalar.ops.define import (
     canonical_dim,
     implements,
     is_static,
+    register_vjp,
+    small_meta,
+    unbroadcast,
 )
 from symscalar.ops.shape import nonzero_next_to_minus_one
 
@@ -97,6 +101,29 @@ def _torch_outer(input: Tensor, vec2: Tensor) -> Tensor:
     return input.unsqueeze(1) * vec2.unsqueeze(0)
 
 
+# ---- baddbmm: with static coefficients and one floating dtype a primitive, as addmm's: eager's
+# kernel adds ``beta * input`` inside its accumulation (one rounding, where the composition's
+# product, scaling and sum round three times: 1 ulp apart in half of float32 batches and more in
+# 16-bit ones; nn.MultiheadAttention's masked scores and HF's GPT-2/Bloom attention run it)
+def _baddbmm_shape(input: Any, batch1: Any, batch2: Any, *, beta: Any, alpha: Any) -> tuple[Any, ...]:
+    return (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+
+
+baddbmm_p = Primitive("baddbmm", torch.baddbmm, small_meta(torch.baddbmm, _baddbmm_shape))
+
+
+def _baddbmm_vjp(ct: Any, out: Any, input: Any, b1: Any, b2: Any, *, beta: Any, alpha: Any) -> tuple[Any, Any, Any]:
+    # torch's formulas: maybe_multiply(grad, beta) (summed to input's shape by autograd);
+    # maybe_multiply(grad.bmm(batch2^T), alpha); maybe_multiply(batch1^T.bmm(grad), alpha)
+    def times(t: Any, c: Any) -> Any:
+        return t if c == 1 else t * c
+
+    return unbroadcast(times(ct, beta), input.shape), times(ct @ b2.mT, alpha), times(b1.mT @ ct, alpha)
+
+
+register_vjp(baddbmm_p, _baddbmm_vjp)
+
+
 @implements(torch.baddbmm, torch.Tensor.baddbmm)
 def _torch_baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: NumberLike = 1, alpha: NumberLike = 1
@@ -108,6 +135,15 @@ def _torch_baddbmm(
             f"baddbmm: Input dtypes must be the same, got: input {input.dtype}, batch1: {batch1.dtype}, "
             f"batch2: {batch2.dtype}"
         )
+    if (
+        is_static(beta)
+        and is_static(alpha)
+        and input.dtype == batch1.dtype == batch2.dtype
+        and input.dtype.is_floating_point
+        and broadcast_shapes([tuple(input.shape), _baddbmm_shape(input, batch1, batch2, beta=beta, alpha=alpha)])
+        == _baddbmm_shape(input, batch1, batch2, beta=beta, alpha=alpha)
+    ):
+        return baddbmm_p.bind(input, batch1, batch2, beta=beta, alpha=alpha)
     product = matmul(batch1, batch2)
     if not is_static(alpha) or alpha != 1:
         product = product * alpha

@@ -27,6 +27,7 @@ from symscalar.ops.define import (
     TensorVar,
     broadcast_shapes,
     defop,
+    gradient_wanted,
     holomorphic,
     implements,
     is_broadcast,
@@ -61,10 +62,66 @@ matmul_p = Primitive("matmul", torch.matmul, small_meta(torch.matmul, _matmul_sh
 def _matmul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     if b.ndim == 1:  # mv: torch's grad.ger(vec) and self.t().mv(grad)
         return matmul_p.bind(ct.unsqueeze(-1), b.unsqueeze(0)), matmul_p.bind(a.mT, ct)
+    if a.ndim == 2 and b.ndim == 2 and not b.dtype.is_complex:  # eager's mm
+        return _mm_mat1_grad(ct, b, a), mm_mat2_backward_p.bind(ct, a, b)
     return unbroadcast(ct @ b.mT, a.shape), unbroadcast(a.mT @ ct, b.shape)
 
 
 register_vjp(matmul_p, holomorphic(_matmul_vjp))
+
+
+# ---- the gradient of ``b`` in ``a @ b`` (2-d) as eager's mm_mat2_backward computes it: the order
+# of the product follows b's strides *when it runs* (a trace does not know them): for a
+# column-major b (``w.t()`` of a contiguous w: every nn.Linear) ``(ct^T @ a)^T``, else ``a^T @ ct``.
+# The two round differently (1 ulp in half of float32 cases), so a transposed view of a weight
+# (``x @ w.t()`` for a w stored (out, in) is column-major, ``F.linear(x, w.t())`` is not) needs it.
+def _column_major(t: torch.Tensor) -> bool:
+    return t.stride(0) == 1 and t.stride(1) == t.shape[0]
+
+
+def _mm_mat1_grad(ct: Any, b: Any, a: Any, b_at: int = 1) -> Any:
+    """The gradient of ``a`` in ``a @ b`` (2-d), as eager's mm_mat1_backward orders it by a's
+    strides: read when the backward runs, where ``a`` is saved anyway (b, the argument at
+    ``b_at``, gets a gradient too: a frozen weight's input is not kept alive for its strides)."""
+    if gradient_wanted(b_at):
+        return mm_mat1_backward_p.bind(ct, b, a)
+    return ct @ b.mT
+
+
+def _mm_mat1_backward_impl(ct: Any, b: Any, a: Any) -> Any:
+    return b.mm(ct.t()).t() if _column_major(a) else ct.mm(b.t())
+
+
+def _mm_mat1_backward_meta(ct: TensorVar, b: TensorVar, a: TensorVar) -> TensorVar:
+    return TensorVar(a.shape, ct.dtype, ct.device)
+
+
+mm_mat1_backward_p = Primitive("mm_mat1_backward", _mm_mat1_backward_impl, _mm_mat1_backward_meta)
+# linear in ct and in b (a gives only its strides): d/dct = g @ b, d/db = g^T @ ct
+register_vjp(mm_mat1_backward_p, lambda g, out, ct, b, a: (g @ b, g.mT @ ct, None))
+register_nvfuser(
+    mm_mat1_backward_p,
+    lambda fd, ct, b, a: _matmul_nvfuser(fd, ct, fd.ops.permute(b, [1, 0])),
+    supports=lambda ct, b, a: ct.dtype == b.dtype and b.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
+
+
+def _mm_mat2_backward_impl(ct: Any, a: Any, b: Any) -> Any:
+    return ct.t().mm(a).t() if _column_major(b) else a.t().mm(ct)
+
+
+def _mm_mat2_backward_meta(ct: TensorVar, a: TensorVar, b: TensorVar) -> TensorVar:
+    return TensorVar(b.shape, ct.dtype, ct.device)
+
+
+mm_mat2_backward_p = Primitive("mm_mat2_backward", _mm_mat2_backward_impl, _mm_mat2_backward_meta)
+# linear in ct and in a (b gives only its strides): d/dct = a @ g, d/da = ct @ g^T
+register_vjp(mm_mat2_backward_p, lambda g, out, ct, a, b: (a @ g, ct @ g.mT, None))
+register_nvfuser(
+    mm_mat2_backward_p,
+    lambda fd, ct, a, b: _matmul_nvfuser(fd, fd.ops.permute(a, [1, 0]), ct),
+    supports=lambda ct, a, b: ct.dtype == a.dtype and a.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 def _matmul_nvfuser(fd: Any, a: Any, b: Any) -> Any:
@@ -130,7 +187,7 @@ def _torch_bmm(input: Tensor, mat2: Tensor) -> Tensor:
 # ---- linear: a primitive, so the torch backend runs eager's kernel (addmm, the bias fused)
 # and the weight gradient comes out as eager's contiguous ``ct^T @ x`` (a transposed view of
 # ``x^T @ ct`` would be copied by AccumulateGrad on every step)
-def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tuple[int, ...]:
+def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None, *, fold: bool = False) -> tuple[int, ...]:
     if (
         x.ndim < 2
         or w.ndim != 2
@@ -141,31 +198,86 @@ def _linear_shape(x: TensorVar, w: TensorVar, b: TensorVar | None = None) -> tup
     return x.shape[:-1] + w.shape[:1]
 
 
-linear_p = Primitive("linear", F.linear, small_meta(F.linear, _linear_shape))
+def _linear_impl(x: Any, w: Any, b: Any = None, *, fold: bool = False) -> Any:
+    """``F.linear`` as eager runs it where the weight requires grad (``fold``): eager's matmul then
+    folds the batch dims into rows even where that copies the input (a permuted or transposed
+    one), one mm; the torch backend runs without grad, where matmul would not fold such an input
+    but run a batched product, which rounds otherwise. (A contiguous input with a bias, and 2-d
+    ones, go to addmm either way.)"""
+    if fold and x.ndim >= 3 and not (b is not None and x.is_contiguous()):
+        out = x.reshape(-1, x.shape[-1]).mm(w.t()).view(*x.shape[:-1], w.shape[0])
+        return out if b is None else out.add_(b)
+    return F.linear(x, w, b)
 
 
-def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None) -> tuple[Any, Any, Any]:
+linear_p = Primitive("linear", _linear_impl, small_meta(_linear_impl, _linear_shape))
+
+
+def _linear_vjp(ct: Any, out: Any, x: Any, w: Any, b: Any = None, *, fold: bool = False) -> tuple[Any, Any, Any]:
     flat_ct = ct.reshape(-1, ct.shape[-1])
-    grad_w = flat_ct.mT @ x.reshape(-1, x.shape[-1])
-    return ct @ w, grad_w, None if b is None else flat_ct.sum(0)
+    flat_x = x.reshape(-1, x.shape[-1])
+    # eager's addmm(bias, x, w.t()) backward: ct^T @ x for a contiguous w (the usual case)
+    if w.dtype.is_complex:
+        return ct @ w, flat_ct.mT @ flat_x, None if b is None else flat_ct.sum(0)
+    grad_w = mm_mat2_backward_p.bind(flat_ct, flat_x, w.mT).mT
+    # the input's gradient as eager's mm of the folded input: ordered by its strides where the
+    # weight gets a gradient (the folded input is saved anyway), else ct @ w
+    grad_x = _mm_mat1_grad(flat_ct, w.mT, flat_x).reshape(tuple(x.shape)) if gradient_wanted(1) else ct @ w
+    return grad_x, grad_w, None if b is None else _linear_bias_grad(ct, x)
+
+
+# ---- the bias gradient of F.linear as eager's: eager computes a 2-d input, and a contiguous one,
+# with addmm (the bias gradient sums the gradient's rows, flattened), any other input with matmul
+# and then adds the bias (the gradient summed to the bias's shape over every leading dim as it
+# arrives: in ConvNeXt's channels-last MLP a permuted view, a different order of addition, 1 ulp
+# apart in most float32 cases). The input's contiguity is known only when the backward runs.
+def _linear_bias_grad(ct: Any, x: Any) -> Any:
+    if x.ndim <= 2 or ct.dtype.is_complex:
+        return ct.reshape(-1, ct.shape[-1]).sum(0)
+    return linear_bias_grad_p.bind(ct, x)
+
+
+def _linear_bias_grad_impl(ct: Any, x: Any) -> Any:
+    if x.is_contiguous():
+        return ct.reshape(-1, ct.shape[-1]).sum(0)
+    return ct.sum(tuple(range(ct.ndim - 1)))
+
+
+def _linear_bias_grad_meta(ct: TensorVar, x: TensorVar) -> TensorVar:
+    return TensorVar(ct.shape[-1:], ct.dtype, ct.device)
+
+
+linear_bias_grad_p = Primitive("linear_bias_grad", _linear_bias_grad_impl, _linear_bias_grad_meta)
+# a sum of ct's rows (x gives only its strides): the cotangent broadcast back
+register_vjp(linear_bias_grad_p, lambda g, out, ct, x: (g.expand(tuple(ct.shape)), None))
+register_nvfuser(
+    linear_bias_grad_p,
+    lambda fd, ct, x: fd.ops.sum(upcast(fd, ct), list(range(ct.ndim - 1)), False),
+    supports=lambda ct, x: ct.dtype in (torch.float32, torch.float16, torch.bfloat16),
+)
 
 
 register_vjp(linear_p, holomorphic(_linear_vjp))
 
 
-def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None) -> Any:
+def _linear_nvfuser(fd: Any, x: Any, w: Any, b: Any = None, *, fold: bool = False) -> Any:
     return fd.ops.linear(x, w) if b is None else fd.ops.linear(x, w, b)
 
 
 register_nvfuser(
     linear_p,
     _linear_nvfuser,
-    supports=lambda x, w, b=None: all(
+    supports=lambda x, w, b=None, *, fold=False: all(
         t.dtype == x.dtype and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
         for t in (x, w, b)
         if t is not None
     ),
 )
+
+
+def _needs_grad(t: Any) -> bool:
+    """Whether eager's tensor would require grad here (grad mode on and ``t`` on a grad path)."""
+    return torch.is_grad_enabled() and bool(getattr(t, "requires_grad", False))
 
 
 @defop(torch=(F.linear,))
@@ -181,7 +293,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and (bias is None or tuple(bias.shape) == tuple(weight.shape[:1]))
         and all(t.dtype == input.dtype for t in tensors)
     ):
-        return linear_p.bind(input, weight) if bias is None else linear_p.bind(input, weight, bias)
+        fold = input.ndim >= 3 and _needs_grad(weight)
+        if bias is None:
+            return linear_p.bind(input, weight, fold=fold)
+        return linear_p.bind(input, weight, bias, fold=fold)
     if (  # eager flattens a 1-D input into its addmm path (the bias added in the GEMM)
         input.ndim == 1
         and weight.ndim == 2
@@ -483,7 +598,166 @@ def rms_norm(
     return out.to(input.dtype)
 
 
-# ---- group normalization (diffusion UNets, ConvNeXt-style blocks): a composite like layer_norm
+# ---- native_group_norm: eager's kernel each way, as native_layer_norm (diffusion UNets, ConvNeXt
+# blocks): the composition's mean and variance sum in another order than the kernel's (float32:
+# 1 ulp apart in every case measured; bfloat16 gradients: 1 bfloat16 ulp). The saved mean and
+# 1/std, shaped (N, groups), are residuals of the backward kernel, native_group_norm_backward.
+def _group_sizes(x: Any) -> tuple[int, int, int]:
+    return x.shape[0], x.shape[1], math.prod(x.shape[2:])
+
+
+def _suggested_format(x: torch.Tensor) -> torch.memory_format:
+    """C++'s ``suggest_memory_format`` (not exposed to Python) for what eager's kernels see here:
+    channels-last strides of a 4-d tensor that is not plainly contiguous, else contiguous."""
+    if x.ndim == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    return torch.contiguous_format
+
+
+def _native_group_norm_impl(x: Any, weight: Any, bias: Any, eps: Any, *, num_groups: int) -> Any:
+    x = x.contiguous(memory_format=_suggested_format(x))  # as eager's group_norm
+    weight, bias = (None if t is None else t.contiguous() for t in (weight, bias))
+    return torch.ops.aten.native_group_norm(x, weight, bias, *_group_sizes(x), num_groups, float(eps))
+
+
+def _native_group_norm_meta(x: TensorVar, weight: Any, bias: Any, eps: Any, *, num_groups: int) -> Any:
+    params = [t for t in (weight, bias) if t is not None]
+    stats_dtype = _stats_dtype(x.dtype, [t.dtype for t in params])
+    if (
+        x.ndim < 2
+        or x.dtype not in _NATIVE_NORM_DTYPES
+        or any(t.shape != x.shape[1:2] for t in params)
+        or stats_dtype is None
+    ):
+        raise ValueError(f"native_group_norm: operands outside the primitive's form ({num_groups=})")
+    stats = TensorVar((x.shape[0], num_groups), stats_dtype, x.device)
+    return TensorVar(x.shape, x.dtype, x.device), stats, stats
+
+
+native_group_norm_p = Primitive(
+    "native_group_norm", _native_group_norm_impl, _native_group_norm_meta, multiple_results=True
+)
+
+
+def _group_view(t: Any, x: Any, num_groups: int) -> Any:
+    """``t`` (``x``'s shape) as (N, groups, values per group): each group's values in one row."""
+    return t.reshape(x.shape[0], num_groups, x.shape[1] // num_groups * math.prod(x.shape[2:]))
+
+
+def _per_channel(t: Any, x: Any, num_groups: int) -> Any:
+    """A per-channel tensor (C,) broadcast over ``x`` and seen as groups (see ``_group_view``)."""
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    return _group_view(t.reshape(shape).expand(tuple(x.shape)), x, num_groups)
+
+
+def _channel_sum(t: Any, x: Any) -> Any:
+    """The sum of a (N, groups, K) tensor over the batch and spatial values of each channel."""
+    return t.reshape(x.shape[0], x.shape[1], math.prod(x.shape[2:])).sum((0, 2))
+
+
+def _native_group_norm_vjp(cts: Any, outs: Any, x: Any, weight: Any, bias: Any, eps: Any, *, num_groups: int) -> Any:
+    """The gradients from torch's backward kernel; cotangents of the saved mean and 1/std (only
+    a double backward has them) through their own derivatives, as native_layer_norm's."""
+    ct, ct_mean, ct_rstd = cts
+    _, mean, rstd = outs
+    grad_x = grad_w = grad_b = None
+    if ct is not None:
+        mask = (True, weight is not None, bias is not None)
+        grads = iter(group_norm_backward_p.bind(ct, x, mean, rstd, weight, num_groups=num_groups, mask=mask))
+        grad_x = next(grads)
+        grad_w = next(grads) if weight is not None else None
+        grad_b = next(grads) if bias is not None else None
+    extra = []
+    if ct_mean is not None:  # d mean / dx = 1/n
+        shape = (x.shape[0], num_groups, x.shape[1] // num_groups * math.prod(x.shape[2:]))
+        extra.append((ct_mean.unsqueeze(-1) / shape[-1]).expand(shape))
+    if ct_rstd is not None:  # d rstd / dx = -rstd^3 (x - mean) / n
+        xg, r = _group_view(x, x, num_groups), rstd.unsqueeze(-1)
+        extra.append(ct_rstd.unsqueeze(-1) * (r * r * r) * (mean.unsqueeze(-1) - xg) / xg.shape[-1])
+    for e in extra:
+        e = e.reshape(tuple(x.shape)).to(x.dtype)
+        grad_x = e if grad_x is None else grad_x + e
+    return grad_x, grad_w, grad_b, None
+
+
+register_vjp(native_group_norm_p, _native_group_norm_vjp)
+
+
+def _group_norm_backward_impl(ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, *, num_groups: int, mask: Any) -> Any:
+    fmt = _suggested_format(x)  # eager's derivative makes both contiguous so
+    ct, x = ct.contiguous(memory_format=fmt), x.contiguous(memory_format=fmt)
+    grads = torch.ops.aten.native_group_norm_backward(
+        ct, x, mean, rstd, weight, *_group_sizes(x), num_groups, list(mask)
+    )
+    return tuple(g for g, wanted in zip(grads, mask) if wanted)
+
+
+def _group_norm_backward_meta(ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, *, num_groups: int, mask: Any) -> Any:
+    outs = [TensorVar(x.shape, x.dtype, x.device)]
+    outs += [TensorVar(weight.shape, weight.dtype, weight.device) for _ in mask[1:] if _]
+    return tuple(outs)
+
+
+group_norm_backward_p = Primitive(
+    "group_norm_backward", _group_norm_backward_impl, _group_norm_backward_meta, multiple_results=True
+)
+
+
+def _group_norm_backward_vjp(
+    cts: Any, outs: Any, ct: Any, x: Any, mean: Any, rstd: Any, weight: Any, *, num_groups: int, mask: Any
+) -> tuple[Any, ...]:
+    """The double backward, from the formula the kernel computes (layer_norm_backward's over
+    each group's values, the weight per channel): with xhat = (x - mean) * rstd, g = ct * weight
+    and m() the mean over a group, grad_x = rstd * (g - m(g) - xhat * m(g * xhat)),
+    grad_weight = sum(ct * xhat) and grad_bias = sum(ct) per channel."""
+    cts = iter(cts)
+    a = next(cts)
+    bw = next(cts) if mask[1] else None
+    bb = next(cts) if mask[2] else None
+    last = (-1,)
+    ctg, xg = _group_view(ct, x, num_groups), _group_view(x, x, num_groups)
+    mean3, rstd3 = mean.unsqueeze(-1), rstd.unsqueeze(-1)
+    centered = xg - mean3
+    xhat = centered * rstd3
+    w = _per_channel(weight, x, num_groups) if weight is not None else None
+    g = ctg * w if w is not None else ctg
+    ct_bar = x_hat_bar = rstd_bar = grad_w = None
+    if a is not None:
+        ag = _group_view(a, x, num_groups)
+        m_g, m_gx = g.mean(last, keepdim=True), (g * xhat).mean(last, keepdim=True)
+        u = ag * rstd3
+        m_ux = (u * xhat).mean(last, keepdim=True)
+        g_bar = u - u.mean(last, keepdim=True) - xhat * m_ux
+        x_hat_bar = -u * m_gx - m_ux * g
+        rstd_bar = (ag * (g - m_g - xhat * m_gx)).sum(last, keepdim=True)
+        ct_bar = g_bar * w if w is not None else g_bar
+        if w is not None:
+            grad_w = _channel_sum(g_bar * ctg, x)
+    if bw is not None:
+        bwg = _per_channel(bw, x, num_groups)
+        ct_bar = bwg * xhat if ct_bar is None else ct_bar + bwg * xhat
+        x_hat_bar = bwg * ctg if x_hat_bar is None else x_hat_bar + bwg * ctg
+    if bb is not None:
+        bbg = _per_channel(bb, x, num_groups)
+        ct_bar = bbg if ct_bar is None else ct_bar + bbg
+    grad_x = grad_mean = None
+    if x_hat_bar is not None:
+        gx3 = x_hat_bar * rstd3
+        grad_mean = -gx3.sum(last)
+        from_centered = (x_hat_bar * centered).sum(last, keepdim=True)
+        rstd_bar = from_centered if rstd_bar is None else rstd_bar + from_centered
+        grad_x = gx3.reshape(tuple(x.shape)).to(x.dtype)
+    rstd_out = None if rstd_bar is None else rstd_bar.squeeze(-1).to(rstd.dtype)
+    mean_out = None if grad_mean is None else grad_mean.to(mean.dtype)
+    ct_out = None if ct_bar is None else ct_bar.reshape(tuple(ct.shape)).to(ct.dtype)
+    w_out = None if grad_w is None else grad_w.to(weight.dtype)
+    return ct_out, grad_x, mean_out, rstd_out, w_out
+
+
+register_vjp(group_norm_backward_p, _group_norm_backward_vjp)
+
+
+# ---- group normalization: eager's kernels where they apply, else a composite like layer_norm
 @defop(torch=(F.group_norm,))
 def group_norm(
     input: Tensor,
@@ -506,6 +780,13 @@ def group_norm(
     count = math.prod(input.shape[2:]) * (batch * channels // num_groups)
     if size_guards.eager_raises("eq", count, 1, "group_norm (eager refuses one value per group)"):
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+    params = [t for t in (weight, bias) if t is not None]
+    if (
+        input.dtype in _NATIVE_NORM_DTYPES
+        and all(tuple(t.shape) == (channels,) for t in params)
+        and _stats_dtype(input.dtype, [t.dtype for t in params]) is not None
+    ):
+        return native_group_norm_p.bind(input, weight, bias, eps, num_groups=num_groups)[0]
     xf = _upcast(input)
     grouped = xf.reshape(batch, num_groups, channels // num_groups * math.prod(input.shape[2:]))
     centered = grouped - grouped.mean(-1, keepdim=True)
@@ -520,13 +801,121 @@ def group_norm(
 
 
 # ---- weight normalization: nn.utils.parametrizations.weight_norm computes the weight from
-# its parameters on every access, so the traced function recomputes it on every call
+# its parameters on every access, so the traced function recomputes it on every call. As eager's
+# torch._weight_norm: its fused kernel (_weight_norm_interface, forward and backward) for a norm
+# over every dim but the first or the last (float16 too, as measured on torch 2.10), otherwise
+# ``v * (g / norm_except_dim(v))`` with eager's norms. The composition of sums and sqrt used
+# before was up to 8 ulp off in 16 bits and 1 ulp in float32. The double backward is the
+# kernel's formula differentiated: the true second derivative (eager's, through the fused
+# kernel, fails gradgradcheck on torch 2.10; tests/test_op_bits.py).
+def _weight_norm_impl(v: Any, g: Any, *, dim: int) -> Any:
+    return torch.ops.aten._weight_norm_interface(v.contiguous(), g.contiguous(), dim)
+
+
+weight_norm_p = Primitive(
+    "weight_norm",
+    _weight_norm_impl,
+    small_meta(_weight_norm_impl, lambda v, g, *, dim: [tuple(v.shape), tuple(g.shape)]),
+    multiple_results=True,
+)
+
+
+def _weight_norm_backward_impl(ct: Any, v: Any, g: Any, norms: Any, *, dim: int) -> Any:
+    backward = torch.ops.aten._weight_norm_interface_backward
+    return backward(ct.contiguous(), v.contiguous(), g.contiguous(), norms.contiguous(), dim)
+
+
+def _weight_norm_backward_meta(ct: Any, v: TensorVar, g: TensorVar, norms: Any, *, dim: int) -> Any:
+    return TensorVar(v.shape, v.dtype, v.device), TensorVar(g.shape, g.dtype, g.device)
+
+
+weight_norm_backward_p = Primitive(
+    "weight_norm_backward", _weight_norm_backward_impl, _weight_norm_backward_meta, multiple_results=True
+)
+
+
+def _weight_norm_vjp(cts: Any, outs: Any, v: Any, g: Any, *, dim: int) -> tuple[Any, Any]:
+    """The kernel's backward; a cotangent of the norms (a double backward) through d||v|| / dv = v / ||v||."""
+    ct, ct_norms = cts
+    norms = outs[1]
+    grad_v = grad_g = None
+    if ct is not None:
+        grad_v, grad_g = weight_norm_backward_p.bind(ct, v, g, norms, dim=dim)
+    if ct_norms is not None:
+        extra = (ct_norms.reshape(_norm_shape(v, dim)) * v / norms.reshape(_norm_shape(v, dim))).to(v.dtype)
+        grad_v = extra if grad_v is None else grad_v + extra
+    return grad_v, grad_g
+
+
+def _norm_shape(v: Any, dim: int) -> tuple[int, ...]:
+    return tuple(s if i == dim else 1 for i, s in enumerate(v.shape))
+
+
+def _weight_norm_backward_vjp(cts: Any, outs: Any, ct: Any, v: Any, g: Any, norms: Any, *, dim: int) -> Any:
+    """The double backward, from the kernel's formula with n = ||v|| (over every dim but ``dim``)
+    and s = sum(ct * v): grad_v = (g / n) ct - (g s / n^3) v, grad_g = s / n; the norms are read as
+    given (their own derivative in v comes from weight_norm's vjp)."""
+    a, b = cts
+    dims = tuple(i for i in range(v.ndim) if i != dim)
+    shape = _norm_shape(v, dim)
+    n, gg = norms.reshape(shape), g.reshape(shape)
+
+    def total(t: Any) -> Any:
+        return t.sum(dims, keepdim=True)
+
+    s = total(ct * v)
+    d_ct = d_v = d_g = d_n = None
+    if a is not None:
+        av, ac = total(a * v), total(a * ct)
+        d_ct = (gg / n) * a - (gg * av / (n * n * n)) * v
+        d_v = -gg * (av * ct + s * a) / (n * n * n)
+        d_g = ac / n - s * av / (n * n * n)
+        d_n = -gg * ac / (n * n) + 3 * gg * s * av / (n * n * n * n)
+    if b is not None:
+        bb = b.reshape(shape)
+        d_ct = bb * v / n if d_ct is None else d_ct + bb * v / n
+        d_v = bb * ct / n if d_v is None else d_v + bb * ct / n
+        d_n = -bb * s / (n * n) if d_n is None else d_n - bb * s / (n * n)
+
+    def cast(t: Any, like: Any) -> Any:
+        return None if t is None else t.reshape(tuple(like.shape)).to(like.dtype)
+
+    return cast(d_ct, ct), cast(d_v, v), cast(d_g, g), cast(d_n, norms)
+
+
+register_vjp(weight_norm_p, _weight_norm_vjp)
+register_vjp(weight_norm_backward_p, _weight_norm_backward_vjp)
+
+
+def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
+    """eager's ``norm_except_dim(v, 2, dim)``: the 2-norm of each slice along ``dim`` (of all of
+    ``v`` for -1), shaped to broadcast against ``v``, computed as eager computes it."""
+    if dim == -1:
+        norm: Tensor = torch.linalg.vector_norm(v)
+        return norm
+    norms: Tensor
+    if dim == 0:
+        norms = v.contiguous().reshape(v.shape[0], -1).norm(2, 1)
+        return norms.reshape((v.shape[0],) + (1,) * (v.ndim - 1))
+    if dim == v.ndim - 1:
+        norms = v.contiguous().reshape(-1, v.shape[-1]).norm(2, 0)
+        return norms.reshape((1,) * (v.ndim - 1) + (v.shape[-1],))
+    norms = _norm_except_dim(v.transpose(0, dim), 0)
+    return norms.transpose(0, dim)
+
+
 @implements(torch._weight_norm)
 def _torch_weight_norm(v: Tensor, g: Tensor, dim: StaticInt = 0) -> Tensor:
     """``v * (g / ||v||)``, the norm over every dim but ``dim`` (over all dims for -1)."""
-    keep = None if dim == -1 else dim % max(v.ndim, 1)
-    dims = tuple(d for d in range(v.ndim) if d != keep)
-    return v * (g / torch.sqrt((v * v).sum(dims, keepdim=True)))
+    if (
+        v.ndim > 0
+        and (dim == 0 or dim == v.ndim - 1)
+        and v.dtype in _NATIVE_NORM_DTYPES
+        and g.dtype == v.dtype
+        and g.numel() == v.shape[dim]
+    ):
+        return weight_norm_p.bind(v, g, dim=dim)[0]
+    return v * (g / _norm_except_dim(v, dim))
 
 
 # ---- attention on CPU: eager's flash kernel each way. Where eager's F.scaled_dot_product_attention

@@ -395,6 +395,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: StaticInt | Sequence[StaticI
     if len(sizes) != 2:
         raise ValueError(f"adaptive_avg_pool2d: output_size must be 2 numbers, got {output_size!r}")
     resolved = tuple(input.shape[input.ndim - 2 + i] if s is None else s for i, s in enumerate(sizes))
+    if resolved == (1, 1):
+        # eager's global pool (ResNet's head) is ``input.mean((-1, -2), keepdim=True)``, not the
+        # pooling kernel, which sums in another order (1 ulp apart in most float32 inputs)
+        return input.mean((-1, -2), keepdim=True)
     return adaptive_avg_pool2d_p.bind(input, output_size=resolved)
 
 

@@ -52,7 +52,7 @@ from symscalar.ops.common import (
     unbroadcast,
 )
 from symscalar.proxy import SIZES_ON, TensorProxy
-from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, register_vjp
+from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, gradient_wanted, register_vjp
 from symscalar.tracer import TraceBuilder, _find_proxies
 from symscalar.types import (
     FloatLike,
@@ -112,6 +112,7 @@ __all__ = [
     "reduced_shape",
     "register_nvfuser",
     "register_vjp",
+    "gradient_wanted",
     "result_dtype",
     "same_shape",
     "small_meta",

@@ -23,10 +23,16 @@ from symscalar import size_guards
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
+    group_norm_backward_p,
     layer_norm_backward_p,
+    linear_bias_grad_p,
+    mm_mat1_backward_p,
+    mm_mat2_backward_p,
+    native_group_norm_p,
     native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
+    weight_norm_backward_p,
 )
 from symscalar.ops.conv import (
     adaptive_avg_pool2d_backward_p,
@@ -48,6 +54,7 @@ from symscalar.ops.factories import arange_p, convert_element_type_p, float_step
 from symscalar.ops.indexing import (
     broadcast_shapes,
     cumsum_p,
+    embedding_backward_p,
     embedding_p,
     gather_p,
     index_add_p,
@@ -191,7 +198,22 @@ register_shape_rule(clone_p, _same)  # and contiguous_p: the same meta
 register_shape_rule(convert_element_type_p, _same)
 register_shape_rule(stop_gradient_p, _same)
 register_shape_rule(embedding_p, lambda indices, weight, **params: (*indices.shape, weight.shape[1]))
+register_shape_rule(embedding_backward_p, lambda ct, indices, *, num_weights, **params: (num_weights, ct.shape[-1]))
 register_shape_rule(native_layer_norm_p, _layer_norm)
+register_shape_rule(mm_mat2_backward_p, lambda ct, a, b: tuple(b.shape))
+register_shape_rule(mm_mat1_backward_p, lambda ct, b, a: tuple(a.shape))
+register_shape_rule(linear_bias_grad_p, lambda ct, x: tuple(ct.shape[-1:]))
+register_shape_rule(weight_norm_backward_p, lambda ct, v, g, norms, **params: [tuple(v.shape), tuple(g.shape)])
+register_shape_rule(
+    native_group_norm_p,
+    lambda x, *rest, num_groups: [tuple(x.shape), (x.shape[0], num_groups), (x.shape[0], num_groups)],
+)
+register_shape_rule(
+    group_norm_backward_p,
+    lambda ct, x, mean, rstd, weight, *, mask, **params: (
+        [tuple(x.shape)] + [tuple(weight.shape) for w in mask[1:] if w]
+    ),
+)
 register_shape_rule(layer_norm_backward_p, _layer_norm_backward)
 register_shape_rule(
     sdpa_flash_cpu_backward_p, lambda ct, q, k, v, *rest, **params: [tuple(q.shape), tuple(k.shape), tuple(v.shape)]

@@ -30,7 +30,7 @@ from symscalar.ops.define import (
     register_vjp,
     torch_meta,
 )
-from symscalar.ops.shape import expand, reshape, shape_arg
+from symscalar.ops.shape import contiguous, expand, reshape, shape_arg
 from symscalar.sizes import Size
 
 
@@ -467,12 +467,13 @@ def to(x: Tensor, dtype: torch.dtype) -> Tensor:
 @implements(torch.Tensor.to)
 def _tensor_to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(other)``, each with torch's positional
-    ``non_blocking`` and ``copy`` flags after them; ``memory_format`` is accepted (the backend
-    chooses the layout of traced values; values are the same)."""
+    ``non_blocking`` and ``copy`` flags after them; ``memory_format=`` lays the result out so
+    (the same values, but kernels after it, group_norm's and convolution's, pick their loops by
+    the layout: eager's layout gives eager's rounding)."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     flags = [kwargs.pop("non_blocking", False), kwargs.pop("copy", False)]
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"Tensor.to() got unexpected keyword arguments {sorted(kwargs)}")
     positional_flags = []
@@ -495,6 +496,8 @@ def _tensor_to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             "Tensor.to(device) inside a jitted function is not supported: move the inputs before the call"
         )
     result = to(input, dtype) if dtype is not None else input
+    if memory_format not in (None, torch.preserve_format):
+        result = contiguous(result, memory_format)  # (``result`` itself when laid out so already)
     if flags[1] and result is input:  # copy=True: a new tensor even when nothing converts
         return input.clone()
     return result

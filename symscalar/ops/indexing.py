@@ -403,7 +403,11 @@ embedding_p = Primitive("embedding", _embedding_impl, torch_meta(_embedding_impl
 
 
 def _embedding_vjp(ct: Any, out: Any, indices: Any, weight: Any, *, padding_idx: Any, scale_grad_by_freq: bool) -> Any:
-    flat = indices.reshape(-1)
+    if isinstance(weight.shape[0], int):
+        return None, embedding_backward_p.bind(
+            ct, indices, num_weights=weight.shape[0], padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
+        )
+    flat = indices.reshape(-1)  # a dynamic number of rows: the same sums, composed
     rows = ct.reshape(-1, weight.shape[1])
     if padding_idx is not None:  # the padding row gets no gradient, as in torch
         rows = torch.where((flat != padding_idx).unsqueeze(-1), rows, 0)
@@ -413,6 +417,35 @@ def _embedding_vjp(ct: Any, out: Any, indices: Any, weight: Any, *, padding_idx:
         )
         rows = rows / index_select_p.bind(counts, flat, dim=0).unsqueeze(-1)
     return None, index_add_p.bind(_zeros(weight.shape, ct), flat, rows, dim=0)
+
+
+# eager's backward kernel (aten::embedding_dense_backward): in 16-bit dtypes it accumulates the
+# rows of a repeated index in float32 and rounds once, where an index_add rounds at every add
+def _embedding_backward_impl(
+    ct: Any, indices: Any, *, num_weights: int, padding_idx: int | None, scale_grad_by_freq: bool
+) -> Any:
+    padding = -1 if padding_idx is None else padding_idx
+    return torch.ops.aten.embedding_dense_backward(ct, indices, num_weights, padding, scale_grad_by_freq)
+
+
+def _embedding_backward_meta(ct: TensorVar, indices: TensorVar, *, num_weights: int, **params: Any) -> TensorVar:
+    return TensorVar((num_weights, ct.shape[-1]), ct.dtype, ct.device)
+
+
+def _embedding_backward_vjp(
+    ct2: Any, out: Any, ct: Any, indices: Any, *, num_weights: int, padding_idx: Any, scale_grad_by_freq: bool
+) -> Any:
+    """eager's embedding_dense_double_backward: the rows of ``ct2`` at the indices, zero at the
+    padding index (and, as eager's, not scaled by frequency: the first backward did that)."""
+    flat = indices.reshape(-1)
+    rows = index_select_p.bind(ct2, flat, dim=0)
+    if padding_idx is not None:
+        rows = torch.where((flat != padding_idx).unsqueeze(-1), rows, 0)
+    return rows.reshape(tuple(ct.shape)), None
+
+
+embedding_backward_p = Primitive("embedding_backward", _embedding_backward_impl, _embedding_backward_meta)
+register_vjp(embedding_backward_p, _embedding_backward_vjp)
 
 
 register_vjp(embedding_p, _embedding_vjp)
@@ -468,7 +501,8 @@ def _cumsum_impl(x: Any, *, dim: int, dtype: torch.dtype | None = None) -> Any:
 
 
 cumsum_p = Primitive("cumsum", _cumsum_impl, torch_meta(_cumsum_impl))
-register_vjp(cumsum_p, lambda ct, out, x, *, dim, dtype=None: (ct.flip(dim).cumsum(dim).flip(dim),))
+# eager's cumsum_backward sums the cotangent in the input's dtype: a cumsum(x, dtype=...) casts it first
+register_vjp(cumsum_p, lambda ct, out, x, *, dim, dtype=None: (ct.to(x.dtype).flip(dim).cumsum(dim).flip(dim),))
 # Integer inputs promote to int64 in torch; nvFuser's scan is exercised on floats only.
 register_nvfuser(
     cumsum_p,

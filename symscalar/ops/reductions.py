@@ -130,7 +130,10 @@ mean_p = Primitive("mean", _mean_impl, small_meta(_mean_impl, reduced_shape))
 
 def _mean_grad(ct: Any, x: Any, dims: tuple[int, ...]) -> Any:
     # The count is a Python int from the static shape: the backward divides by a literal.
-    return (_unreduce(ct, x.shape, dims) / _count(x.shape, dims)).expand(x.shape)
+    # Expanded first, then divided, as eager's mean_backward: the result is a full tensor, not a
+    # stride-0 view, which an elementwise kernel after it (silu_backward) would read through its
+    # broadcasting loop, whose rounding is not that of its vectorized loop
+    return _unreduce(ct, x.shape, dims).expand(x.shape) / _count(x.shape, dims)
 
 
 def _mean_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
@@ -180,6 +183,9 @@ def _amax_amin_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim:
     hits = x == extremum
     if nan_hits:
         hits = hits | (x.isnan() & extremum.isnan())
+    if nan_hits:  # eager's evenly_distribute_backward on CPU: zeros, the share filled in (+0 elsewhere)
+        share = _unreduce(ct, x.shape, dims) / hits.to(ct.dtype).sum(dims, keepdim=True)
+        return (torch.where(hits, share, 0),)
     hits = hits.to(ct.dtype)
     share = _unreduce(ct, x.shape, dims) / hits.sum(dims, keepdim=True)
     return (share * hits,)
@@ -230,6 +236,9 @@ prod_p = Primitive("prod", _prod_impl, small_meta(_prod_impl, reduced_shape))
 
 
 def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool, dtype: Any = None) -> Any:
+    static = all(type(s) is int and s > 0 for s in x.shape)  # (dynamic dims keep the formula below)
+    if dtype is None and x.ndim > 0 and static and (len(dims) == 1 or len(dims) == x.ndim):
+        return (_eager_prod_grad(ct, out, x, dims, keepdim),)
     # d out / d x_i is the product of the other elements. Without zeros that is out / x_i;
     # with exactly one zero it is the product of the non-zeros at the zero and 0 elsewhere;
     # with two or more zeros it is 0 everywhere. Computed without dividing by a zero.
@@ -240,6 +249,27 @@ def _prod_vjp(ct: Any, out: Any, x: Any, *, dims: tuple[int, ...], keepdim: bool
     at_zero = torch.where(zeros == 1, prod_nonzero, 0)
     elsewhere = torch.where(zeros == 0, prod_nonzero / nonzero, 0)
     return (torch.where(is_zero, at_zero, elsewhere) * _unreduce(ct, x.shape, dims),)
+
+
+def _eager_prod_grad(ct: Any, out: Any, x: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+    """eager's prod_backward (over one dim, or all of them on the flattened input): where the
+    input holds no zero *anywhere*, ``ct * out / x``; otherwise, for every element, the product
+    of the others as two exclusive cumulative products (before it, after it) multiplied, which
+    rounds differently from a division and from a product. Both are computed and one selected
+    at run time (eager branches on the values); the division's denominator has no zero, so a
+    double backward through the branch not taken stays finite."""
+    flat = len(dims) == x.ndim and x.ndim > 1
+    xs = x.reshape(-1) if flat else x
+    d = 0 if flat else dims[0]
+    n = xs.shape[d]
+    ones = torch.ones_like(torch.narrow(xs, d, 0, 1))
+    before = torch.cat([ones, torch.narrow(xs, d, 0, n - 1)], d).cumprod(d)
+    after = torch.cat([ones, torch.narrow(xs, d, 1, n - 1).flip(d)], d).cumprod(d).flip(d)
+    others = (before * after).reshape(tuple(x.shape)) if flat else before * after
+    is_zero = x == 0
+    ct_u, out_u = _unreduce(ct, x.shape, dims), _unreduce(out, x.shape, dims)
+    divided = ct_u * (out_u / torch.where(is_zero, 1, x))
+    return torch.where(is_zero.any(), ct_u * others, divided)
 
 
 register_vjp(prod_p, holomorphic(_prod_vjp))
