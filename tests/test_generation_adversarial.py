@@ -10,9 +10,12 @@ import pytest
 import torch
 
 import symscalar
+from symscalar.compiling import eager_branch_in
 
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, StaticCache  # noqa: E402
+
+from symscalar.integrations.transformers import jit_for_generate  # noqa: E402
 
 
 def _dynamic_cache() -> Any:
@@ -230,3 +233,77 @@ def test_a_buffer_read_through_a_view_of_one_updated_in_place_is_refused() -> No
     assert float(eager(torch.ones(3))) == 2.0
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"in place \(total\).*shares its memory \(head"):
         symscalar.jit(_Views())(torch.ones(3))
+
+
+def _scores_options(**options: Any) -> dict[str, Any]:
+    return {"max_new_tokens": 3, "do_sample": False, "return_dict_in_generate": True, "output_scores": True, **options}
+
+
+def _assert_same_generation(expected: Any, got: Any) -> None:
+    """The tokens, every step's scores bit for bit, and the cache the call leaves."""
+    assert torch.equal(got.sequences, expected.sequences)
+    for step, (want, have) in enumerate(zip(expected.scores, got.scores, strict=True)):
+        assert torch.equal(have, want), f"step {step}: scores {float((have - want).abs().max()):.3g} from eager's"
+    for i, (want, have) in enumerate(zip(expected.past_key_values.layers, got.past_key_values.layers, strict=True)):
+        assert torch.equal(have.keys, want.keys) and torch.equal(have.values, want.values), f"layer {i}"
+
+
+def _gqa_llama(layers: int = 2) -> Any:
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention: 2 query heads per key/value head
+        vocab_size=97,
+        max_position_embeddings=64,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    model.generation_config.pad_token_id = 0
+    model.generation_config.eos_token_id = None
+    return model
+
+
+def _padded_prompt() -> dict[str, torch.Tensor]:
+    ids = torch.randint(3, 97, (2, 5), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    ids[0, :2], mask[0, :2] = 0, 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+@pytest.mark.parametrize("cache", ["static", "dynamic"])
+def test_grouped_query_decode_scores_are_eagers_bit_for_bit(cache: str) -> None:
+    """A one-token decode step with grouped key/value heads and a mask: eager's attention packs
+    each group's query heads into rows (transformers' ``pack_gqa``), its torch.compile branch,
+    which the trace took, repeats the key/value heads. With a declared dynamic cache the padded
+    prefill's mask had symbolic sizes and the attention left eager's flash kernel for the
+    composition. Either way the tokens were eager's but every step's scores were 1 ulp off (the
+    second layer's keys too), a difference greedy argmax and sampling can turn into other tokens."""
+    model = _gqa_llama()
+    prompt = _padded_prompt()
+    options = _scores_options(**({"cache_implementation": "static"} if cache == "static" else {}))
+    with torch.no_grad():
+        expected = model.generate(**prompt, **options)
+        jit_for_generate(model, cache=cache)
+        got = model.generate(**prompt, **options)
+    _assert_same_generation(expected, got)
+    assert model.forward.cache_info().misses == 2
+
+
+def test_eager_branch_in_answers_is_compiling_as_eager_for_its_function_only() -> None:
+    """A registered function (and the forwarders it asks through) sees torch's own answer of
+    ``is_compiling()`` while tracing; every other caller still sees True."""
+
+    def forwarder() -> bool:
+        return torch.compiler.is_compiling()
+
+    def eager_branch(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if forwarder() else x * 3
+
+    def compile_branch(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if forwarder() else x * 3
+
+    eager_branch_in(eager_branch, forwarders=(forwarder,))
+    x = torch.arange(3.0)
+    torch.testing.assert_close(symscalar.jit(lambda t: eager_branch(t) + compile_branch(t))(x), x * 3 + x * 2)
