@@ -291,6 +291,25 @@ def test_grouped_query_decode_scores_are_eagers_bit_for_bit(cache: str) -> None:
     assert model.forward.cache_info().misses == 2
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # past_key_values=, renamed cache= (eager says so)
+def test_a_parameter_dtype_change_between_calls_with_a_cache() -> None:
+    """``model.to(torch.bfloat16)`` between two calls passing a cache: the first program's guard
+    (the parameters' dtypes) failed under the same key, and the program traced next found the
+    cache it had to write back into gone (an internal RuntimeError), also for every call after."""
+    eager, model = _gqa_llama(layers=1), _gqa_llama(layers=1)
+    forward = symscalar.jit(model.forward)
+    ids = torch.tensor([[3, 4, 5, 6]])
+    with torch.no_grad():
+        for dtype in (torch.float32, torch.bfloat16, torch.float32):
+            eager.to(dtype), model.to(dtype)
+            expected_cache, cache = (StaticCache(config=eager.config, max_cache_len=8) for _ in range(2))
+            expected = eager(input_ids=ids, past_key_values=expected_cache).logits
+            got = forward(input_ids=ids, past_key_values=cache).logits
+            assert got.dtype == dtype and torch.equal(got, expected)
+            assert torch.equal(cache.layers[0].keys, expected_cache.layers[0].keys)
+    assert forward.cache_info().misses == 2
+
+
 def test_eager_branch_in_answers_is_compiling_as_eager_for_its_function_only() -> None:
     """A registered function (and the forwarders it asks through) sees torch's own answer of
     ``is_compiling()`` while tracing; every other caller still sees True."""
