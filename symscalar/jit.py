@@ -229,6 +229,7 @@ def jit(
     if fn is None:
         return functools.partial(jit, **options)
     _register_library_state()
+    hf_branches.prepare(fn)
     if isinstance(fn, torch.nn.Module):
         return JitModule(fn, **options)
     # the frame that applied jit: local names an annotation may refer to (see params.py)

@@ -326,3 +326,23 @@ def test_eager_branch_in_answers_is_compiling_as_eager_for_its_function_only() -
     eager_branch_in(eager_branch, forwarders=(forwarder,))
     x = torch.arange(3.0)
     torch.testing.assert_close(symscalar.jit(lambda t: eager_branch(t) + compile_branch(t))(x), x * 3 + x * 2)
+
+
+def test_output_hidden_states_and_attentions_are_eagers() -> None:
+    """transformers records hidden states and attention weights with forward hooks that the
+    model's forward installs the first time they are asked for: that install (an attribute
+    write) was refused, and the hooks it left made every later call of the model refused too."""
+    model = _gqa_llama()
+    model.set_attn_implementation("eager")  # sdpa returns no attention weights
+    prompt = _padded_prompt()
+    options = _scores_options(cache_implementation="static", max_new_tokens=2)
+    outputs = {"output_hidden_states": True, "output_attentions": True}
+    with torch.no_grad():
+        expected = [model.generate(**prompt, **options, **outputs), model.generate(**prompt, **options)]
+        jit_for_generate(model)
+        got = [model.generate(**prompt, **options, **outputs), model.generate(**prompt, **options)]
+    for want, have in zip(expected, got):
+        _assert_same_generation(want, have)
+    for name in ("hidden_states", "attentions"):
+        for step, (want, have) in enumerate(zip(expected[0][name], got[0][name], strict=True)):
+            assert len(want) == len(have) and all(map(torch.equal, want, have)), f"{name} of step {step}"
