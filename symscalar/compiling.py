@@ -20,6 +20,13 @@ torch.compiler import is_compiling``) sees torch's own answer: its eager branch,
 symscalar traces or refuses as usual. The branch taken is fixed in the trace, like every
 other Python decision; it is the same on every call, so no guard is needed.
 
+Where a library's compile branch computes something else than its eager branch (transformers'
+attention packs the grouped query heads of a one-token decode step under eager and repeats the
+key/value heads under torch.compile: the same attention, rounded differently, so the program's
+logits were 1 ulp from eager's), and the eager branch is value-free too, the function is
+registered with ``eager_branch_in``: ``is_compiling()`` asked from it (directly or through a
+registered forwarder such as transformers' ``is_torchdynamo_compiling``) gets torch's own answer.
+
 ``isinstance``: a traced tensor (``TensorProxy``) is not a ``torch.Tensor`` subclass (see the
 comment above it in ``proxy.py``: faking ``__class__`` crashes torch's C++ argument parser).
 Yet user and library code branches on ``isinstance(x, torch.Tensor)`` / ``torch.is_tensor(x)``
@@ -38,10 +45,12 @@ still see ``TensorProxy`` (documented in docs/limitations.md).
 from __future__ import annotations
 
 import builtins
+import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import CodeType, FrameType
 from typing import Any
 
 import torch
@@ -55,6 +64,7 @@ __all__ = [
     "answer_int_for",
     "patch_while_tracing",
     "called_from_symscalar",
+    "eager_branch_in",
 ]
 
 _torch_is_compiling = torch.compiler.is_compiling
@@ -121,9 +131,37 @@ def _isinstance(obj: object, classinfo: Any, /) -> bool:
     return not called_from_symscalar(sys._getframe(1))
 
 
+# Functions whose eager branch symscalar traces (``eager_branch_in``), and the helpers that
+# forward their question to ``torch.compiler.is_compiling`` (their caller is the one asking).
+_EAGER_BRANCHES: set[CodeType] = set()
+_FORWARDERS: set[CodeType] = set()
+
+
+def eager_branch_in(function: Callable[..., Any], *, forwarders: tuple[Callable[..., Any], ...] = ()) -> None:
+    """Trace ``function``'s eager branch: ``is_compiling()`` asked from it, or from one of
+    ``forwarders`` called by it, answers as outside a trace. For a library function whose compile
+    branch is not eager's computation (only its rounding may differ) and whose eager branch
+    decides nothing from tensor values."""
+    for fn, codes in ((function, _EAGER_BRANCHES), *((f, _FORWARDERS) for f in forwarders)):
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        if not isinstance(code, CodeType):
+            raise TypeError(f"eager_branch_in: {fn!r} is not a Python function")
+        codes.add(code)
+
+
+def _asks_for_eager_branch(frame: FrameType | None) -> bool:
+    """Whether the function asking (past the forwarders) is registered with ``eager_branch_in``."""
+    while frame is not None and frame.f_code in _FORWARDERS:
+        frame = frame.f_back
+    return frame is not None and frame.f_code in _EAGER_BRANCHES
+
+
 def _is_compiling() -> bool:
-    """``torch.compiler.is_compiling`` while a symscalar trace runs somewhere."""
-    return current_tracer.get() is not None or _torch_is_compiling()
+    """``torch.compiler.is_compiling`` while a symscalar trace runs somewhere: True in the
+    tracing context, but for the functions whose eager branch is traced (``eager_branch_in``)."""
+    if current_tracer.get() is None or (_EAGER_BRANCHES and _asks_for_eager_branch(sys._getframe(1))):
+        return _torch_is_compiling()
+    return True
 
 
 patch_while_tracing("torch.compiler", "is_compiling", lambda original: _is_compiling)

@@ -35,7 +35,7 @@ from symscalar._jit.method import JitMethod, defined_in_class
 from symscalar._jit.params import qualname
 from symscalar.backend import Backend
 from symscalar.explain import Explanation, WouldTrace
-from symscalar.integrations import hf_caches
+from symscalar.integrations import hf_branches, hf_caches
 from symscalar.state.hooks import RAW_CALL
 from symscalar.trace import Trace
 from symscalar.tracer import check_tensor_class
@@ -229,6 +229,7 @@ def jit(
     if fn is None:
         return functools.partial(jit, **options)
     _register_library_state()
+    hf_branches.prepare(fn)
     if isinstance(fn, torch.nn.Module):
         return JitModule(fn, **options)
     # the frame that applied jit: local names an annotation may refer to (see params.py)
@@ -247,10 +248,12 @@ def jit(
 
 def _register_library_state() -> None:
     """Register the state classes of the libraries already loaded (transformers' KV caches):
-    a model's forward can only receive them once its library is imported."""
+    a model's forward can only receive them once its library is imported; and the library
+    functions whose eager branch is traced (``integrations/hf_branches.py``)."""
     cache_utils = sys.modules.get("transformers.cache_utils")
     if cache_utils is not None:
         hf_caches.register(cache_utils)
+        hf_branches.register()
 
 
 def _jit_plain(

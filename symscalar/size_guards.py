@@ -182,6 +182,28 @@ def same_size(a: Any, b: Any, what: str) -> bool:
     return equal
 
 
+# Per declared dim (weakly, as ``_EQUAL``), the quotients a reshape's -1 took only under the
+# guards pinning a dim (``pinned_values``): the backward's metas evaluate the reshape again
+# outside the trace that recorded the guards.
+_QUOTIENTS: weakref.WeakKeyDictionary[Symbol, dict[tuple[Any, Any], Any]] = weakref.WeakKeyDictionary()
+
+
+def remember_pinned(a: Any, b: Any, quotient: Any = None) -> None:
+    """Note that ``a == b`` (or, with ``quotient``, ``a // b == quotient``) holds under the size
+    guards of the trace being recorded, for ``known_equal`` and ``pinned_quotient`` to find."""
+    symbol = min(sizes.symbols_of((a, b)), key=repr)
+    if quotient is None:
+        _EQUAL.setdefault(symbol, set()).add(frozenset((a, b)))
+    else:
+        _QUOTIENTS.setdefault(symbol, {})[(a, b)] = quotient
+
+
+def pinned_quotient(a: Any, b: Any) -> Any:
+    """The quotient ``remember_pinned`` noted for ``a // b``, or None."""
+    found = sizes.symbols_of((a, b))
+    return _QUOTIENTS.get(min(found, key=repr), {}).get((a, b)) if found else None
+
+
 def known_equal(a: Any, b: Any) -> bool:
     """Whether ``a == b`` structurally or by a size guard ``same_size`` recorded (no new guard):
     a dynamic dim pinned to 1 (``s_A == 1``, opted in) is a broadcast dim to the vjp rules."""
@@ -284,6 +306,23 @@ def _feasible(symbol: Symbol, guards: Sequence[SizeGuard]) -> tuple[float, float
     while lo <= hi and hi in excluded:
         hi -= 1
     return lo, hi, frozenset(v for v in excluded if lo < v < hi)
+
+
+def pinned_values(tracer: Any) -> dict[Symbol, int]:
+    """The declared dims that the linear guards of ``tracer``'s trace leave one value (``s_T == 1``
+    of an opted-in dim: a decode step's one token), with that value. The program runs only
+    where they hold, so a size may be read at it (a reshape of the one token's heads)."""
+    own: dict[Symbol, list[SizeGuard]] = {}
+    for guard in _GUARDS.get(tracer, ()):
+        form = linear(guard)
+        if form is not None:
+            own.setdefault(form[0], []).append(guard)
+    values = {}
+    for symbol, guards in own.items():
+        lo, hi, _ = _feasible(symbol, guards)
+        if lo == hi:
+            values[symbol] = int(lo)
+    return values
 
 
 def _pins(symbol: Symbol, guards: Sequence[SizeGuard]) -> bool:

@@ -10,9 +10,12 @@ import pytest
 import torch
 
 import symscalar
+from symscalar.compiling import eager_branch_in
 
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, StaticCache  # noqa: E402
+
+from symscalar.integrations.transformers import jit_for_generate  # noqa: E402
 
 
 def _dynamic_cache() -> Any:
@@ -284,3 +287,116 @@ def test_a_buffer_read_through_a_view_of_one_updated_in_place_is_refused() -> No
     assert float(eager(torch.ones(3))) == 2.0
     with pytest.raises(symscalar.UnsupportedOperationError, match=r"in place \(total\).*shares its memory \(head"):
         symscalar.jit(_Views())(torch.ones(3))
+
+
+def _scores_options(**options: Any) -> dict[str, Any]:
+    return {"max_new_tokens": 3, "do_sample": False, "return_dict_in_generate": True, "output_scores": True, **options}
+
+
+def _assert_same_generation(expected: Any, got: Any) -> None:
+    """The tokens, every step's scores bit for bit, and the cache the call leaves."""
+    assert torch.equal(got.sequences, expected.sequences)
+    for step, (want, have) in enumerate(zip(expected.scores, got.scores, strict=True)):
+        assert torch.equal(have, want), f"step {step}: scores {float((have - want).abs().max()):.3g} from eager's"
+    for i, (want, have) in enumerate(zip(expected.past_key_values.layers, got.past_key_values.layers, strict=True)):
+        assert torch.equal(have.keys, want.keys) and torch.equal(have.values, want.values), f"layer {i}"
+
+
+def _gqa_llama(layers: int = 2) -> Any:
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention: 2 query heads per key/value head
+        vocab_size=97,
+        max_position_embeddings=64,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    model.generation_config.pad_token_id = 0
+    model.generation_config.eos_token_id = None
+    return model
+
+
+def _padded_prompt() -> dict[str, torch.Tensor]:
+    ids = torch.randint(3, 97, (2, 5), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    ids[0, :2], mask[0, :2] = 0, 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+@pytest.mark.parametrize("cache", ["static", "dynamic"])
+def test_grouped_query_decode_scores_are_eagers_bit_for_bit(cache: str) -> None:
+    """A one-token decode step with grouped key/value heads and a mask: eager's attention packs
+    each group's query heads into rows (transformers' ``pack_gqa``), its torch.compile branch,
+    which the trace took, repeats the key/value heads. With a declared dynamic cache the padded
+    prefill's mask had symbolic sizes and the attention left eager's flash kernel for the
+    composition. Either way the tokens were eager's but every step's scores were 1 ulp off (the
+    second layer's keys too), a difference greedy argmax and sampling can turn into other tokens."""
+    model = _gqa_llama()
+    prompt = _padded_prompt()
+    options = _scores_options(**({"cache_implementation": "static"} if cache == "static" else {}))
+    with torch.no_grad():
+        expected = model.generate(**prompt, **options)
+        jit_for_generate(model, cache=cache)
+        got = model.generate(**prompt, **options)
+    _assert_same_generation(expected, got)
+    assert model.forward.cache_info().misses == 2
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # past_key_values=, renamed cache= (eager says so)
+def test_a_parameter_dtype_change_between_calls_with_a_cache() -> None:
+    """``model.to(torch.bfloat16)`` between two calls passing a cache: the first program's guard
+    (the parameters' dtypes) failed under the same key, and the program traced next found the
+    cache it had to write back into gone (an internal RuntimeError), also for every call after."""
+    eager, model = _gqa_llama(layers=1), _gqa_llama(layers=1)
+    forward = symscalar.jit(model.forward)
+    ids = torch.tensor([[3, 4, 5, 6]])
+    with torch.no_grad():
+        for dtype in (torch.float32, torch.bfloat16, torch.float32):
+            eager.to(dtype), model.to(dtype)
+            expected_cache, cache = (StaticCache(config=eager.config, max_cache_len=8) for _ in range(2))
+            expected = eager(input_ids=ids, past_key_values=expected_cache).logits
+            got = forward(input_ids=ids, past_key_values=cache).logits
+            assert got.dtype == dtype and torch.equal(got, expected)
+            assert torch.equal(cache.layers[0].keys, expected_cache.layers[0].keys)
+    assert forward.cache_info().misses == 2
+
+
+def test_eager_branch_in_answers_is_compiling_as_eager_for_its_function_only() -> None:
+    """A registered function (and the forwarders it asks through) sees torch's own answer of
+    ``is_compiling()`` while tracing; every other caller still sees True."""
+
+    def forwarder() -> bool:
+        return torch.compiler.is_compiling()
+
+    def eager_branch(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if forwarder() else x * 3
+
+    def compile_branch(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if forwarder() else x * 3
+
+    eager_branch_in(eager_branch, forwarders=(forwarder,))
+    x = torch.arange(3.0)
+    torch.testing.assert_close(symscalar.jit(lambda t: eager_branch(t) + compile_branch(t))(x), x * 3 + x * 2)
+
+
+def test_output_hidden_states_and_attentions_are_eagers() -> None:
+    """transformers records hidden states and attention weights with forward hooks that the
+    model's forward installs the first time they are asked for: that install (an attribute
+    write) was refused, and the hooks it left made every later call of the model refused too."""
+    model = _gqa_llama()
+    model.set_attn_implementation("eager")  # sdpa returns no attention weights
+    prompt = _padded_prompt()
+    options = _scores_options(cache_implementation="static", max_new_tokens=2)
+    outputs = {"output_hidden_states": True, "output_attentions": True}
+    with torch.no_grad():
+        expected = [model.generate(**prompt, **options, **outputs), model.generate(**prompt, **options)]
+        jit_for_generate(model)
+        got = [model.generate(**prompt, **options, **outputs), model.generate(**prompt, **options)]
+    for want, have in zip(expected, got):
+        _assert_same_generation(want, have)
+    for name in ("hidden_states", "attentions"):
+        for step, (want, have) in enumerate(zip(expected[0][name], got[0][name], strict=True)):
+            assert len(want) == len(have) and all(map(torch.equal, want, have)), f"{name} of step {step}"

@@ -467,7 +467,8 @@ class WriteBack:
                 raise raised_midway(
                     e, "the " + ", ".join(sorted({c.__name__ for c in classes})) + " passed to it"
                 ) from e
-            if out is miss:  # the miss path keys the call again
+            if out is miss:  # a guard failed (a parameter's dtype changed): the key's next entry,
+                noted.extend(objects)  # or the one the miss path traces, writes back into the same objects
                 return out
             # the tensors updated in place ("copy") were checked against each other and every other
             # tensor the program reads before it ran (state_updates.unshared: each is a program input)

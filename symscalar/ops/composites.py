@@ -983,15 +983,33 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _flash_cpu_mask(mask: Any, q: Any, k: Any) -> bool:
-    """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, each dim 1
-    or the scores' (batch, heads, queries, keys) dim by value (``_equal``), no gradient needed."""
+    """Where eager's CPU attention takes the flash kernel with this mask: 2-d or 4-d, its sizes
+    broadcasting to the scores' (batch, heads, queries, keys), no gradient needed. A dynamic
+    size (a declared dim: the mask and cache lengths of ``generate``) broadcasts as an
+    elementwise op's does: a static 1, or equal to the scores' size (under a size guard where
+    not provably so); a mask that does not keeps the composition, whose broadcast raises
+    eager's error. (Static sizes only, the padded batches of a dynamic cache took the
+    composition: their logits were 1 ulp from eager's.)"""
     scores = (*q.shape[:-1], k.shape[-2])
     return (
         mask.ndim in (2, 4)
         and mask.dtype in (torch.bool, torch.float32, q.dtype)
         and not (mask.requires_grad and torch.is_grad_enabled())
-        and all(m == 1 or _equal(m, s) for m, s in zip(mask.shape[::-1], scores[::-1]))
+        and all(_broadcasts_to(m, s) for m, s in zip(mask.shape[::-1], scores[::-1]))
     )
+
+
+def _broadcasts_to(size: Any, to: Any) -> bool:
+    """Whether a mask's size broadcasts to the scores' size ``to`` without growing it."""
+    if isinstance(size, int) and isinstance(to, int):
+        return size in (1, to)
+    if size == 1:
+        return True
+    what = "the attention mask and scores"
+    if sizes.hint(size) == sizes.hint(to):
+        return size_guards.same_size(size, to, what)
+    # a dim the guards pin to 1 (a decode step's one token, its rows the packed query heads)
+    return sizes.hint(size) == 1 and size_guards.same_size(size, 1, what)
 
 
 sdpa_flash_cpu_p = Primitive("sdpa_flash_cpu", _sdpa_flash_cpu_impl, _sdpa_flash_cpu_meta, multiple_results=True)

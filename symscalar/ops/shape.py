@@ -46,7 +46,7 @@ from symscalar.ops.define import (
     torch_meta,
     unbroadcast,
 )
-from symscalar.sizes import Size, register_shape_rule
+from symscalar.sizes import Size, Symbol, register_shape_rule
 
 __all__ = [
     "reshape",
@@ -116,6 +116,56 @@ def nonzero_next_to_minus_one(known: Any, op: str) -> bool:
     return not size_guards.eager_raises("eq", known, 0, f"{op} with -1 (eager refuses a size 0 next to it)")
 
 
+def _quotient(numel: Any, known: Any) -> Any:
+    """``numel // known`` for a ``-1`` entry, exact in the normal form, or else once the dims
+    the size guards pin are read at their value (``64 // (s_T * 16)`` is 4 under ``s_T == 1``)."""
+    try:
+        if numel % known == 0:
+            return numel // known
+    except sizes.SizeDecisionError:
+        pass
+    noted = size_guards.pinned_quotient(numel, known)  # the backward's metas, outside the trace
+    if noted is not None:
+        return noted
+    values = _pinned()
+    if values:
+        at_pins, known_at_pins = sizes.evaluate(numel, values), sizes.evaluate(known, values)
+        try:
+            if at_pins % known_at_pins == 0:
+                quotient = at_pins // known_at_pins
+                size_guards.remember_pinned(numel, known, quotient)
+                return quotient
+        except sizes.SizeDecisionError:
+            pass
+    raise sizes.SizeDecisionError("not divisible")
+
+
+def _pinned() -> _Partial | None:
+    tracer = current_tracer.get()
+    pinned = size_guards.pinned_values(tracer) if tracer is not None else {}
+    return _Partial(pinned) if pinned else None
+
+
+def _equal_where_pinned(a: Any, b: Any) -> bool:
+    """Whether two element counts are equal once the dims the trace's size guards pin to one
+    value are read at it (``s_T * 64`` is 64 under ``s_T == 1``): a decode step's one token
+    reshaped into rows of heads (transformers' ``pack_gqa``)."""
+    if size_guards.known_equal(a, b):  # noted by the trace (the backward's metas run outside it)
+        return True
+    values = _pinned()
+    if values is None or sizes.evaluate(a, values) != sizes.evaluate(b, values):
+        return False
+    size_guards.remember_pinned(a, b)
+    return True
+
+
+class _Partial(dict[Symbol, Any]):
+    """Values for ``sizes.evaluate``: the pinned dims' values, the other dims themselves."""
+
+    def __missing__(self, symbol: Symbol) -> Any:
+        return Size.of(symbol)
+
+
 def _infer_symbolic_size(
     shape: tuple[Any, ...], numel: Any, known: Any, unknown: list[int], op: str
 ) -> tuple[Any, ...]:
@@ -124,10 +174,9 @@ def _infer_symbolic_size(
         if unknown:
             if not nonzero_next_to_minus_one(known, op):
                 raise RuntimeError(f"{op}: cannot infer the -1 of shape {list(shape)} next to a size 0")
-            if numel % known != 0:
-                raise sizes.SizeDecisionError("not divisible")
-            return tuple(numel // known if s == -1 else s for s in shape)
-        if known == numel:
+            inferred = _quotient(numel, known)
+            return tuple(inferred if s == -1 else s for s in shape)
+        if known == numel or _equal_where_pinned(known, numel):
             return shape
     except sizes.SizeDecisionError:
         pass

@@ -61,6 +61,22 @@ def only_requires_grad(hook: Any) -> bool:
     )
 
 
+# The code of forward hooks traced through like the module's forward (``trace_hooks_through``).
+_TRACED_THROUGH: set[Any] = set()
+
+
+def trace_hooks_through(code: Any) -> None:
+    """Trace through the forward hooks whose code is ``code``: hooks that act only on objects
+    the traced call itself creates (transformers' ``output_capturing_hook`` appends the hidden
+    states to a collector its model's forward sets for the call, and does nothing otherwise), so
+    running them while tracing records what they do on every call."""
+    _TRACED_THROUGH.add(code)
+
+
+def _traced_through(hook: Any) -> bool:
+    return only_requires_grad(hook) or getattr(hook, "__code__", None) in _TRACED_THROUGH
+
+
 def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: dict[int, str]) -> str | None:
     """Why ``module``'s hooks cannot be honoured, or None. The jitted module's own forward
     (pre-)hooks run eagerly around the compiled program; a submodule's forward hook that only
@@ -89,7 +105,7 @@ def refused_hooks(module: torch.nn.Module, top: torch.nn.Module | None, names: d
         hooks = getattr(module, attr)
         if not hooks or (module is top and attr in ("_forward_pre_hooks", "_forward_hooks")):
             continue
-        if attr == "_forward_hooks" and all(only_requires_grad(h) for h in hooks.values()):
+        if attr == "_forward_hooks" and all(_traced_through(h) for h in hooks.values()):
             continue
         kind = attr.strip("_").replace("_hooks", " hook").replace("_", " ")
         where = "the jitted module" if module is top else f"submodule {describe_module(module, names)}"
