@@ -47,8 +47,8 @@ from symscalar.trace import (
     dce,
     format_static,
     is_var,
-    wanting,
 )
+from symscalar.vjp_wanted import wanting
 
 __all__ = ["vjp", "VJP", "vjp_traces", "autograd_runner", "is_differentiable", "connected_vars", "STOP_GRADIENT"]
 

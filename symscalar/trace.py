@@ -13,8 +13,6 @@ comment on each line.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import math
 import typing
@@ -256,29 +254,6 @@ DISCONNECTED: Any = _Disconnected()
 def register_vjp(prim: Primitive[Any], rule: Callable[..., Any]) -> None:
     """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``)."""
     VJPS.register(prim, rule)
-
-
-# Which positional arguments of the equation a vjp rule is running for get a gradient (grad.py
-# sets it around each rule; None outside one). A rule may read an operand to compute another's
-# gradient only where that operand is saved anyway: see ``gradient_wanted``.
-_WANTED: contextvars.ContextVar[tuple[bool, ...] | None] = contextvars.ContextVar("vjp_wanted", default=None)
-
-
-@contextlib.contextmanager
-def wanting(wanted: tuple[bool, ...]) -> Iterator[None]:
-    """Run a vjp rule knowing which of its arguments get a gradient."""
-    token = _WANTED.set(wanted)
-    try:
-        yield
-    finally:
-        _WANTED.reset(token)
-
-
-def gradient_wanted(i: int) -> bool:
-    """Whether the vjp rule now running computes a gradient for its argument ``i`` (True when
-    unknown: a rule called outside grad.py)."""
-    wanted = _WANTED.get()
-    return True if wanted is None or i >= len(wanted) else wanted[i]
 
 
 _META_CACHE_SIZE = 256  # signatures remembered per primitive

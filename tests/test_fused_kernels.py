@@ -15,8 +15,9 @@ from torch import nn
 
 import symscalar
 from symscalar import DynamicFloat
-from symscalar.ops.composites import linear_p, native_layer_norm_p, sdpa_flash_cpu_backward_p, sdpa_flash_cpu_p
+from symscalar.ops.composites import linear_p, sdpa_flash_cpu_backward_p, sdpa_flash_cpu_p
 from symscalar.ops.elementwise import erf_p, exp_p, gelu_backward_p
+from symscalar.ops.norms import native_layer_norm_p
 
 APPROXIMATIONS = ["none", "tanh"]
 

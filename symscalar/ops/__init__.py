@@ -16,6 +16,7 @@ from symscalar.ops import (  # noqa: F401 - importing a family registers its ops
     join,
     losses,
     nn,
+    norms,
     random,
     reductions,
     scan,
@@ -29,6 +30,7 @@ from symscalar.ops.indexing import *  # noqa: F403
 from symscalar.ops.join import *  # noqa: F403
 from symscalar.ops.losses import *  # noqa: F403
 from symscalar.ops.nn import *  # noqa: F403
+from symscalar.ops.norms import *  # noqa: F403
 from symscalar.ops.random import *  # noqa: F403
 from symscalar.ops.reductions import *  # noqa: F403
 from symscalar.ops.shape import *  # noqa: F403
@@ -40,6 +42,7 @@ __all__ = [
     *join.__all__,
     *factories.__all__,
     *composites.__all__,
+    *norms.__all__,
     *indexing.__all__,
     *nn.__all__,
     *random.__all__,

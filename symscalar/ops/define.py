@@ -52,7 +52,7 @@ from symscalar.ops.common import (
     unbroadcast,
 )
 from symscalar.proxy import SIZES_ON, TensorProxy
-from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, gradient_wanted, register_vjp
+from symscalar.trace import Atom, Primitive, ScalarVar, TensorVar, contains_dynamic, register_vjp
 from symscalar.tracer import TraceBuilder, _find_proxies
 from symscalar.types import (
     FloatLike,
@@ -67,6 +67,7 @@ from symscalar.types import (
     current_tracer,
     is_static,
 )
+from symscalar.vjp_wanted import gradient_wanted
 
 __all__ = [
     "autograd_backward",

@@ -23,16 +23,11 @@ from symscalar import size_guards
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
-    group_norm_backward_p,
-    layer_norm_backward_p,
     linear_bias_grad_p,
     mm_mat1_backward_p,
     mm_mat2_backward_p,
-    native_group_norm_p,
-    native_layer_norm_p,
     sdpa_flash_cpu_backward_p,
     sdpa_flash_cpu_p,
-    weight_norm_backward_p,
 )
 from symscalar.ops.conv import (
     adaptive_avg_pool2d_backward_p,
@@ -49,6 +44,15 @@ from symscalar.ops.conv import (
     convolution_p,
     max_pool2d_backward_p,
     max_pool2d_p,
+)
+from symscalar.ops.define import (
+    Primitive,
+    StaticValueRequiredError,
+    Tensor,
+    autograd_backward,
+    canonical_dim,
+    register_vjp,
+    torch_meta,
 )
 from symscalar.ops.factories import arange_p, convert_element_type_p, float_step_fraction, full_p
 from symscalar.ops.indexing import (
@@ -67,6 +71,13 @@ from symscalar.ops.indexing import (
     topk_p,
 )
 from symscalar.ops.join import cat, split_p
+from symscalar.ops.norms import (
+    group_norm_backward_p,
+    layer_norm_backward_p,
+    native_group_norm_p,
+    native_layer_norm_p,
+    weight_norm_backward_p,
+)
 from symscalar.ops.opaque import register_opaque_shape_rule, register_symbolic_form
 from symscalar.ops.random import multinomial_p, normal_p, random_int_p, uniform_p
 from symscalar.ops.shape import (
@@ -76,7 +87,6 @@ from symscalar.ops.shape import (
     permute_p,
     reshape_p,
     slice_p,
-    unfold,
     zero_pad_p,
 )
 from symscalar.size_ops import size_of, sym_size_p
@@ -335,6 +345,53 @@ def _diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: An
 
 register_symbolic_form("torch.diff", _diff)
 register_symbolic_form("torch.Tensor.diff", _diff)
+
+
+# ---- Tensor.unfold on dynamic dims (static shapes stay an opaque view call): eager's view
+# and its unfold_backward kernel, so eager's strides and bits.
+def _unfold_impl(x: Any, *, dimension: int, size: int, step: int) -> Any:
+    return x.unfold(dimension, size, step)
+
+
+def _unfold_shape(x: Any, *, dimension: int, size: int, step: int) -> tuple[Any, ...]:
+    """``(n - size) // step + 1`` windows in place of dim ``dimension`` (of size n), then ``size``."""
+    windows = (x.shape[dimension] - size) // step + 1
+    return (*x.shape[:dimension], windows, *x.shape[dimension + 1 :], size)
+
+
+unfold_p = Primitive("unfold", _unfold_impl, torch_meta(_unfold_impl), may_alias=True)
+unfold_backward_p = Primitive("unfold_backward", *autograd_backward(_unfold_impl))
+# unfold is linear: the backward's own vjp is unfold of the cotangent
+register_vjp(unfold_p, lambda ct, out, x, **params: (unfold_backward_p.bind(ct, x, **params),))
+register_vjp(unfold_backward_p, lambda ct, out, ct_in, x, **params: (unfold_p.bind(ct, **params), None))
+register_shape_rule(unfold_p, _unfold_shape)
+register_shape_rule(unfold_backward_p, lambda ct, x, **params: tuple(x.shape))
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``Tensor.unfold`` of a tensor with dynamic dims: the windows ``[i * step, i * step + size)``
+    of dim ``dimension`` for ``i < (n - size) // step + 1``, as a new last dim of length
+    ``size`` (static ints: the output's shape). Where ``size`` may exceed ``n`` the program
+    records the size guard ``n >= size`` (eager raises at the other sizes)."""
+    for name, value in (("dimension", dimension), ("size", size), ("step", step)):
+        if type(value) is not int:
+            raise StaticValueRequiredError(
+                f"Tensor.unfold: `{name}` must be a static int on a tensor with dynamic dims, got {value!r} "
+                f"({getattr(value, '_origin', 'a dynamic value')}): the output's shape depends on it."
+            )
+    if input.ndim == 0 or step <= 0 or size < 0:
+        raise RuntimeError(
+            f"Tensor.unfold(dimension={dimension}, size={size}, step={step}): symscalar needs a tensor of at "
+            "least one dim, step > 0 and size >= 0 on dynamic dims (as eager, which also takes 0-d tensors)"
+        )
+    d = canonical_dim(dimension, input.ndim)
+    n = input.shape[d]
+    asked = f"Tensor.unfold(dimension={d}, size={size}, step={step}) of a dim of size {n!r} (eager raises below {size})"
+    if size_guards.eager_raises("gt", size, n, asked):
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    return unfold_p.bind(input, dimension=d, size=size, step=step)
+
+
 # Tensor.unfold: a primitive with a shape rule where a dim is dynamic (an opaque view call otherwise)
 register_symbolic_form("torch.Tensor.unfold", unfold)
 

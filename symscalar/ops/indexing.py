@@ -446,8 +446,6 @@ def _embedding_backward_vjp(
 
 embedding_backward_p = Primitive("embedding_backward", _embedding_backward_impl, _embedding_backward_meta)
 register_vjp(embedding_backward_p, _embedding_backward_vjp)
-
-
 register_vjp(embedding_p, _embedding_vjp)
 
 

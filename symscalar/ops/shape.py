@@ -31,7 +31,6 @@ from symscalar.ops.define import (
     TensorVar,
     TraceBuilder,
     UnsupportedOperationError,
-    autograd_backward,
     canonical_dim,
     contains_dynamic,
     current_tracer,
@@ -46,7 +45,7 @@ from symscalar.ops.define import (
     torch_meta,
     unbroadcast,
 )
-from symscalar.sizes import Size, Symbol, register_shape_rule
+from symscalar.sizes import Size, Symbol
 
 __all__ = [
     "reshape",
@@ -565,51 +564,6 @@ def _narrow_at(input: Tensor, dim: StaticInt, start: Any, length: StaticInt) -> 
     begin = torch.where(start < 0, start + input.shape[d], start)
     index = torch.arange(length, device=input.device) + begin.to(device=input.device)
     return mark_aliased(input, torch.index_select(input, d, index))
-
-
-# ---- unfold (Tensor.unfold on dynamic dims: ops/dynamic_shapes.py; static shapes stay an
-# opaque view call). Eager's view and its unfold_backward kernel, so eager's strides and bits.
-def _unfold_impl(x: Any, *, dimension: int, size: int, step: int) -> Any:
-    return x.unfold(dimension, size, step)
-
-
-def _unfold_shape(x: Any, *, dimension: int, size: int, step: int) -> tuple[Any, ...]:
-    """``(n - size) // step + 1`` windows in place of dim ``dimension`` (of size n), then ``size``."""
-    windows = (x.shape[dimension] - size) // step + 1
-    return (*x.shape[:dimension], windows, *x.shape[dimension + 1 :], size)
-
-
-unfold_p = Primitive("unfold", _unfold_impl, torch_meta(_unfold_impl), may_alias=True)
-unfold_backward_p = Primitive("unfold_backward", *autograd_backward(_unfold_impl))
-# unfold is linear: the backward's own vjp is unfold of the cotangent
-register_vjp(unfold_p, lambda ct, out, x, **params: (unfold_backward_p.bind(ct, x, **params),))
-register_vjp(unfold_backward_p, lambda ct, out, ct_in, x, **params: (unfold_p.bind(ct, **params), None))
-register_shape_rule(unfold_p, _unfold_shape)
-register_shape_rule(unfold_backward_p, lambda ct, x, **params: tuple(x.shape))
-
-
-def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """``Tensor.unfold`` of a tensor with dynamic dims: the windows ``[i * step, i * step + size)``
-    of dim ``dimension`` for ``i < (n - size) // step + 1``, as a new last dim of length
-    ``size`` (static ints: the output's shape). Where ``size`` may exceed ``n`` the program
-    records the size guard ``n >= size`` (eager raises at the other sizes)."""
-    for name, value in (("dimension", dimension), ("size", size), ("step", step)):
-        if type(value) is not int:
-            raise StaticValueRequiredError(
-                f"Tensor.unfold: `{name}` must be a static int on a tensor with dynamic dims, got {value!r} "
-                f"({getattr(value, '_origin', 'a dynamic value')}): the output's shape depends on it."
-            )
-    if input.ndim == 0 or step <= 0 or size < 0:
-        raise RuntimeError(
-            f"Tensor.unfold(dimension={dimension}, size={size}, step={step}): symscalar needs a tensor of at "
-            "least one dim, step > 0 and size >= 0 on dynamic dims (as eager, which also takes 0-d tensors)"
-        )
-    d = canonical_dim(dimension, input.ndim)
-    n = input.shape[d]
-    asked = f"Tensor.unfold(dimension={d}, size={size}, step={step}) of a dim of size {n!r} (eager raises below {size})"
-    if size_guards.eager_raises("gt", size, n, asked):
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
-    return unfold_p.bind(input, dimension=d, size=size, step=step)
 
 
 _Out = typing.TypeVar("_Out")
