@@ -1053,6 +1053,11 @@ BACKWARD_ONLY: dict[str, str] = {
         "tests/test_soundness_16bit_backward.py)"
         for name in ("sigmoid", "tanh", "silu", "softmax", "log_softmax", "layer_norm")
     },
+    **dict.fromkeys(
+        ("mm_mat1_backward", "mm_mat2_backward", "linear_bias_grad"),
+        "the 2-d products' and linear's vjps (the order of eager's mm backward and bias sum): in the backward "
+        "fusions of the matmul and linear cases (their own vjps, a double backward, in tests/test_op_bits.py)",
+    ),
     "batch_norm_eval_backward": "batch_norm_eval's vjp (torch's backward kernel on the torch backend): in the "
     "backward fusions of the batch_norm_eval case (its own vjp, a double backward, by gradgradcheck in "
     "tests/test_batch_norm_eval_bits.py)",
