@@ -38,6 +38,7 @@ from symscalar.recorder import Recorder, recording
 from symscalar.simplify import simplify
 from symscalar.trace import (
     DISCONNECTED,
+    SEEDED_VJPS,
     VJPS,
     Primitive,
     TensorVar,
@@ -127,7 +128,7 @@ def vjp(
             forward_of[proxy._var] = v
         return residual_of[v]
 
-    def accumulate(v: Var, ct: Any, where: str) -> None:
+    def accumulate(v: Var, ct: Any, where: str, *, total: bool = False) -> None:
         assert isinstance(v, TensorVar)
         if tuple(ct.shape) != v.shape and size_guards.equal_shapes(tuple(ct.shape), v.shape, f"the vjp of {where}"):
             ct = ct.reshape(v.shape)  # dims a size guard of the forward made equal (s_B == s_T)
@@ -138,7 +139,7 @@ def vjp(
             )
         if ct.dtype != v.dtype:  # a gradient has its value's dtype (autocast casts, mixed inputs)
             ct = ct.to(v.dtype)
-        grads[v] = grads[v] + ct if v in grads else ct
+        grads[v] = grads[v] + ct if v in grads and not total else ct
 
     for v in cotangents:
         assert isinstance(v, TensorVar)
@@ -165,16 +166,18 @@ def vjp(
                 )
             args = [residual(a) for a in eqn.args]
             outs = [residual(o) for o in eqn.outs]
+            seeds = _seeds(eqn.args, joined, grads) if eqn.prim in SEEDED_VJPS else {}
+            params = {**eqn.params, "seeds": seeds} if seeds else eqn.params
             with wanting(tuple(a in joined for a in eqn.args)):
                 if eqn.prim.multiple_results:
-                    arg_cts = vjp(tuple(cts), tuple(outs), *args, **eqn.params)
+                    arg_cts = vjp(tuple(cts), tuple(outs), *args, **params)
                 else:
-                    arg_cts = vjp(cts[0], outs[0], *args, **eqn.params)
+                    arg_cts = vjp(cts[0], outs[0], *args, **params)
             disconnected = {a for a, g in zip(eqn.args, arg_cts) if g is DISCONNECTED}
             reached.update(a for a in joined if a not in disconnected)
-            for a, g in zip(eqn.args, arg_cts):
+            for i, (a, g) in enumerate(zip(eqn.args, arg_cts)):
                 if g is not None and g is not DISCONNECTED and a in connected and is_differentiable(a):
-                    accumulate(a, g, eqn.prim.name)
+                    accumulate(a, g, eqn.prim.name, total=i in seeds)
         grad_inputs = tuple(i for i in wrt if trace.inputs[i] in reached)
         results = []
         for i in grad_inputs:
@@ -203,6 +206,14 @@ def vjp(
         tuple(t for _, t in constants),
         grad_inputs,
     )
+
+
+def _seeds(args: Sequence[Any], joined: Sequence[Var], grads: dict[Var, Any]) -> dict[int, Any]:
+    """The cotangents that the arguments of a ``SEEDED_VJPS`` equation have accumulated from later
+    equations, by position: the rule adds its uses onto them in eager's order. (An argument passed
+    twice is left out: eager adds the uses of both positions interleaved, one leaf of its own.)"""
+    once = [a for a in joined if sum(1 for b in args if b is a) == 1]
+    return {i: grads[a] for i, a in enumerate(args) if a in once and a in grads}
 
 
 def _size_sources(builder: Recorder, trace: Trace, residual: Callable[[Any], Any]) -> set[Var]:

@@ -140,7 +140,12 @@ def _arity(recipe: tuple[Any, ...]) -> int:
     if recipe[0] == "call":
         _, args, kwargs = _call_parts(recipe)
         return _placeholders(args) + _placeholders(tuple(v for _, v in kwargs))
-    return int(recipe[2]) + _arity(recipe[1])
+    return int(recipe[2]) + _arity(recipe[1]) + len(_seeded(recipe))
+
+
+def _seeded(recipe: tuple[Any, ...]) -> tuple[int, ...]:
+    """The positions of a ``vjp`` recipe whose gradients start from a seed operand (see ``_run_vjp``)."""
+    return tuple(recipe[4]) if len(recipe) > 4 else ()
 
 
 def run_recipe(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
@@ -169,13 +174,21 @@ def _run_as_with_grad(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[A
 
 
 def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
-    """``('vjp', inner, n_cts, positions)``: the gradients of ``inner``'s differentiable
+    """``('vjp', inner, n_cts, positions[, seeded])``: the gradients of ``inner``'s differentiable
     results (with the given cotangents; None: no cotangent) w.r.t. its operands at
     ``positions``, by torch.autograd. With grad mode on (a vjp of this vjp is being taken, or
     the caller differentiates), operands that require grad are used as they are and the
-    gradients carry a graph; otherwise the operands are detached leaves."""
-    _, inner, n_cts, positions = recipe
-    cts, args = list(values[:n_cts]), list(values[n_cts:])
+    gradients carry a graph; otherwise the operands are detached leaves.
+
+    The operands end with one seed per position of ``seeded``: the cotangent that operand
+    accumulated from later ops. A view of the operand made after the call carries it, so it
+    reaches the operand's buffer first and torch adds the call's uses onto it one by one, in
+    eager's order (``SEEDED_VJPS`` in trace.py)."""
+    _, inner, n_cts, positions = recipe[:4]
+    seeded = _seeded(recipe)
+    n_args = len(values) - n_cts - len(seeded)
+    cts, args = list(values[:n_cts]), list(values[n_cts : n_cts + n_args])
+    seeds = list(values[n_cts + n_args :])
     graph = torch.is_grad_enabled()
     with torch.enable_grad():
         wrt = []
@@ -186,6 +199,7 @@ def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
             wrt.append(a)
         outs = [o for o in run_recipe(inner, args) if _differentiable(o)]
         pairs = [(o, ct) for o, ct in zip(outs, cts) if ct is not None and o.requires_grad]
+        pairs += [(args[i].view_as(args[i]), seed) for i, seed in zip(seeded, seeds)]
         if not pairs:
             return tuple(torch.zeros_like(a) for a in wrt)
         grads = torch.autograd.grad(
@@ -239,8 +253,11 @@ def _describe(call: tuple[Any, ...]) -> str:
     return f"the gradient of {_describe(call[1])}"
 
 
-def _opaque_vjp(cts: tuple[Any, ...], outs: tuple[Any, ...], *args: Any, call: Any, expect: Any) -> list[Any]:
-    """torch's own derivative, as an opaque call of the ``vjp`` recipe (see ``_run_vjp``)."""
+def _opaque_vjp(
+    cts: tuple[Any, ...], outs: tuple[Any, ...], *args: Any, call: Any, expect: Any, seeds: Any = None
+) -> list[Any]:
+    """torch's own derivative, as an opaque call of the ``vjp`` recipe (see ``_run_vjp``); the
+    gradients at the positions of ``seeds`` are totals, the seed added first (``SEEDED_VJPS``)."""
     diff_cts = tuple(ct for ct, out in zip(cts, outs) if _differentiable_proxy(out))
     candidates = tuple(i for i, a in enumerate(args) if _differentiable_proxy(a))
     connected = _connected(call, diff_cts, args, candidates)
@@ -248,9 +265,12 @@ def _opaque_vjp(cts: tuple[Any, ...], outs: tuple[Any, ...], *args: Any, call: A
     result: list[Any] = [DISCONNECTED if i in candidates else None for i in range(len(args))]
     if not positions:
         return result
-    recipe = ("vjp", call, len(diff_cts), positions)
+    seeded = tuple(i for i in positions if seeds and i in seeds)
+    recipe: tuple[Any, ...] = (
+        ("vjp", call, len(diff_cts), positions, seeded) if seeded else ("vjp", call, len(diff_cts), positions)
+    )
     grads_expect = tuple((tuple(args[i].shape), args[i].dtype, args[i].device) for i in positions)
-    grads = torch_call_p.bind(*diff_cts, *args, call=recipe, expect=grads_expect)
+    grads = torch_call_p.bind(*diff_cts, *args, *(seeds[i] for i in seeded), call=recipe, expect=grads_expect)
     for i, g in zip(positions, grads):
         result[i] = g
     return result
@@ -332,8 +352,8 @@ def _derivative_on(
         )
 
 
-register_vjp(torch_call_p, _opaque_vjp)
-register_vjp(torch_view_call_p, _opaque_vjp)
+register_vjp(torch_call_p, _opaque_vjp, seeded=True)
+register_vjp(torch_view_call_p, _opaque_vjp, seeded=True)
 # On dynamic dims (a call with a registered shape rule, ``register_opaque_shape_rule``), the
 # shapes ``expect`` holds are sizes: the lowering checks the results against them at each call.
 register_size_params(torch_call_p, "expect")  # (torch_view_call_p shares the meta: the key)
