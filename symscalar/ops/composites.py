@@ -326,14 +326,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 _FLASH_CPU_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
-def _unit_stride(t: torch.Tensor) -> torch.Tensor:
-    """The kernels read the head dim as contiguous (eager takes them only then: a transposed
-    operand goes to its math path, which agrees to rounding); others are copied first."""
-    return t if t.stride(-1) == 1 else t.contiguous()
+def _eager_takes_flash(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Any, scale: Any) -> bool:
+    """Whether eager's CPU attention takes the flash kernel for these very tensors. The trace
+    cannot see strides, and eager's choice reads them (a head dim that is not contiguous, e.g.
+    ``k.mT.mT`` of a transposed tensor, goes to its math path, 1 ulp from the kernel): asked of
+    eager's own chooser at run time, each call agrees with eager whatever layout it gets."""
+    choice = torch._fused_sdp_choice(q, k, v, mask, 0.0, False, scale=float(scale), enable_gqa=q.shape[1] != k.shape[1])
+    return bool(choice == torch.nn.attention.SDPBackend.FLASH_ATTENTION.value)
+
+
+def _eager_math_attention(q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool) -> Any:
+    """Eager's math path (``_scaled_dot_product_attention_math``), the output only."""
+    return torch.ops.aten._scaled_dot_product_attention_math(
+        q, k, v, mask, 0.0, is_causal, None, scale=float(scale), enable_gqa=q.shape[1] != k.shape[1]
+    )[0]
 
 
 def _sdpa_flash_cpu_impl(q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool) -> Any:
-    q, k, v = (_unit_stride(t) for t in (q, k, v))
+    if not _eager_takes_flash(q, k, v, mask, scale):  # the log-sum-exp rows go unread (see the backward)
+        out = _eager_math_attention(q, k, v, mask, scale, is_causal=is_causal)
+        return out, q.new_zeros(q.shape[:-1], dtype=torch.float64 if q.dtype == torch.float64 else torch.float32)
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         q, k, v, 0.0, is_causal, attn_mask=mask, scale=float(scale)
     )
@@ -416,10 +428,20 @@ sdpa_flash_cpu_p = Primitive("sdpa_flash_cpu", _sdpa_flash_cpu_impl, _sdpa_flash
 def _sdpa_flash_cpu_backward_impl(
     ct: Any, q: Any, k: Any, v: Any, mask: Any, out: Any, lse: Any, scale: Any, *, is_causal: bool
 ) -> Any:
-    q, k, v, out = (_unit_stride(t) for t in (q, k, v, out))  # the cotangent may have any strides
+    if not _eager_takes_flash(q, k, v, mask, scale):  # the forward took eager's math path: its autograd
+        return _eager_math_attention_backward(ct, q, k, v, mask, scale, is_causal=is_causal)
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
         ct, q, k, v, out, lse, 0.0, is_causal, attn_mask=mask, scale=float(scale)
     )
+
+
+def _eager_math_attention_backward(ct: Any, q: Any, k: Any, v: Any, mask: Any, scale: Any, *, is_causal: bool) -> Any:
+    """The gradients eager's autograd gives its math path: recomputed, on leaves with the
+    operands' strides (``detach`` keeps them), so the same kernels run in the same order."""
+    q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+    with torch.enable_grad():
+        out = _eager_math_attention(q, k, v, mask, scale, is_causal=is_causal)
+        return torch.autograd.grad(out, (q, k, v), ct)
 
 
 def _like_operands(*operands: Any) -> tuple[TensorVar, ...]:
