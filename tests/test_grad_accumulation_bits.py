@@ -146,3 +146,13 @@ def test_tied_embeddings_tiny_gpt2():
     got = loss_grads(symscalar.jit(model))
     differ = [n for n in expected if not torch.equal(expected[n], got[n])]
     assert not differ, f"{len(differ)} parameter gradients differ: {differ[:5]}"
+
+
+def test_seeded_opaque_gradient_is_differentiable():
+    # the seed is a cotangent operand of the opaque vjp: a double backward differentiates it too
+    def f(x, y):
+        return F.cosine_similarity(x, y) + F.pairwise_distance(x, y) + (x * y).sum(-1)
+
+    torch.manual_seed(0)
+    x, y = (torch.randn(5, 7, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    assert torch.autograd.gradgradcheck(symscalar.jit(f), (x, y))
