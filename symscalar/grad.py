@@ -210,8 +210,14 @@ def vjp(
 
 def _seeds(args: Sequence[Any], joined: Sequence[Var], grads: dict[Var, Any]) -> dict[int, Any]:
     """The cotangents that the arguments of a ``SEEDED_VJPS`` equation have accumulated from later
-    equations, by position: the rule adds its uses onto them in eager's order. (An argument passed
-    twice is left out: eager adds the uses of both positions interleaved, one leaf of its own.)"""
+    equations, by position: the rule adds its uses onto them in eager's order.
+
+    Eager's engine adds each use's contribution to an input's buffer as it arrives (reverse
+    creation order), so an op that eager records as several autograd nodes (an opaque torch call:
+    cosine_similarity uses x three times) adds its uses one by one onto what later ops gave,
+    ``((later + c3) + c2) + c1``; a rule that summed its uses first, ``later + (c3 + c2 + c1)``,
+    rounds differently. (An argument passed twice is left out: eager adds the uses of both
+    positions interleaved, one leaf of its own.)"""
     once = [a for a in joined if sum(1 for b in args if b is a) == 1]
     return {i: grads[a] for i, a in enumerate(args) if a in once and a in grads}
 

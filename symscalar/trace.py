@@ -251,21 +251,15 @@ class _Disconnected:
 DISCONNECTED: Any = _Disconnected()
 
 
-# Primitives whose vjp rule takes ``seeds=`` (argument position -> the cotangent that argument
-# has accumulated from later equations) and returns the totals. Eager's engine adds each use's
-# contribution to an input's buffer as it arrives, so an op that eager records as several autograd
-# nodes (an opaque torch call: cosine_similarity uses x three times) adds its uses one by one onto
-# what later ops gave, ``((later + c3) + c2) + c1``; a rule that summed its own uses first and let
-# grad.py add the total, ``later + (c3 + c2 + c1)``, rounds differently (1 ulp from eager).
+# Primitives whose vjp takes ``seeds=`` (position -> cotangent accumulated from later
+# equations) and returns totals, adding its uses onto it in eager's order (grad.py's ``_seeds``).
 SEEDED_VJPS: set[Primitive[Any]] = set()
 
 
 def register_vjp(prim: Primitive[Any], rule: Callable[..., Any], *, seeded: bool = False) -> None:
-    """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``); with ``seeded`` the rule
-    takes ``seeds=`` (see ``SEEDED_VJPS``)."""
+    """Register the reverse-mode rule of ``prim`` (once; see ``VJPS``, ``SEEDED_VJPS``)."""
     VJPS.register(prim, rule)
-    if seeded:
-        SEEDED_VJPS.add(prim)
+    SEEDED_VJPS.update([prim] if seeded else [])
 
 
 _META_CACHE_SIZE = 256  # signatures remembered per primitive
