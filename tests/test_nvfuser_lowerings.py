@@ -494,6 +494,7 @@ LOWERED_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[str, .
     "split": (split_fn, (x(*A),), ("fd.ops.slice(",)),
     "flip": (flip_fn, (x(*A),), ("fd.ops.iota(", "fd.ops.index_select(")),
     "matmul": (matmul_fn, (x(3, 4, 5), x(5, 2)), ("fd.ops.matmul(",)),
+    "bmm": (matmul_fn, (x(2, 3, 4), x(2, 4, 5)), ("fd.ops.matmul(",)),
     "linear": (linear_fn, (x(3, 4, 5), x(2, 5), x(2)), ("fd.ops.linear(",)),
     "addmm": (addmm_fn, (x(2), x(4, 5), x(5, 2)), ("fd.ops.linear(", "fd.ops.permute(")),
     "native_layer_norm": (
@@ -568,7 +569,7 @@ def test_every_lowered_primitive_has_a_case() -> None:
     # their backward primitives (torch's backward kernels in the torch backend)
     for name in ("hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "sigmoid", "tanh", "silu", "softmax"):
         covered |= _prims_in(grad_traces(_case_trace(name))[1])
-    for name in ("log_softmax", "native_layer_norm", "batch_norm_eval", "linear"):  # (linear: mm_mat2_backward)
+    for name in ("log_softmax", "native_layer_norm", "batch_norm_eval", "linear", "bmm"):  # (linear: mm_mat2_backward)
         covered |= _prims_in(grad_traces(_case_trace(name))[1])
     assert lowered - covered == set(), "lowered primitives without a test case"
 

@@ -73,6 +73,15 @@ def _bmm_args(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 2, 8, 8), _r(g, dtype, 2, 8, 16), _r(g, dtype, 2, 16, 8)]
 
 
+def _heads(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
+    """Attention's operands as models make them: (B, T, H * D) rows viewed as heads and transposed."""
+    return [_r(g, dtype, 2, 7, 32), _r(g, dtype, 2, 7, 14)]
+
+
+def _as_heads(x: torch.Tensor) -> torch.Tensor:
+    return x.view(2, 7, 2, -1).transpose(1, 2)
+
+
 def _attention(g: torch.Generator, dtype: torch.dtype) -> list[Any]:
     return [_r(g, dtype, 2, 3, 8, 16), _r(g, dtype, 2, 3, 6, 16), _r(g, dtype, 2, 3, 6, 16)]
 
@@ -119,6 +128,11 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
         lambda x, w, b: _attention_of_three(x.flatten(2).permute(2, 0, 1), w, b),
         _linear_args,
     ),
+    # a batched matmul of permuted views (attention's weights @ values, q @ k^T): eager's bmm saves
+    # the contiguous copy its reshape makes and transposes that in the backward
+    "matmul_of_heads": (lambda x, w: _as_heads(w) @ _as_heads(x), _heads),
+    "matmul_of_heads_transposed": (lambda x, w: _as_heads(x) @ _as_heads(x * 2).mT, _heads),
+    "matmul_broadcast_batch": (lambda x, w: _as_heads(w)[:1] @ _as_heads(x), _heads),
     # eager's prod_backward: the product of the others (exclusive cumprods) once the input holds a zero anywhere
     "prod_with_a_zero": (lambda x: x.prod(1) + x.prod(), _with_a_zero),
     "prod_without_zeros": (lambda x: x.prod(-1), _x),
@@ -319,3 +333,27 @@ def test_frozen_weight_keeps_no_input_for_its_strides() -> None:
         f(torch.randn(4, 16, requires_grad=True)).sum().backward()
         saved = [tuple(v.shape) for v in f.last_backward_trace().inputs[1:]]
         assert saved in ([(8, 16)], [(16, 8)])  # the weight (or its transpose), not the input
+
+
+def test_attention_of_heads_with_dynamic_dims_gives_eagers_bits() -> None:
+    """A nanoGPT attention over declared B, T: its batched products of transposed head views give
+    eager's bits in every gradient at every size, from one program (the bmm backward's layouts)."""
+
+    def attention(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = (x @ w).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        att = torch.softmax((q @ k.transpose(-2, -1)) * 0.25, dim=-1)
+        return (att @ v).transpose(1, 2).reshape(B, T, C)
+
+    f = symscalar.jit(attention, backend="torch", dynamic_dims={"x": ("B", "T")})
+    for seed, (b, t) in enumerate([(2, 7), (1, 1), (3, 16)]):
+        g = torch.Generator().manual_seed(seed)
+        args = [_r(g, torch.float32, b, t, 32), _r(g, torch.float32, 32, 96) / 8]
+        eager_args, jit_args = _leaves(args), _leaves(args)
+        expected, got = attention(*eager_args), f(*jit_args)
+        assert _bits_equal(got, expected)
+        ct = torch.randn(expected.shape, generator=g)
+        for e, j in zip(torch.autograd.grad(expected, eager_args, ct), torch.autograd.grad(got, jit_args, ct)):
+            assert _bits_equal(j, e)
+    assert f.cache_info().misses == 1

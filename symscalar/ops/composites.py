@@ -9,7 +9,7 @@ CPU flash kernel where eager does, else it is composed as eager's math path. The
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -61,10 +61,71 @@ def _matmul_vjp(ct: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
         return matmul_p.bind(ct.unsqueeze(-1), b.unsqueeze(0)), matmul_p.bind(a.mT, ct)
     if a.ndim == 2 and b.ndim == 2 and not b.dtype.is_complex:  # eager's mm
         return _mm_mat1_grad(ct, b, a), mm_mat2_backward_p.bind(ct, a, b)
+    if a.ndim >= 3 and b.ndim >= 3 and a.dtype == b.dtype and not a.dtype.is_complex:  # eager's bmm
+        grad_a, grad_b = bmm_self_backward_p.bind(ct, b), bmm_mat2_backward_p.bind(ct, a)
+        return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)
     return unbroadcast(ct @ b.mT, a.shape), unbroadcast(a.mT @ ct, b.shape)
 
 
 register_vjp(matmul_p, holomorphic(_matmul_vjp))
+
+
+# ---- the gradients of a batched ``a @ b`` as eager's bmm backward computes them. Eager's matmul
+# runs ``bmm`` on ``x.expand(batch + x.shape[-2:]).reshape(-1, m, n)`` of each operand and saves
+# those: where the reshape copies (a permuted view: attention's ``q.view(B, T, H, D).transpose(1,
+# 2)``, or an expanded batch) the saved operand is contiguous and its gradient product reads its
+# transpose. ``ct @ b.mT`` instead reshapes the transposed view, which copies into the other
+# layout, and the BLAS kernel then rounds in another order (1 ulp in float32). The layouts are
+# those of the tensors when the backward runs, so these read them then.
+def _bmm_operand(x: torch.Tensor, batch: Sequence[int]) -> torch.Tensor:
+    return x.expand(*batch, *x.shape[-2:]).reshape(-1, *x.shape[-2:])
+
+
+def _bmm_self_backward_impl(ct: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The gradient of ``a`` (its full batch shape, unreduced): ``ct.bmm(b3.transpose(1, 2))``."""
+    batch = ct.shape[:-2]
+    grad = ct.reshape(-1, *ct.shape[-2:]).bmm(_bmm_operand(b, batch).transpose(1, 2))
+    return grad.view(*batch, ct.shape[-2], b.shape[-2])
+
+
+def _bmm_mat2_backward_impl(ct: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """The gradient of ``b`` (its full batch shape, unreduced): ``a3.transpose(1, 2).bmm(ct)``."""
+    batch = ct.shape[:-2]
+    grad = _bmm_operand(a, batch).transpose(1, 2).bmm(ct.reshape(-1, *ct.shape[-2:]))
+    return grad.view(*batch, a.shape[-1], ct.shape[-1])
+
+
+def _bmm_self_backward_meta(ct: TensorVar, b: TensorVar) -> TensorVar:
+    return TensorVar((*ct.shape[:-1], b.shape[-2]), ct.dtype, ct.device)
+
+
+def _bmm_mat2_backward_meta(ct: TensorVar, a: TensorVar) -> TensorVar:
+    return TensorVar((*ct.shape[:-2], a.shape[-1], ct.shape[-1]), ct.dtype, ct.device)
+
+
+bmm_self_backward_p = Primitive("bmm_self_backward", _bmm_self_backward_impl, _bmm_self_backward_meta)
+bmm_mat2_backward_p = Primitive("bmm_mat2_backward", _bmm_mat2_backward_impl, _bmm_mat2_backward_meta)
+# both are linear in each operand: d(ct @ b^T)/dct = g @ b, /db = g^T @ ct; d(a^T @ ct)/dct = a @ g, /da = ct @ g^T
+register_vjp(bmm_self_backward_p, lambda g, out, ct, b: (g @ b, unbroadcast(g.mT @ ct, b.shape)))
+register_vjp(bmm_mat2_backward_p, lambda g, out, ct, a: (a @ g, unbroadcast(ct @ g.mT, a.shape)))
+
+
+def _swap_last(fd: Any, x: Any) -> Any:
+    dims = list(range(x.ndim))
+    dims[-2], dims[-1] = dims[-1], dims[-2]
+    return fd.ops.permute(x, dims)
+
+
+def _bmm_nvfuser_ok(ct: Any, x: Any) -> bool:
+    return bool(ct.dtype == x.dtype and x.dtype in (torch.float32, torch.float16, torch.bfloat16))
+
+
+register_nvfuser(
+    bmm_self_backward_p, lambda fd, ct, b: _matmul_nvfuser(fd, ct, _swap_last(fd, b)), supports=_bmm_nvfuser_ok
+)
+register_nvfuser(
+    bmm_mat2_backward_p, lambda fd, ct, a: _matmul_nvfuser(fd, _swap_last(fd, a), ct), supports=_bmm_nvfuser_ok
+)
 
 
 # ---- the gradient of ``b`` in ``a @ b`` (2-d) as eager's mm_mat2_backward computes it: the order

@@ -23,6 +23,8 @@ from symscalar import size_guards
 from symscalar.errors import UnsupportedOperationError
 from symscalar.grad_regions import stop_gradient_p
 from symscalar.ops.composites import (
+    bmm_mat2_backward_p,
+    bmm_self_backward_p,
     linear_bias_grad_p,
     mm_mat1_backward_p,
     mm_mat2_backward_p,
@@ -212,6 +214,8 @@ register_shape_rule(embedding_backward_p, lambda ct, indices, *, num_weights, **
 register_shape_rule(native_layer_norm_p, _layer_norm)
 register_shape_rule(mm_mat2_backward_p, lambda ct, a, b: tuple(b.shape))
 register_shape_rule(mm_mat1_backward_p, lambda ct, b, a: tuple(a.shape))
+register_shape_rule(bmm_self_backward_p, lambda ct, b: (*ct.shape[:-1], b.shape[-2]))
+register_shape_rule(bmm_mat2_backward_p, lambda ct, a: (*ct.shape[:-2], a.shape[-1], ct.shape[-1]))
 register_shape_rule(linear_bias_grad_p, lambda ct, x: tuple(ct.shape[-1:]))
 register_shape_rule(weight_norm_backward_p, lambda ct, v, g, norms, **params: [tuple(v.shape), tuple(g.shape)])
 register_shape_rule(
