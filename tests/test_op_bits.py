@@ -133,6 +133,10 @@ FIXED: dict[str, tuple[Callable[..., Any], Make]] = {
     "matmul_of_heads": (lambda x, w: _as_heads(w) @ _as_heads(x), _heads),
     "matmul_of_heads_transposed": (lambda x, w: _as_heads(x) @ _as_heads(x * 2).mT, _heads),
     "matmul_broadcast_batch": (lambda x, w: _as_heads(w)[:1] @ _as_heads(x), _heads),
+    # a matrix (or vector) requiring grad times a batch: eager folds the batch into one mm (mv)
+    # of other.mT, so that the matrix's gradient is one product, not a sum of batched ones
+    "matrix_times_batch": (lambda m, x: m @ x, lambda g, dtype: [_r(g, dtype, 17, 33), _r(g, dtype, 2, 3, 33, 29)]),
+    "vector_times_batch": (lambda v, x: v @ x, lambda g, dtype: [_r(g, dtype, 33), _r(g, dtype, 6, 33, 29)]),
     # eager's prod_backward: the product of the others (exclusive cumprods) once the input holds a zero anywhere
     "prod_with_a_zero": (lambda x: x.prod(1) + x.prod(), _with_a_zero),
     "prod_without_zeros": (lambda x: x.prod(-1), _x),
@@ -357,3 +361,10 @@ def test_attention_of_heads_with_dynamic_dims_gives_eagers_bits() -> None:
         for e, j in zip(torch.autograd.grad(expected, eager_args, ct), torch.autograd.grad(got, jit_args, ct)):
             assert _bits_equal(j, e)
     assert f.cache_info().misses == 1
+
+
+def test_matrix_times_batch_has_eagers_layout() -> None:
+    """eager's folded product is made contiguous: the program's result has its strides."""
+    m, x = torch.randn(17, 33, requires_grad=True), torch.randn(6, 33, 29)
+    got = symscalar.jit(lambda m, x: m @ x)(m, x)
+    assert got.stride() == (m @ x).stride()

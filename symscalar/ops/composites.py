@@ -210,7 +210,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError("both arguments to matmul need to be at least 1D")
     if input.ndim == 1 and other.ndim == 1:  # a dot product: torch's kernel, its dtype and accumulation
         return matmul_p.bind(input.unsqueeze(0), other.unsqueeze(-1)).reshape(())
-    if input.ndim == 1:
+    if input.ndim == 1 and not (other.ndim >= 3 and _needs_grad(input)):
         return matmul_p.bind(input.unsqueeze(0), other).squeeze(-2)
     if input.ndim >= 3 and other.ndim <= 2:  # eager folds the batch into the rows: one mm/mv,
         # so the gradient of ``other`` is one product over every row, not a sum of per-batch ones
@@ -220,6 +220,16 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return matmul_p.bind(rows, other).reshape((*input.shape[:-1], other.shape[-1]))
     if other.ndim == 1:  # a matrix times a vector: eager's mv
         return matmul_p.bind(input, other)
+    if input.ndim <= 2 and other.ndim >= 3 and _needs_grad(input):
+        # eager computes ``(other.mT @ input.mT).mT`` with other.mT folded into rows (one mm or
+        # mv, the result made contiguous), so that input's gradient is one product over every
+        # batch: a sum of batched products differs by an ulp
+        flipped = other.mT
+        folded = flipped.reshape(-1, flipped.shape[-1])
+        if input.ndim == 1:
+            return matmul_p.bind(folded, input).reshape(tuple(flipped.shape[:-1]))
+        rows = matmul_p.bind(folded, input.mT)
+        return rows.reshape((*flipped.shape[:-1], input.shape[0])).mT.contiguous()
     return matmul_p.bind(input, other)
 
 
