@@ -1054,7 +1054,7 @@ BACKWARD_ONLY: dict[str, str] = {
         for name in ("sigmoid", "tanh", "silu", "softmax", "log_softmax", "layer_norm")
     },
     **dict.fromkeys(
-        ("mm_mat1_backward", "mm_mat2_backward", "linear_bias_grad"),
+        ("mm_mat1_backward", "mm_mat2_backward", "linear_bias_grad", "bmm_self_backward", "bmm_mat2_backward"),
         "the 2-d products' and linear's vjps (the order of eager's mm backward and bias sum): in the backward "
         "fusions of the matmul and linear cases (their own vjps, a double backward, in tests/test_op_bits.py)",
     ),

@@ -78,20 +78,21 @@ register_vjp(matmul_p, holomorphic(_matmul_vjp))
 # layout, and the BLAS kernel then rounds in another order (1 ulp in float32). The layouts are
 # those of the tensors when the backward runs, so these read them then.
 def _bmm_operand(x: torch.Tensor, batch: Sequence[int]) -> torch.Tensor:
-    return x.expand(*batch, *x.shape[-2:]).reshape(-1, *x.shape[-2:])
+    # (the batch counted, not -1: a reshape of an empty tensor cannot infer it)
+    return x.expand(*batch, *x.shape[-2:]).reshape(math.prod(batch), *x.shape[-2:])
 
 
 def _bmm_self_backward_impl(ct: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """The gradient of ``a`` (its full batch shape, unreduced): ``ct.bmm(b3.transpose(1, 2))``."""
     batch = ct.shape[:-2]
-    grad = ct.reshape(-1, *ct.shape[-2:]).bmm(_bmm_operand(b, batch).transpose(1, 2))
+    grad = _bmm_operand(ct, batch).bmm(_bmm_operand(b, batch).transpose(1, 2))
     return grad.view(*batch, ct.shape[-2], b.shape[-2])
 
 
 def _bmm_mat2_backward_impl(ct: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
     """The gradient of ``b`` (its full batch shape, unreduced): ``a3.transpose(1, 2).bmm(ct)``."""
     batch = ct.shape[:-2]
-    grad = _bmm_operand(a, batch).transpose(1, 2).bmm(ct.reshape(-1, *ct.shape[-2:]))
+    grad = _bmm_operand(a, batch).transpose(1, 2).bmm(_bmm_operand(ct, batch))
     return grad.view(*batch, a.shape[-1], ct.shape[-1])
 
 
