@@ -459,8 +459,9 @@ def _flash_cpu_form(q: Any, k: Any, v: Any, *, grouped: bool = False) -> bool:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    """Whether two sizes are equal as eager's kernel choice sees them, by value: dynamic dims equal at
-    this call (``s_B``, ``s_B2``; a mask's ``s_T``) under a size guard, so the program takes eager's kernel."""
+    """Whether two of q, k, v's sizes are equal as eager's kernel choice sees them, by value: dynamic
+    dims equal at this call (``s_B``, ``s_B2``) under a size guard, so the program takes eager's kernel
+    (a mask's sizes: ``_broadcasts_to``)."""
     return size_guards.same_size(a, b, "attention's kernel choice")
 
 
