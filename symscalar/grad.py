@@ -216,10 +216,10 @@ def _seeds(args: Sequence[Any], joined: Sequence[Var], grads: dict[Var, Any]) ->
     creation order), so an op that eager records as several autograd nodes (an opaque torch call:
     cosine_similarity uses x three times) adds its uses one by one onto what later ops gave,
     ``((later + c3) + c2) + c1``; a rule that summed its uses first, ``later + (c3 + c2 + c1)``,
-    rounds differently. (An argument passed twice is left out: eager adds the uses of both
-    positions interleaved, one leaf of its own.)"""
-    once = [a for a in joined if sum(1 for b in args if b is a) == 1]
-    return {i: grads[a] for i, a in enumerate(args) if a in once and a in grads}
+    rounds differently. An argument passed twice is seeded at its first position: the rule makes it
+    one leaf, whose uses at both positions torch adds interleaved, as eager does."""
+    first = {a: next(i for i, b in enumerate(args) if b is a) for a in joined}
+    return {i: grads[a] for a, i in first.items() if a in grads}
 
 
 def _size_sources(builder: Recorder, trace: Trace, residual: Callable[[Any], Any]) -> set[Var]:

@@ -148,6 +148,12 @@ def _seeded(recipe: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(recipe[4]) if len(recipe) > 4 else ()
 
 
+def _repeated(recipe: tuple[Any, ...]) -> tuple[tuple[int, int], ...]:
+    """``(position, first)`` pairs of a ``vjp`` recipe: the operand at ``position`` is the one at
+    ``first`` (one tensor passed twice), and shares its leaf (see ``_run_vjp``)."""
+    return tuple(recipe[5]) if len(recipe) > 5 else ()
+
+
 def run_recipe(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
     """Run ``recipe`` on ``values`` (its operands): the flat tuple of its results."""
     if recipe[0] == "call":
@@ -183,7 +189,9 @@ def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
     The operands end with one seed per position of ``seeded``: the cotangent that operand
     accumulated from later ops. A view of the operand made after the call carries it, so it
     reaches the operand's buffer first and torch adds the call's uses onto it one by one, in
-    eager's order (``SEEDED_VJPS`` in trace.py)."""
+    eager's order (``SEEDED_VJPS`` in trace.py). An operand passed at several positions is one
+    leaf (``_repeated``): torch adds its uses in the call to one buffer, interleaved, as eager's
+    autograd does for ``F.cosine_similarity(x, x)``; its total comes back at its first position."""
     _, inner, n_cts, positions = recipe[:4]
     seeded = _seeded(recipe)
     n_args = len(values) - n_cts - len(seeded)
@@ -197,6 +205,8 @@ def _run_vjp(recipe: tuple[Any, ...], values: Sequence[Any]) -> tuple[Any, ...]:
             if not (graph and a.requires_grad):
                 a = args[i] = a.detach().requires_grad_(True)
             wrt.append(a)
+        for position, first in _repeated(recipe):
+            args[position] = args[first]
         outs = [o for o in run_recipe(inner, args) if _differentiable(o)]
         pairs = [(o, ct) for o, ct in zip(outs, cts) if ct is not None and o.requires_grad]
         pairs += [(args[i].view_as(args[i]), seed) for i, seed in zip(seeded, seeds)]
@@ -265,14 +275,20 @@ def _opaque_vjp(
     result: list[Any] = [DISCONNECTED if i in candidates else None for i in range(len(args))]
     if not positions:
         return result
+    # one tensor at several positions: one leaf, its total at the first (eager's one buffer)
+    first = {i: next(j for j in positions if args[j] is args[i]) for i in positions}
+    repeated = tuple((i, j) for i, j in first.items() if i != j)
+    positions = tuple(i for i in positions if first[i] == i)
     seeded = tuple(i for i in positions if seeds and i in seeds)
-    recipe: tuple[Any, ...] = (
-        ("vjp", call, len(diff_cts), positions, seeded) if seeded else ("vjp", call, len(diff_cts), positions)
-    )
+    recipe: tuple[Any, ...] = ("vjp", call, len(diff_cts), positions)
+    if seeded or repeated:
+        recipe += (seeded, repeated) if repeated else (seeded,)
     grads_expect = tuple((tuple(args[i].shape), args[i].dtype, args[i].device) for i in positions)
     grads = torch_call_p.bind(*diff_cts, *args, *(seeds[i] for i in seeded), call=recipe, expect=grads_expect)
     for i, g in zip(positions, grads):
         result[i] = g
+    for i, _ in repeated:  # its uses are in the first position's total
+        result[i] = None
     return result
 
 
