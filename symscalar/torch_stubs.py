@@ -27,13 +27,16 @@ import pathlib
 import sysconfig
 
 from symscalar._static_params import STATIC_PARAMS
+from symscalar._torch_namespaces import SIGNATURES
 
 __all__ = [
     "ANNOTATED",
+    "NAMESPACES",
     "OVERLAID",
     "PACKAGE",
     "torch_dir",
     "annotated_source",
+    "namespace_source",
     "overlay_source",
     "overlays",
     "write",
@@ -69,6 +72,24 @@ ANNOTATED: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
 }
+# torch modules built from C builtins of modules without a stub (``logsumexp = _add_docstr(
+# _special.special_logsumexp, ...)``): every function there is ``Any`` to every checker. Their stubs
+# are the modules with each such assignment replaced by the signatures torch's generator would
+# write (``symscalar._torch_namespaces``, from native_functions.yaml): module (relative to torch/)
+# -> the prefix of its functions' names in the op registry and at run time.
+NAMESPACES = {
+    "special/__init__.py": "torch.special.",
+    "linalg/__init__.py": "torch.linalg.",
+    "fft/__init__.py": "torch.fft.",
+}
+_NAMESPACE_IMPORTS = (
+    "import torch  # added by symscalar\n"
+    "from collections.abc import Sequence  # added by symscalar\n"
+    "from typing import Any as _Any, overload  # added by symscalar\n"
+    "from torch import SymInt, Tensor  # added by symscalar\n"
+    "from torch._prims_common import DeviceLikeType  # added by symscalar\n"
+    "from torch.types import Number, _bool, _complex, _dtype, _float, _int, _layout, _size  # added by symscalar\n"
+)
 # Static parameters that the registry types ``Any`` (checked item by item at run time); the
 # plugin's EXTRA_STATIC.
 _EXTRA_STATIC = {"torch.Tensor.__getitem__": ("indices",)}
@@ -97,11 +118,20 @@ def torch_dir() -> pathlib.Path:
     return pathlib.Path(next(iter(spec.submodule_search_locations)))
 
 
+# an op the registry does not list runs as an opaque torch call, whose contract is its schema's
+# (symscalar.ops.opaque): a dynamic number is a runtime input in a number/float/complex
+# parameter only (torch writes a Scalar ``Number | _complex``); int, bool and the others stay static
+_OPAQUE_WIDENED: dict[str, tuple[str, ...]] = {"Number": _DYNAMIC, "_float": _DYNAMIC}
+
+
 class _Widen(ast.NodeTransformer):
     """Each Python-number name of an annotation, also the dynamic classes it may stand for."""
 
+    def __init__(self, widened: dict[str, tuple[str, ...]] = _WIDENED) -> None:
+        self.widened = widened
+
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        extra = _WIDENED.get(node.id)
+        extra = self.widened.get(node.id)
         if extra is None:
             return node
         return ast.Name(" | ".join((node.id, *extra)), ast.Load())  # unparsed as written
@@ -235,10 +265,69 @@ def annotated_source(relative: str, source: str) -> str:
     return header + "".join(lines)
 
 
+def _widened_def(op: str, fn: ast.FunctionDef) -> ast.FunctionDef:
+    """``fn`` with its parameters that may take a dynamic number widened: a registered op's
+    non-static ones (as ``overlay_source`` does), else those the opaque call's contract allows."""
+    registered = op in STATIC_PARAMS
+    args = _dynamic_params(op, fn, 0) if registered else [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+    for arg in args:
+        if arg.annotation is not None:
+            arg.annotation = _Widen(_WIDENED if registered else _OPAQUE_WIDENED).visit(arg.annotation)
+    return fn
+
+
+def namespace_source(relative: str, source: str) -> str:
+    """The stub of the ``NAMESPACES`` module ``relative`` (text ``source``): the module as torch
+    writes it, with each function that ``SIGNATURES`` types declared there instead of assigned
+    (overloads where it has several), its dynamic-accepting parameters widened."""
+    prefix, signatures = NAMESPACES[relative], SIGNATURES[relative]
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    edits = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in signatures and node.end_lineno is not None:
+                defs = [_widened_def(prefix + name, _parse_def(text)) for text in signatures[name]]
+                decorator = "@overload\n" if len(defs) > 1 else ""
+                edits.append((node.lineno - 1, node.end_lineno, [decorator + ast.unparse(d) + "\n" for d in defs]))
+        elif isinstance(node, ast.ImportFrom) and node.end_lineno is not None:
+            # a stub exports a name imported under another name only if declared, and torch._C's stub
+            # lacks some (``_LinAlgError as LinAlgError``): declared ``Any``, as the checkers read it before
+            renamed = [a.asname for a in node.names if a.asname not in (None, a.name) and not a.asname.startswith("_")]
+            if renamed:
+                kept = ast.ImportFrom(node.module, [a for a in node.names if a.asname not in renamed], node.level)
+                declared = [f"{name}: _Any  # added by symscalar\n" for name in renamed]
+                edits.append((node.lineno - 1, node.end_lineno, [ast.unparse(kept) + "  # type: ignore\n", *declared]))
+    missing = set(signatures) - {name for node in tree.body if isinstance(node, ast.Assign) for name in _targets(node)}
+    if missing:
+        raise LookupError(
+            f"symscalar stubs: torch/{relative} no longer assigns {sorted(missing)}: "
+            "run scripts/gen_torch_namespaces.py for this torch"
+        )
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start:end] = new
+    header = (
+        f"# Generated by `python -m symscalar stubs` from torch/{relative}: its functions, builtins of a "
+        "module without a stub, declared with their signatures. Do not edit.\n"
+    )
+    return header + _NAMESPACE_IMPORTS + _IMPORT + "\n" + "".join(lines)
+
+
+def _parse_def(text: str) -> ast.FunctionDef:
+    fn = ast.parse(text).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return fn
+
+
+def _targets(node: ast.Assign) -> list[str]:
+    return [t.id for t in node.targets if isinstance(t, ast.Name)]
+
+
 def overlays(torch: pathlib.Path | None = None) -> dict[str, str]:
     """Each file of the stub package -> its text: every stub of torch, ``OVERLAID`` ones
     widened (Pyright reads none of torch's own stubs once a partial stub package exists),
-    the ``ANNOTATED`` Python modules as stubs, and ``py.typed``."""
+    the ``ANNOTATED`` and ``NAMESPACES`` Python modules as stubs, and ``py.typed``."""
     root = torch or torch_dir()
     out = {"py.typed": "partial\n"}
     for path in sorted(root.rglob("*.pyi")):
@@ -246,6 +335,8 @@ def overlays(torch: pathlib.Path | None = None) -> dict[str, str]:
         out[relative] = overlay_source(relative, path.read_text())[0]
     for relative in ANNOTATED:
         out[relative.removesuffix(".py") + ".pyi"] = annotated_source(relative, (root / relative).read_text())
+    for relative in NAMESPACES:
+        out[relative.removesuffix(".py") + ".pyi"] = namespace_source(relative, (root / relative).read_text())
     return out
 
 

@@ -13,9 +13,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from symscalar import torch_stubs
 from symscalar._static_params import STATIC_PARAMS
+from symscalar.ops import opaque
 
 pytestmark = pytest.mark.slow  # parsing torch's stubs takes seconds
 
@@ -44,7 +46,9 @@ def test_every_torch_stub_is_in_the_package(overlays: dict[str, str]) -> None:
     package holds all of them (py.typed says partial: the .py modules come from torch)."""
     root = torch_stubs.torch_dir()
     assert overlays["py.typed"] == "partial\n"
-    annotated = {relative.removesuffix(".py") + ".pyi" for relative in torch_stubs.ANNOTATED}
+    annotated = {
+        relative.removesuffix(".py") + ".pyi" for relative in [*torch_stubs.ANNOTATED, *torch_stubs.NAMESPACES]
+    }
     assert set(overlays) - {"py.typed"} - annotated == {p.relative_to(root).as_posix() for p in root.rglob("*.pyi")}
     assert set(torch_stubs.OVERLAID) <= set(overlays)
 
@@ -141,3 +145,51 @@ def test_cli_writes_and_checks(tmp_path: pathlib.Path) -> None:
     stub.write_text(stub.read_text().replace("_DynamicFloat", "float"))
     stale = run("--check")
     assert stale.returncode == 1 and "python -m symscalar stubs" in stale.stdout
+
+
+def test_namespace_signatures_are_current() -> None:
+    """symscalar/_torch_namespaces.py is what scripts/gen_torch_namespaces.py makes from the installed torch."""
+    check = subprocess.run(
+        [sys.executable, "scripts/gen_torch_namespaces.py", "--check"], cwd=ROOT, capture_output=True, timeout=600
+    )
+    assert check.returncode == 0, "run `python scripts/gen_torch_namespaces.py`"
+
+
+@pytest.mark.parametrize("relative", sorted(torch_stubs.NAMESPACES))
+def test_every_static_parameter_of_a_namespace_is_annotated(relative: str, overlays: dict[str, str]) -> None:
+    """Every callable of torch.special / torch.linalg / torch.fft is declared in the stub, and each of
+    its parameters that the run time keeps static (the op registry's static ones, else every schema
+    argument that is not a number, a float or a complex: symscalar.ops.opaque) is annotated with a
+    type no dynamic class is part of, so plain mypy and Pyright refuse a dynamic value there."""
+    module = getattr(torch, relative.split("/")[0])
+    prefix = torch_stubs.NAMESPACES[relative]
+    stub = ast.parse(overlays[relative.removesuffix(".py") + ".pyi"])
+    declared: dict[str, list[ast.FunctionDef]] = {}
+    for fn in functions(stub, None):
+        declared.setdefault(fn.name, []).append(fn)
+    callables = [
+        n for n in dir(module) if not n.startswith("_") and type(getattr(module, n)).__name__.endswith("method")
+    ]
+    assert len(callables) >= 20, callables
+    unannotated = []
+    for name in callables:
+        assert name in declared, f"{prefix}{name} is not declared in the stub"
+        annotations = {
+            a.arg: names(a.annotation)
+            for fn in declared[name]
+            for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        }
+        if prefix + name in STATIC_PARAMS:
+            static = set(STATIC_PARAMS[prefix + name][1])
+        else:
+            static = {
+                a.name
+                for s in opaque._schemas(opaque._aten_name(prefix + name))
+                for a in s.arguments
+                if str(a.type) not in opaque._DYNAMIC_SCHEMA_TYPES and "Tensor" not in str(a.type)
+            }
+        for param in sorted(static):
+            found = annotations.get(param, annotations.get("input" if param == "self" else param))
+            if found is None or not found or found & DYNAMIC:
+                unannotated.append(f"{prefix}{name}({param})")
+    assert not unannotated, unannotated

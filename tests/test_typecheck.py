@@ -139,10 +139,11 @@ def stubs_folder(factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 def run_mypy(plugin: bool, factory: pytest.TempPathFactory) -> list[Message]:
-    """mypy's errors and revealed types over all case files (once per session and mode);
-    without the plugin, with symscalar's torch stubs."""
+    """mypy's errors and revealed types over all case files (once per session and mode), with
+    symscalar's torch stubs (with the plugin too: they type torch.special, torch.linalg and
+    torch.fft, ``Any`` to mypy without them)."""
     name = "mypy-plugin" if plugin else "mypy-plain"
-    stubs = None if plugin else stubs_folder(factory)
+    stubs = stubs_folder(factory)
     return parse_output(session_once(factory, name, lambda: mypy_stdout(plugin, factory.mktemp(name), stubs)))
 
 

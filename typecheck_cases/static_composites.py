@@ -107,7 +107,7 @@ def torch_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dyna
 
 @symscalar.jit
 def special_round_decimals(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.special.round(x, decimals=n)  # unchecked: torch.special.round: parameter "decimals": torch.special.* is Any to mypy (torch/special imports torch._C._special, which has no stub), so mypy calls no plugin hook
+    return torch.special.round(x, decimals=n)  # E: torch.special.round: parameter "decimals" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument "decimals" to "round" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
@@ -185,6 +185,7 @@ def ops_group_norm_num_groups(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f:
 
 
 CALLS = [
+    (special_round_decimals, (X, 1, True, 0.5)),
     (ops_layer_norm_normalized_shape, (X, 1, True, 0.5)),
     (ops_rms_norm_normalized_shape, (X, 1, True, 0.5)),
     (ops_scaled_dot_product_attention_dropout_p, (X, 1, True, 0.5)),

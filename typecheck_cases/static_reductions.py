@@ -227,12 +227,12 @@ def method_prod_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dynam
 
 @symscalar.jit
 def special_logsumexp_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.special.logsumexp(x, n)  # unchecked: torch.special.logsumexp: parameter "dim": torch.special.* is Any to mypy (torch/special imports torch._C._special, which has no stub), so mypy calls no plugin hook
+    return torch.special.logsumexp(x, n)  # E: torch.special.logsumexp: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "logsumexp" has incompatible type "DynamicInt"; expected "int | Size | list[int] | tuple[int, ...]"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
 def special_logsumexp_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.special.logsumexp(x, 0, b)  # unchecked: torch.special.logsumexp: parameter "keepdim": torch.special.* is Any to mypy (torch/special imports torch._C._special, which has no stub), so mypy calls no plugin hook
+    return torch.special.logsumexp(x, 0, b)  # E: torch.special.logsumexp: parameter "keepdim" must be static (a compile-time constant) but got dynamic value "b" (DynamicBool)...  [symscalar-static-required]  # plain-E: Argument 3 to "logsumexp" has incompatible type "DynamicBool"; expected "bool"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
@@ -437,7 +437,7 @@ def F_softmax_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloa
 
 @symscalar.jit
 def special_softmax_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.special.softmax(x, n)  # unchecked: torch.special.softmax: parameter "dim": torch.special.* is Any to mypy (torch/special imports torch._C._special, which has no stub), so mypy calls no plugin hook
+    return torch.special.softmax(x, n)  # E: torch.special.softmax: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "softmax" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
 
 
 @symscalar.jit
@@ -462,7 +462,7 @@ def F_log_softmax_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dynamic
 
 @symscalar.jit
 def special_log_softmax_dim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: DynamicFloat) -> torch.Tensor:
-    return torch.special.log_softmax(x, n)  # unchecked: torch.special.log_softmax: parameter "dim": torch.special.* is Any to mypy (torch/special imports torch._C._special, which has no stub), so mypy calls no plugin hook
+    return torch.special.log_softmax(x, n)  # E: torch.special.log_softmax: parameter "dim" must be static (a compile-time constant) but got dynamic value "n" (DynamicInt)...  [symscalar-static-required]  # plain-E: Argument 2 to "log_softmax" has incompatible type "DynamicInt"; expected "int"  [arg-type]  # pyright-E: reportArgumentType
 
 
 X = torch.ones(2, 3, 4)
@@ -491,6 +491,10 @@ def method_min_keepdim(x: torch.Tensor, n: DynamicInt, b: DynamicBool, f: Dynami
 
 
 CALLS = [
+    (special_logsumexp_dim, (X, 1, True, 0.5)),
+    (special_logsumexp_keepdim, (X, 1, True, 0.5)),
+    (special_softmax_dim, (X, 1, True, 0.5)),
+    (special_log_softmax_dim, (X, 1, True, 0.5)),
     (torch_max_keepdim, (X, 1, True, 0.5)),
     (method_max_keepdim, (X, 1, True, 0.5)),
     (torch_min_keepdim, (X, 1, True, 0.5)),
